@@ -1,0 +1,67 @@
+"""Random lesson files for tests and benchmarks (seeded, so every run sees the same ones)."""
+
+from __future__ import annotations
+
+import random
+
+WORDS = ["the", "cat", "sat", "on", "mat", "dog", "saw", "a", "bird", "it", "ran", "far"]
+
+
+def entry(rng: random.Random, kinds: str = "idf") -> str:
+    """An integer, a decimal or a quoted fraction, as YAML text."""
+    kind = rng.choice(kinds)
+    if kind == "i":
+        return str(rng.randint(-3, 3))
+    if kind == "d":
+        return f"{rng.randint(-30, 30) / 10:.1f}"
+    den = rng.randint(1, 7)
+    return f'"{rng.randint(-6, 6)}/{den}"'
+
+
+def matrix(rng: random.Random, rows: int, cols: int, kinds: str = "idf") -> str:
+    return (
+        "["
+        + ", ".join(
+            "[" + ", ".join(entry(rng, kinds) for _ in range(cols)) + "]" for _ in range(rows)
+        )
+        + "]"
+    )
+
+
+def lesson_text(
+    rng: random.Random,
+    n: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    kinds: str = "idf",
+    heads: int = 0,
+    causal: bool = False,
+    w_o: bool = False,
+) -> str:
+    """A valid lesson; ``heads`` > 0 gives a multi-head lesson."""
+    tokens = [rng.choice(WORDS) for _ in range(n)]
+    lines = [
+        "title: Random lesson",
+        f"tokens: [{', '.join(tokens)}]",
+        f"X: {matrix(rng, n, d_model, kinds)}",
+    ]
+    if causal:
+        lines.append("mask: causal")
+    if heads:
+        lines.append("heads:")
+        for _ in range(heads):
+            lines += [
+                f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}",
+                f"    W_K: {matrix(rng, d_model, d_k, kinds)}",
+                f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
+            ]
+        if w_o:
+            lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+    else:
+        lines += [
+            f"W_Q: {matrix(rng, d_model, d_k, kinds)}",
+            f"W_K: {matrix(rng, d_model, d_k, kinds)}",
+            f"W_V: {matrix(rng, d_model, d_v, kinds)}",
+        ]
+    return "\n".join(lines) + "\n"

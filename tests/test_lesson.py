@@ -1,0 +1,102 @@
+"""Lesson files: exact reading of numbers and one precise error per bad fixture."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, bundled_lessons
+from tutor.errors import LessonError
+from tutor.lesson import find_lesson, load_lesson, unique_labels
+
+BAD = sorted((FIXTURES / "lessons" / "bad").glob("*.yaml"))
+
+
+def expectation(path: Path) -> tuple[int, int, str]:
+    m = re.match(r"# expect: (\d+):(\d+): (.*)", path.read_text().splitlines()[0])
+    assert m, f"{path} needs a '# expect: LINE:COL: fragment' first line"
+    return int(m[1]), int(m[2]), m[3]
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_bad_lesson_reports_file_line_col_and_message(path: Path) -> None:
+    line, col, fragment = expectation(path)
+    with pytest.raises(LessonError) as err:
+        load_lesson(path)
+    first = str(err.value.problems[0])
+    assert first.startswith(f"{path}:{line}:{col}: "), first
+    assert fragment in first
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_bad_lesson_through_cli_exits_1_without_traceback(run, path: Path) -> None:
+    result = run("walk", str(path))
+    assert result.exit_code == 1
+    assert str(path) in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_empty_file_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "nothing.yaml"
+    empty.write_text("")
+    with pytest.raises(LessonError, match=r"nothing\.yaml:1:1: the file is empty"):
+        load_lesson(empty)
+
+
+def test_every_problem_is_reported_not_only_the_first() -> None:
+    with pytest.raises(LessonError) as err:
+        load_lesson(FIXTURES / "lessons" / "bad" / "unknown-key.yaml")
+    messages = [p.message for p in err.value.problems]
+    assert any("W_q" in m for m in messages)
+    assert any("missing key 'W_Q'" in m for m in messages)
+
+
+def test_decimals_are_exact_as_written_and_yaml11_oddities_are_not_applied() -> None:
+    lesson = load_lesson(FIXTURES / "lessons" / "good" / "decimals.yaml")
+    assert lesson.X[0] == ((1, 10), (10, 1), (1, 3))  # 0.1 is 1/10, 010 is ten
+    assert lesson.X[1] == ((10, 1), (-1, 2), (-2, 7))  # 1e1 is ten
+    assert lesson.precision == 3
+
+
+def test_repeated_tokens_get_distinct_labels() -> None:
+    assert unique_labels(["the", "dog", "saw", "the", "cat"]) == (
+        "the#1",
+        "dog",
+        "saw",
+        "the#2",
+        "cat",
+    )
+    lesson = load_lesson(FIXTURES / "lessons" / "good" / "decimals.yaml")
+    assert len(set(lesson.labels)) == lesson.n
+
+
+@pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
+def test_bundled_lessons_load_by_name(path: Path) -> None:
+    assert find_lesson(path.stem) == path
+    assert load_lesson(find_lesson(path.stem)).title
+
+
+def test_unknown_name_suggests_close_ones() -> None:
+    with pytest.raises(LessonError, match="did you mean cats-chase-mice"):
+        find_lesson("cats-chase-mouse")
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda p: p.mkdir(), "is a folder"),
+        (lambda p: None, "no such lesson file"),
+        (lambda p: p.write_bytes(b"title: \xff\xfe"), "is not UTF-8"),
+        (lambda p: p.write_bytes(b"\x00\x01binary"), "binary file"),
+    ],
+)
+def test_unreadable_paths_give_one_line(tmp_path: Path, make, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "x.yaml"
+    make(target)
+    with pytest.raises(LessonError) as err:
+        load_lesson(target)
+    assert fragment in str(err.value)
+    assert str(target) in str(err.value)
+    assert "\n" not in str(err.value)

@@ -1,0 +1,96 @@
+"""Reading numbers without eval: lesson entries and typed answers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import sympy
+
+from tutor.errors import AnswerError
+from tutor.numbers import parse_answer, parse_entry
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3", (3, 1)),
+        ("-3", (-3, 1)),
+        ("0.1", (1, 10)),
+        ("010", (10, 1)),
+        ("1e3", (1000, 1)),
+        ("-2/7", (-2, 7)),
+        ("4/6", (2, 3)),
+        (".5", (1, 2)),
+        ("2.50", (5, 2)),
+        ("−1", (-1, 1)),
+    ],
+)
+def test_entries_are_exact(text: str, value: tuple[int, int]) -> None:
+    assert parse_entry(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["yes", "1:30", "1/0", "two", "", "1e99", "9" * 31, "0x10", "1_000", "nan", ".inf", "1/2/3"],
+)
+def test_bad_entries_are_refused(text: str) -> None:
+    with pytest.raises(AnswerError):
+        parse_entry(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sqrt(2)", sympy.sqrt(2)),
+        ("2/sqrt(2)", sympy.sqrt(2)),
+        ("√2", sympy.sqrt(2)),
+        ("exp(2)", sympy.exp(2)),
+        ("e^2", sympy.exp(2)),
+        ("2*0.16 + 0.67*0", sympy.Rational(8, 25)),
+        ("1/3", sympy.Rational(1, 3)),
+        ("-0.5", sympy.Rational(-1, 2)),
+        ("3 × 2", sympy.Integer(6)),
+    ],
+)
+def test_answers_are_read_exactly(text: str, expected: sympy.Expr) -> None:
+    assert sympy.simplify(parse_answer(text) - expected) == 0
+
+
+def test_softmax_expression_answer() -> None:
+    value = parse_answer("e^1.41/(e^1.41+e^2.83+e^1.41)")
+    assert float(value) == pytest.approx(0.1636, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('echo pwned')",
+        "().__class__",
+        "lambda: 1",
+        "sqrt.__globals__",
+        "[1, 2]",
+        "x",
+        "banana",
+        "1 if 1 else 2",
+        "'1'",
+        "9^9^9^9",
+        "10**10**10",
+        "exp(1000)",
+        "1/0",
+        "sqrt(-1)",
+        "ln(0)",
+        "(-8)^(1/3)",
+        "1e100000000",
+        "True",
+        "1j",
+        "f(1)",
+        "",
+        "(" * 5000 + "1" + ")" * 5000,
+    ],
+)
+def test_payloads_and_huge_values_are_refused_quickly(text: str) -> None:
+    start = time.perf_counter()
+    with pytest.raises(AnswerError):
+        parse_answer(text)
+    assert time.perf_counter() - start < 1.0

@@ -1,0 +1,144 @@
+"""The walk through the CLI: golden output, the JSON contract, options and usage errors.
+
+Regenerate the goldens after an intended change of output with:
+    UPDATE_GOLDEN=1 python -m pytest tests/test_walk.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES, bundled_lessons
+
+GOLDEN = FIXTURES / "golden"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"missing golden {path}; run with UPDATE_GOLDEN=1 to create it"
+    assert text == path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "golden"),
+    [
+        (("walk", "cats-chase-mice"), "walk-cats-chase-mice.txt"),
+        (
+            ("walk", "cats-chase-mice", "--exact", "--step", "scaled", "--step", "weights,Z"),
+            "walk-cats-exact.txt",
+        ),
+    ],
+)
+def test_walk_golden_width_100_no_colour(run, args, golden: str) -> None:  # type: ignore[no-untyped-def]
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    check_golden(golden, result.stdout)
+
+
+def test_walk_at_80_columns_splits_wide_tables_instead_of_squashing(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "the-cake", "--exact", env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert "…" not in result.stdout
+    assert "columns" in result.stdout  # a column block title such as "columns 1–5"
+
+
+def test_walk_shows_the_articles_working(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("walk").stdout
+    assert "= 1·1 + 0·0 + 1·1 + 0·0 = 2" in out
+    assert "= 2·2 + 0·1 = 4" in out
+    assert "4 / √2 = 2√2 ≈ 2.83" in out
+    assert "0.16 × [2, 1] + 0.67 × [0, 2] + 0.16 × [1, 1]" in out
+    assert "[0.49, 1.67]" in out
+    assert "[0.48, 1.66]" in out  # the note about rounded inputs
+    assert "(3 × 4) · (4 × 2) = 3 × 2" in out
+
+
+def test_json_contract(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "cats-chase-mice", "--json", "--exact")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["lesson"] == "cats-chase-mice"
+    assert data["tokens"] == ["cats", "chase", "mice"]
+    names = [s["name"] for s in data["steps"]]
+    assert names == ["X", "W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "scaled", "weights", "Z"]
+    z = data["steps"][-1]
+    assert z["head"] is None and z["rows"] == ["cats", "chase", "mice"] and z["cols"] == ["1", "2"]
+    assert z["value"][0][0] == pytest.approx(3 / (2 + 2.718281828459045**2**0.5), rel=1e-15)
+    assert z["exact"][0][0] == "3/(2 + exp(sqrt(2)))"
+    plain = json.loads(run("walk", "--json").stdout)
+    assert "exact" not in plain["steps"][0]
+
+
+def test_json_with_step_filter(run) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads(run("walk", "--json", "--step", "Q,Z").stdout)
+    assert [s["name"] for s in data["steps"]] == ["Q", "Z"]
+
+
+@pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
+def test_every_bundled_lesson_walks(run, path) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", path.stem)
+    assert result.exit_code == 0, result.stderr
+    assert "Z = weights · V" in result.stdout
+
+
+def test_precision_option(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("walk", "--precision", "4", "--step", "Z").stdout
+    assert "0.4907" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (("walk", "--step", "sores"), 2, "unknown step 'sores' (did you mean scores?)"),
+        (("walk", "--step", "masked"), 2, "has no 'masked' step"),
+        (("walk", "--precision", "11"), 2, "--precision"),
+        (("walk", "nope"), 1, "no lesson named 'nope'"),
+        (("walk", "--head", "3"), 2, "has 1 head"),
+        (("frobnicate",), 2, "No such command"),
+    ],
+)
+def test_errors_exit_codes(run, args, code: int, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    result = run(*args)
+    assert result.exit_code == code
+    assert fragment in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_list_shows_bundled_lessons(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("list", env={"COLUMNS": "200"}).stdout
+    assert "cats-chase-mice" in out and "Cats chase mice" in out
+
+
+def test_help_does_not_import_sympy_or_numpy() -> None:
+    code = (
+        "import sys; from tutor.cli import app; from typer.testing import CliRunner; "
+        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
+        "print(sorted(m for m in ('sympy', 'numpy', 'mpmath') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_engine_does_not_import_rich_or_typer() -> None:
+    code = "import sys, tutor.engine; print([m for m in ('rich', 'typer') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_python_dash_m_works() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "walk", "--json", "--step", "Q"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["steps"][0]["value"][0] == [2.0, 0.0]

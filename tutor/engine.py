@@ -1,0 +1,310 @@
+"""The exact engine: ``derive(lesson)`` works every step of self-attention as named data.
+
+It reads like the formula it computes::
+
+    Q = X · W_Q            K = X · W_K            V = X · W_V
+    scores  = Q · Kᵀ
+    scaled  = scores / √d_k
+    masked  = scaled with −∞ above the diagonal        (only for mask: causal)
+    weights = softmax of each row
+    Z       = weights · V
+    concat  = [Z₁ Z₂ …],   output = concat · W_O        (only for several heads)
+
+Each cell holds three views of one number:
+
+* ``q``: the exact value as a sympy rational (``QQ``) whenever the value is rational;
+* ``approx``: a 40-digit mpmath value computed from the exact inputs (never from rounded ones),
+  and ``value`` the nearest float to it;
+* ``exact``: the exact sympy expression (``√2``, ``1/(2 + e^√2)``), built only when asked for,
+  because building symbolic softmax forms for every cell of a large lesson is slow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import mpmath
+import sympy
+from sympy.polys.domains import QQ
+
+from tutor.lesson import Lesson, Matrix
+
+MP = mpmath.MPContext()
+MP.dps = 40  # working digits for every non-rational value
+
+
+class Cell:
+    """One number of one step: exact rational (if it is one), 40-digit approximation, exact form."""
+
+    __slots__ = ("_approx", "_build", "_exact", "q")
+
+    def __init__(self, q=None, approx=None, build: Callable[[], sympy.Expr] | None = None):  # type: ignore[no-untyped-def]
+        self.q = q  # sympy QQ element, or None when the value is irrational or −∞
+        self._approx = approx
+        self._build = build
+        self._exact = None
+
+    @property
+    def approx(self) -> mpmath.mpf:
+        """The value to 40 significant digits."""
+        if self._approx is None:
+            self._approx = MP.mpf(self.q.numerator) / self.q.denominator
+        return self._approx
+
+    @property
+    def value(self) -> float:
+        """The value as a double (−inf for a masked score)."""
+        return float(self.approx)
+
+    @property
+    def exact(self) -> sympy.Expr:
+        """The exact sympy value, built on first use."""
+        if self._exact is None:
+            if self.q is not None:
+                self._exact = sympy.Rational(self.q.numerator, self.q.denominator)
+            else:
+                assert self._build is not None
+                self._exact = self._build()
+        return self._exact
+
+    @property
+    def masked(self) -> bool:
+        return self._approx is not None and MP.isinf(self._approx)
+
+    def __repr__(self) -> str:
+        return f"Cell({self.q if self.q is not None else MP.nstr(self.approx, 10)})"
+
+
+NEG_INF = Cell(None, MP.ninf, lambda: -sympy.oo)
+
+
+def rational(p: int, q: int = 1) -> Cell:
+    return Cell(QQ(p, q))
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """A named matrix of the derivation and how it was made from earlier steps."""
+
+    name: str  # "Q", "scores", ...
+    head: int | None  # 1-based head number in a multi-head lesson, else None
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    cells: tuple[tuple[Cell, ...], ...]
+    op: str = "input"  # input | matmul | scale | mask | softmax | concat
+    args: tuple[Step, ...] = ()
+    transpose: bool = False  # matmul with the right operand transposed (Q · Kᵀ)
+    divisor: int = 1  # d_k, for the scale step
+
+    @property
+    def key(self) -> str:
+        """How the step is named in cells: ``Q`` or ``head2.Q``."""
+        return f"head{self.head}.{self.name}" if self.head else self.name
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.rows), len(self.cols)
+
+    def terms(self, i: int, j: int) -> list[tuple[Cell, Cell]]:
+        """The products that add up to cell (i, j) of a matmul step."""
+        if self.op != "matmul":
+            raise ValueError(f"{self.name} is not a sum of products")
+        left, right = self.args
+        if self.transpose:
+            return [(left.cells[i][k], right.cells[j][k]) for k in range(len(left.cols))]
+        return [(left.cells[i][k], right.cells[k][j]) for k in range(len(left.cols))]
+
+    def column(self, j: int) -> list[Cell]:
+        return [row[j] for row in self.cells]
+
+
+@dataclass(frozen=True, eq=False)
+class Derivation:
+    """Every step of one lesson, in the order they are computed."""
+
+    lesson: Lesson
+    steps: tuple[Step, ...]
+
+    def step(self, name: str, head: int | None = None) -> Step:
+        for s in self.steps:
+            if s.name == name and s.head == head:
+                return s
+        raise KeyError(f"{name} (head {head})" if head else name)
+
+    def has(self, name: str, head: int | None = None) -> bool:
+        return any(s.name == name and s.head == head for s in self.steps)
+
+    @property
+    def head_count(self) -> int:
+        return len(self.lesson.heads)
+
+
+# ---------------------------------------------------------------------------------------------
+# primitives
+
+
+def numbered(n: int) -> tuple[str, ...]:
+    return tuple(str(i) for i in range(1, n + 1))
+
+
+def given(name: str, m: Matrix, rows: Sequence[str], head: int | None = None) -> Step:
+    """A matrix the lesson gives."""
+    cells = tuple(tuple(rational(p, q) for p, q in row) for row in m)
+    return Step(name, head, tuple(rows), numbered(len(m[0])), cells)
+
+
+def _as_integers(step: Step) -> tuple[list[list[int]], int] | None:
+    """The step as integers over one common denominator, if every cell is rational."""
+    den = 1
+    for row in step.cells:
+        for c in row:
+            if c.q is None:
+                return None
+            den = math.lcm(den, c.q.denominator)
+    return [[c.q.numerator * (den // c.q.denominator) for c in row] for row in step.cells], den
+
+
+def matmul(
+    name: str,
+    A: Step,
+    B: Step,
+    cols: Sequence[str] | None = None,
+    transpose: bool = False,
+    head: int | None = None,
+) -> Step:
+    """A · B (or A · Bᵀ): every cell a dot product of a row of A and a column of B."""
+    Bt = B.cells if transpose else tuple(zip(*B.cells, strict=True))  # columns of B
+    ints_a, ints_b = _as_integers(A), _as_integers(B)
+    if ints_a and ints_b:  # the common case: exact integer arithmetic, fast
+        (a, da), (b, db) = ints_a, ints_b
+        bt = b if transpose else [list(col) for col in zip(*b, strict=True)]
+        den = da * db
+        cells = tuple(
+            tuple(Cell(QQ(sum(x * y for x, y in zip(row, col, strict=True)), den)) for col in bt)
+            for row in a
+        )
+    else:
+        cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
+    labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
+    return Step(name, head, A.rows, labels, cells, "matmul", (A, B), transpose)
+
+
+def _dot(row: Sequence[Cell], col: Sequence[Cell]) -> Cell:
+    pairs = list(zip(row, col, strict=True))
+    if all(a.q is not None and b.q is not None for a, b in pairs):
+        return Cell(sum((a.q * b.q for a, b in pairs), QQ(0)))
+    approx = MP.fsum(a.approx * b.approx for a, b in pairs if a.q != 0 and b.q != 0)
+    return Cell(
+        None, approx, lambda: sympy.together(sympy.Add(*(a.exact * b.exact for a, b in pairs)))
+    )
+
+
+def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
+    """scores / √d_k, exactly: rational when d_k is a perfect square."""
+    root = math.isqrt(d_k)
+    whole = root * root == d_k
+    sqrt_dk = MP.sqrt(d_k)
+
+    def cell(s: Cell) -> Cell:
+        if whole or s.q == 0:
+            return Cell(s.q / root)
+        return Cell(None, s.approx / sqrt_dk, lambda: s.exact / sympy.sqrt(d_k))
+
+    cells = tuple(tuple(cell(s) for s in row) for row in scores.cells)
+    return Step(name, head, scores.rows, scores.cols, cells, "scale", (scores,), divisor=d_k)
+
+
+def causal_mask(name: str, scaled: Step, head: int | None = None) -> Step:
+    """Hide the future: a token sees itself and the tokens before it; the rest become −∞."""
+    cells = tuple(
+        tuple(c if j <= i else NEG_INF for j, c in enumerate(row))
+        for i, row in enumerate(scaled.cells)
+    )
+    return Step(name, head, scaled.rows, scaled.cols, cells, "mask", (scaled,))
+
+
+def softmax(name: str, scaled: Step, head: int | None = None) -> Step:
+    """Each row through softmax: e^x over the row total, so the row is positive and sums to 1."""
+    return Step(
+        name,
+        head,
+        scaled.rows,
+        scaled.cols,
+        tuple(_softmax_row(row) for row in scaled.cells),
+        "softmax",
+        (scaled,),
+    )
+
+
+def _softmax_row(row: Sequence[Cell]) -> tuple[Cell, ...]:
+    seen = [c for c in row if not c.masked]
+    top = max(c.approx for c in seen)  # subtract the max so exp never overflows
+    e = {id(c): MP.exp(c.approx - top) for c in seen}
+    total = MP.fsum(e.values())
+    if all(c.approx == seen[0].approx for c in seen) and all(
+        c.exact == seen[0].exact for c in seen
+    ):
+        share = QQ(1, len(seen))  # equal scores: an exactly even split
+        return tuple(Cell(QQ(0)) if c.masked else Cell(share) for c in row)
+
+    low = min(seen, key=lambda c: c.approx)
+    memo: list[sympy.Expr] = []
+
+    def denominator() -> sympy.Expr:
+        # exact form: divide top and bottom by e^(smallest score), so exponents are ≥ 0
+        if not memo:
+            memo.append(sympy.Add(*(sympy.exp(c.exact - low.exact) for c in seen)))
+        return memo[0]
+
+    def weight(c: Cell) -> Cell:
+        if c.masked:
+            return Cell(QQ(0))
+        return Cell(None, e[id(c)] / total, lambda: sympy.exp(c.exact - low.exact) / denominator())
+
+    return tuple(weight(c) for c in row)
+
+
+def concat(name: str, parts: Sequence[Step]) -> Step:
+    """The heads' outputs side by side: row i is [Z₁[i] | Z₂[i] | …]."""
+    cols = tuple(f"h{s.head}.{c}" for s in parts for c in s.cols)
+    cells = tuple(tuple(c for s in parts for c in s.cells[i]) for i in range(len(parts[0].rows)))
+    return Step(name, None, parts[0].rows, cols, cells, "concat", tuple(parts))
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole derivation
+
+
+def derive(lesson: Lesson) -> Derivation:
+    """Work every step of the lesson exactly, in order."""
+    tokens = lesson.labels
+    X = given("X", lesson.X, tokens)  # (N, d_model)
+    steps = [X]
+    outputs = []
+    for number, head in enumerate(lesson.heads, 1):
+        h = number if lesson.multi_head else None
+        W_Q = given("W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
+        W_K = given("W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
+        W_V = given("W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
+        Q = matmul("Q", X, W_Q, head=h)  # (N, d_k)
+        K = matmul("K", X, W_K, head=h)  # (N, d_k)
+        V = matmul("V", X, W_V, head=h)  # (N, d_v)
+        scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N)
+        scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N)
+        steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
+        if lesson.mask == "causal":
+            scaled = causal_mask("masked", scaled, head=h)  # (N, N), −∞ above the diagonal
+            steps.append(scaled)
+        weights = softmax("weights", scaled, head=h)  # (N, N), rows sum to 1
+        Z = matmul("Z", weights, V, head=h)  # (N, d_v)
+        steps += [weights, Z]
+        outputs.append(Z)
+    if lesson.multi_head:
+        joined = concat("concat", outputs)  # (N, h·d_v)
+        steps.append(joined)
+        if lesson.W_O is not None:
+            W_O = given("W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
+            steps += [W_O, matmul("output", joined, W_O)]  # (N, d_out)
+    return Derivation(lesson, tuple(steps))

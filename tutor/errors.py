@@ -1,0 +1,49 @@
+"""Every error a user can meet. The CLI turns these into messages and exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class TutorError(Exception):
+    """A problem caused by the user's input; its text is shown as it is."""
+
+    exit_code = 1
+
+
+class UsageError(TutorError):
+    """The command line itself is wrong (exit code 2)."""
+
+    exit_code = 2
+
+
+class AnswerError(TutorError):
+    """A typed answer or sheet entry could not be read as a number."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding in a file: where it is and what is wrong."""
+
+    path: str
+    line: int
+    col: int
+    message: str
+    severity: str = "error"  # "error" or "warning"
+
+    def __str__(self) -> str:
+        tag = "warning: " if self.severity == "warning" else ""
+        return f"{self.path}:{self.line}:{self.col}: {tag}{self.message}"
+
+
+class LessonError(TutorError):
+    """A lesson (or answer sheet) file is invalid; carries every problem found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+    @classmethod
+    def at(cls, path: str, line: int, col: int, message: str) -> LessonError:
+        """One problem at one place."""
+        return cls([Problem(path, line, col, message)])

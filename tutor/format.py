@@ -1,0 +1,161 @@
+"""The one place where numbers become text: rounding, exact forms and term-by-term working.
+
+Rounding rule (stated once, used everywhere): values are rounded from their *exact* value,
+half away from zero, as taught in school: 1/8 = 0.125 shows as 0.13 and −0.125 as −0.13.
+Rational values are rounded with integer arithmetic; irrational ones from a 40-digit
+approximation, which cannot sit exactly on a tie.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sympy
+
+    from tutor.engine import Cell, Step
+
+MINUS = "−"
+NEG_INF_TEXT = f"{MINUS}∞"
+
+
+def round_half_up(cell: Cell, places: int) -> Decimal:
+    """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
+    if cell.q is not None:
+        p, q = cell.q.numerator, cell.q.denominator
+        scaled, rem = divmod(abs(p) * 10**places, q)
+        if 2 * rem >= q:
+            scaled += 1
+        result = Decimal(scaled).scaleb(-places)
+        return -result if p < 0 else result
+    text = _mp_text(cell)
+    return Decimal(text).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def _mp_text(cell: Cell) -> str:
+    from tutor.engine import MP
+
+    return MP.nstr(cell.approx, 40, min_fixed=-(10**9), max_fixed=10**9)
+
+
+def is_integer(cell: Cell) -> bool:
+    return cell.q is not None and cell.q.denominator == 1
+
+
+def decimal_text(d: Decimal) -> str:
+    """A rounded decimal as shown: unicode minus, no negative zero."""
+    if d == 0:
+        d = abs(d)
+    text = f"{d:f}"
+    return text.replace("-", MINUS)
+
+
+def number(cell: Cell, places: int, whole: bool = False) -> str:
+    """A cell as shown in a table: integers as they are when ``whole``, else rounded."""
+    if cell.masked:
+        return NEG_INF_TEXT
+    if whole and is_integer(cell):
+        return decimal_text(Decimal(cell.q.numerator))
+    return decimal_text(round_half_up(cell, places))
+
+
+def step_is_whole(step: Step) -> bool:
+    """True when every cell is an integer (or masked), so the table shows no decimals."""
+    return all(is_integer(c) or c.masked for row in step.cells for c in row)
+
+
+def shown(cell: Cell, step: Step, places: int) -> str:
+    """A cell exactly as the step's table shows it."""
+    return number(cell, places, step_is_whole(step))
+
+
+def operand(cell: Cell, places: int) -> str:
+    """A number inside working: whole numbers as they are, others rounded."""
+    return number(cell, places, whole=True)
+
+
+def is_rounded(cell: Cell, places: int) -> bool:
+    """Whether showing the cell at ``places`` decimals loses anything."""
+    if cell.masked or is_integer(cell):
+        return False
+    if cell.q is None:
+        return True
+    return (cell.q * 10**places).denominator != 1
+
+
+# ---------------------------------------------------------------------------------------------
+# exact forms
+
+
+def exact_text(expr: sympy.Expr) -> str:
+    """An exact value as a student writes it: ``√2``, ``3√2/2``, ``1/(2 + e^√2)``."""
+    import sympy
+
+    printer = _printer()
+    if expr == -sympy.oo:
+        return NEG_INF_TEXT
+    return printer.doprint(expr)
+
+
+_PRINTER = None
+
+
+def _printer():  # type: ignore[no-untyped-def]
+    """A sympy StrPrinter that writes √, e^x and implied multiplication."""
+    global _PRINTER
+    if _PRINTER is not None:
+        return _PRINTER
+    from sympy.printing.precedence import PRECEDENCE, precedence
+    from sympy.printing.str import StrPrinter
+
+    class Printer(StrPrinter):
+        def _print_Pow(self, expr, rational=False):  # type: ignore[no-untyped-def]
+            import sympy
+
+            base, exp = expr.as_base_exp()
+            if exp == sympy.Rational(1, 2):
+                inner = self._print(base)
+                return f"√{inner}" if base.is_Atom else f"√({inner})"
+            if exp == -1 and not base.is_Atom:
+                return f"1/({self._print(base)})"
+            return super()._print_Pow(expr, rational)
+
+        def _print_exp(self, expr):  # type: ignore[no-untyped-def]
+            arg = expr.args[0]
+            inner = self._print(arg)
+            simple = (
+                (arg.is_Integer and arg >= 0)
+                or arg.is_Symbol
+                or (arg.is_Pow and arg.exp == sympy_half() and arg.base.is_Integer)
+            )
+            return f"e^{inner}" if simple else f"e^({inner})"
+
+        def _print_Exp1(self, expr):  # type: ignore[no-untyped-def]
+            return "e"
+
+        def _print_Mul(self, expr):  # type: ignore[no-untyped-def]
+            text = super()._print_Mul(expr)
+            text = re.sub(r"(\d)\*(?=[√e(])", r"\1", text)
+            return text.replace("*", "·")
+
+        def parenthesize(self, item, level, strict=False):  # type: ignore[no-untyped-def]
+            if precedence(item) < level or (not strict and precedence(item) <= level):
+                return f"({self._print(item)})"
+            return self._print(item)
+
+    del PRECEDENCE
+    _PRINTER = Printer()
+    return _PRINTER
+
+
+def sympy_half():  # type: ignore[no-untyped-def]
+    import sympy
+
+    return sympy.Rational(1, 2)
+
+
+def tidy_minus(text: str) -> str:
+    """Typographic minus signs in shown math."""
+    return re.sub(r"(?<![eE])-", MINUS, text)

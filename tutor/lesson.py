@@ -1,0 +1,658 @@
+"""Lesson files: read YAML, validate once, build frozen data; find lessons by name.
+
+Numbers are read from the YAML *source text* of each scalar (via the composed node tree), never
+from what YAML 1.1 resolves them to, so ``0.1`` is exactly 1/10, ``010`` is ten and ``yes`` is an
+error instead of ``True``. Every problem is reported as ``file:line:col: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from tutor.errors import AnswerError, LessonError, Problem
+from tutor.numbers import parse_entry
+
+Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
+Matrix = tuple[tuple[Entry, ...], ...]
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_TOKENS = 128
+MAX_DIM = 512
+MAX_DEPTH = 16
+
+STEP_NAMES = (
+    "X",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "scaled",
+    "masked",
+    "weights",
+    "Z",
+    "concat",
+    "output",
+)
+TOP_KEYS = (
+    "version",
+    "title",
+    "description",
+    "tokens",
+    "X",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "heads",
+    "W_O",
+    "mask",
+    "precision",
+    "notes",
+    "quiz",
+)
+HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
+QUIZ_KEYS = ("steps", "count")
+MASKS = ("none", "causal")
+
+
+@dataclass(frozen=True)
+class Head:
+    """One attention head's learned matrices."""
+
+    name: str | None
+    W_Q: Matrix
+    W_K: Matrix
+    W_V: Matrix
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A validated lesson: exact inputs and the instructor's words."""
+
+    name: str
+    path: str
+    title: str
+    description: str
+    tokens: tuple[str, ...]
+    X: Matrix
+    heads: tuple[Head, ...]
+    multi_head: bool = False
+    W_O: Matrix | None = None
+    mask: str = "none"
+    precision: int = 2
+    notes: dict[str, str] = field(default_factory=dict)
+    quiz: dict[str, object] = field(default_factory=dict)
+    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (line, col)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Row labels that tell repeated tokens apart: ``the#1``, ``dog``, ``the#2``."""
+        return unique_labels(self.tokens)
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def d_model(self) -> int:
+        return len(self.X[0])
+
+    @property
+    def d_k(self) -> int:
+        return len(self.heads[0].W_K[0])
+
+    @property
+    def d_v(self) -> int:
+        return len(self.heads[0].W_V[0])
+
+
+def unique_labels(tokens: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Number the repeats of a token (``the#1`` … ``the#2``); leave unique tokens alone."""
+    counts: dict[str, int] = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    seen: dict[str, int] = {}
+    labels = []
+    for t in tokens:
+        if counts[t] > 1:
+            seen[t] = seen.get(t, 0) + 1
+            labels.append(f"{t}#{seen[t]}")
+        else:
+            labels.append(t)
+    return tuple(labels)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading files
+
+
+def read_text(path: str | Path, what: str = "lesson") -> str:
+    """Read a small UTF-8 text file, or raise a one-line error naming the path."""
+    p = Path(path)
+    shown = str(path)
+    if not p.exists():
+        raise LessonError.at(shown, 1, 1, f"no such {what} file")
+    if p.is_dir():
+        raise LessonError.at(shown, 1, 1, f"is a folder; expected a {what} file (.yaml)")
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise LessonError.at(
+                shown, 1, 1, f"file is {size} bytes; a {what} file may be at most 1 MiB"
+            )
+        data = p.read_bytes()
+    except OSError as err:
+        raise LessonError.at(shown, 1, 1, f"cannot read the file: {err.strerror}") from None
+    if b"\x00" in data:
+        raise LessonError.at(shown, 1, 1, f"looks like a binary file; expected a YAML {what}")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise LessonError.at(shown, line, col, "is not UTF-8 text; save it as UTF-8") from None
+
+
+class _Loader(yaml.SafeLoader):
+    """Composes the node tree only; refuses aliases, anchors, odd tags and deep nesting."""
+
+    def __init__(self, stream: str, path: str) -> None:
+        super().__init__(stream)
+        self._path = path
+        self._depth = 0
+
+    def _refuse(self, mark: yaml.Mark, message: str) -> LessonError:
+        return LessonError.at(self._path, mark.line + 1, mark.column + 1, message)
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise self._refuse(event.start_mark, "YAML aliases (*name) are not allowed here")
+        if getattr(event, "anchor", None):
+            raise self._refuse(event.start_mark, "YAML anchors (&name) are not allowed here")
+        tag = getattr(event, "tag", None)
+        if tag and tag not in ("!",) and not tag.startswith("tag:yaml.org,2002:"):
+            raise self._refuse(event.start_mark, f"YAML tag {tag} is not allowed here")
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise self._refuse(event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    """Parse YAML text into a node tree (positions kept), or raise ``LessonError``."""
+    loader = _Loader(text, path)
+    try:
+        return loader.get_single_node()
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = err.problem or "malformed YAML"
+        if err.context and err.context_mark and err.context_mark is not mark:
+            cm = err.context_mark
+            what += f" ({err.context} at line {cm.line + 1}, column {cm.column + 1})"
+        raise LessonError.at(path, line, col, f"not valid YAML: {what}") from None
+    except yaml.YAMLError as err:
+        raise LessonError.at(path, 1, 1, f"not valid YAML: {err}") from None
+    except RecursionError:
+        raise LessonError.at(path, 1, 1, f"nested more than {MAX_DEPTH} levels deep") from None
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------------------------------------
+# validation: a small toolkit over nodes that records every problem it meets
+
+
+def _pos(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def describe(node: yaml.Node) -> str:
+    """How a node looks to a person, for 'found ...' messages."""
+    if isinstance(node, yaml.ScalarNode):
+        if node.value == "" and node.style is None:
+            return "nothing (an empty value)"
+        text = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        return repr(text) if node.style else text
+    if isinstance(node, yaml.SequenceNode):
+        return f"a list of {len(node.value)}"
+    return "a mapping"
+
+
+def suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
+    """`` (did you mean W_Q?)`` for near misses, else an empty string."""
+    for option in options:
+        if option.lower() == word.lower():
+            return f" (did you mean {option}?)"
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+class Checker:
+    """Collects problems for one file; helpers return None when a node is unusable."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def error(self, node: yaml.Node | None, message: str) -> None:
+        line, col = _pos(node) if node is not None else (1, 1)
+        self.problems.append(Problem(self.path, line, col, message))
+
+    def warn(self, node: yaml.Node, message: str) -> None:
+        line, col = _pos(node)
+        self.problems.append(Problem(self.path, line, col, message, "warning"))
+
+    def mapping(
+        self, node: yaml.Node, allowed: tuple[str, ...], what: str
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]] | None:
+        """Keys of a mapping node; reports non-mappings, duplicates and unknown keys."""
+        if not isinstance(node, yaml.MappingNode):
+            self.error(node, f"{what} should be a mapping of keys, but found {describe(node)}")
+            return None
+        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is None:
+                self.error(key_node, f"found {describe(key_node)} as a key; expected a name")
+                continue
+            if key in out:
+                line, _ = _pos(out[key][0])
+                self.error(key_node, f"duplicate key {key!r} (first given on line {line})")
+                continue
+            if key not in allowed:
+                hint = suggest(key, allowed)
+                self.error(
+                    key_node, f"unknown key {key!r} in {what}{hint}; allowed: {', '.join(allowed)}"
+                )
+                continue
+            out[key] = (key_node, value_node)
+        return out
+
+    def scalar(self, node: yaml.Node, what: str) -> str | None:
+        if not isinstance(node, yaml.ScalarNode):
+            self.error(node, f"{what} should be text, but found {describe(node)}")
+            return None
+        return node.value
+
+    def number(self, node: yaml.Node, what: str) -> Entry | None:
+        if not isinstance(node, yaml.ScalarNode):
+            self.error(node, f"{what} should be a number, but found {describe(node)}")
+            return None
+        if node.style is None and node.value in ("", "~", "null", "Null", "NULL"):
+            self.error(node, f"{what} is empty (null); expected a number")
+            return None
+        try:
+            return parse_entry(node.value)
+        except AnswerError as err:
+            self.error(node, f"{what}: {err}")
+            return None
+
+    def matrix(self, node: yaml.Node, name: str, max_rows: int = MAX_DIM) -> Matrix | None:
+        """A non-empty rectangular list of lists of numbers."""
+        if not isinstance(node, yaml.SequenceNode) or not node.value:
+            shape = "an empty list" if isinstance(node, yaml.SequenceNode) else describe(node)
+            self.error(node, f"{name} should be a matrix (a list of rows), but found {shape}")
+            return None
+        if len(node.value) > max_rows:
+            self.error(node, f"{name} has {len(node.value)} rows; at most {max_rows} are allowed")
+            return None
+        rows: list[tuple[Entry, ...]] = []
+        width: int | None = None
+        ok = True
+        for i, row in enumerate(node.value, 1):
+            if not isinstance(row, yaml.SequenceNode):
+                self.error(
+                    row, f"row {i} of {name} should be a list of numbers, but found {describe(row)}"
+                )
+                ok = False
+                continue
+            if not row.value:
+                self.error(row, f"row {i} of {name} is empty; expected a list of numbers")
+                ok = False
+                continue
+            if len(row.value) > MAX_DIM:
+                self.error(
+                    row,
+                    f"row {i} of {name} has {len(row.value)} entries; at most "
+                    f"{MAX_DIM} are allowed",
+                )
+                ok = False
+                continue
+            if width is None:
+                width = len(row.value)
+            elif len(row.value) != width:
+                self.error(
+                    row,
+                    f"row {i} of {name} has {len(row.value)} entries, but row 1 has "
+                    f"{width}; every row needs {width}",
+                )
+                ok = False
+                continue
+            cells = [
+                self.number(x, f"{name} row {i}, column {j}") for j, x in enumerate(row.value, 1)
+            ]
+            if any(c is None for c in cells):
+                ok = False
+                continue
+            rows.append(tuple(cells))  # type: ignore[arg-type]
+        return tuple(rows) if ok else None
+
+
+# ---------------------------------------------------------------------------------------------
+# the lesson itself
+
+
+def load_lesson(path: str | Path, name: str | None = None) -> Lesson:
+    """Read and validate a lesson file; raise ``LessonError`` listing every problem."""
+    lesson, problems = check_lesson(path, name)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or lesson is None:
+        raise LessonError(errors)
+    return lesson
+
+
+def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | None, list[Problem]]:
+    """Validate a lesson file; return the lesson (if valid) and every problem found."""
+    shown = str(path)
+    try:
+        text = read_text(path)
+        root = compose(text, shown)
+    except LessonError as err:
+        return None, err.problems
+    c = Checker(shown)
+    if root is None:
+        c.error(None, "the file is empty; expected a lesson (title, tokens, X, W_Q, W_K, W_V)")
+        return None, c.problems
+    keys = c.mapping(root, TOP_KEYS, "the lesson")
+    if keys is None:
+        return None, c.problems
+    lesson = _build(c, root, keys, name or Path(path).stem, shown)
+    return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems
+
+
+def _build(
+    c: Checker, root: yaml.Node, keys: dict[str, tuple[yaml.Node, yaml.Node]], name: str, path: str
+) -> Lesson | None:
+    def value(key: str) -> yaml.Node | None:
+        return keys[key][1] if key in keys else None
+
+    for key in ("title", "tokens", "X"):
+        if key not in keys:
+            c.error(root, f"missing key {key!r}; a lesson needs title, tokens, X and W_Q, W_K, W_V")
+    if "version" in keys:
+        v = c.scalar(keys["version"][1], "version")
+        if v is not None and v != "1":
+            c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
+    title = c.scalar(value("title"), "title") if "title" in keys else None
+    description = ""
+    if "description" in keys:
+        description = c.scalar(value("description"), "description") or ""
+
+    tokens: list[str] | None = None
+    if "tokens" in keys:
+        tokens = _tokens(c, value("tokens"))
+    X = c.matrix(value("X"), "X", MAX_TOKENS) if "X" in keys else None
+    if X is not None and len(X[0]) > MAX_DIM:
+        X = None
+    if tokens is not None and X is not None and len(tokens) != len(X):
+        c.error(
+            value("tokens"),
+            f"tokens lists {len(tokens)} labels, but X has {len(X)} rows; "
+            "expected one token per row of X",
+        )
+    d_model = len(X[0]) if X else None
+
+    heads = _heads(c, keys, root, d_model)
+    W_O = None
+    if "W_O" in keys:
+        W_O = c.matrix(value("W_O"), "W_O")
+        if W_O is not None and heads:
+            d_vs = {len(h.W_V[0]) for h in heads}
+            if len(d_vs) > 1:
+                c.error(
+                    value("W_O"),
+                    "W_O needs every head to have the same d_v, but the heads' "
+                    f"W_V have {', '.join(str(len(h.W_V[0])) for h in heads)} columns",
+                )
+            else:
+                need = len(heads) * d_vs.pop()
+                if len(W_O) != need:
+                    c.error(
+                        value("W_O"),
+                        f"W_O has {len(W_O)} rows, but the concatenation has "
+                        f"{len(heads)} × {len(heads[0].W_V[0])} = {need} columns, so W_O "
+                        f"needs {need} rows",
+                    )
+
+    mask = "none"
+    if "mask" in keys:
+        m = c.scalar(value("mask"), "mask")
+        if m is not None and m not in MASKS:
+            c.error(value("mask"), f"mask is {m!r}; expected one of: {', '.join(MASKS)}")
+        elif m is not None:
+            mask = m
+
+    precision = 2
+    if "precision" in keys:
+        node = value("precision")
+        p = c.scalar(node, "precision")
+        if p is not None and not (p.isdigit() and 0 <= int(p) <= 10):
+            c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
+        elif p is not None:
+            precision = int(p)
+
+    notes = _notes(c, value("notes")) if "notes" in keys else {}
+    quiz = _quiz(c, value("quiz")) if "quiz" in keys else {}
+    where = {k: _pos(v) for k, (_, v) in keys.items()}
+    if any(p.severity == "error" for p in c.problems):
+        return None
+    assert title is not None and tokens is not None and X is not None and heads
+    return Lesson(
+        name=name,
+        path=path,
+        title=title,
+        description=description,
+        tokens=tuple(tokens),
+        X=X,
+        heads=tuple(heads),
+        multi_head="heads" in keys,
+        W_O=W_O,
+        mask=mask,
+        precision=precision,
+        notes=notes,
+        quiz=quiz,
+        where=where,
+    )
+
+
+def _tokens(c: Checker, node: yaml.Node) -> list[str] | None:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node, f"tokens should be a list of words, one per row of X, but found {describe(node)}"
+        )
+        return None
+    if len(node.value) > MAX_TOKENS:
+        c.error(node, f"tokens has {len(node.value)} entries; at most {MAX_TOKENS} are allowed")
+        return None
+    out = []
+    for i, t in enumerate(node.value, 1):
+        if not isinstance(t, yaml.ScalarNode) or not t.value.strip():
+            c.error(t, f"token {i} should be a word, but found {describe(t)}")
+            continue
+        word = t.value.strip()
+        bad = next((ch for ch in word if ch in "[],#" or not ch.isprintable()), None)
+        if bad is not None:
+            c.error(
+                t,
+                f"token {i} ({word!r}) contains {bad!r}; tokens may not contain "
+                "[ ] , # or control characters",
+            )
+            continue
+        if len(word) > 40:
+            c.error(t, f"token {i} is {len(word)} characters long; at most 40")
+            continue
+        out.append(word)
+    return out if len(out) == len(node.value) else None
+
+
+def _weights(
+    c: Checker,
+    node_of: Callable[[str], yaml.Node | None],
+    where: yaml.Node,
+    d_model: int | None,
+    prefix: str,
+) -> Head | None:
+    """W_Q, W_K, W_V of one head, checked against X and each other."""
+    mats = {}
+    for key in ("W_Q", "W_K", "W_V"):
+        node = node_of(key)
+        if node is None:
+            c.error(where, f"missing key {key!r}{prefix}; expected a d_model × d matrix")
+            continue
+        m = c.matrix(node, f"{key}{prefix}")
+        if m is None:
+            continue
+        if d_model is not None and len(m) != d_model:
+            c.error(
+                node,
+                f"{key}{prefix} has {len(m)} rows, but X has {d_model} columns, so "
+                f"{key} needs {d_model} rows",
+            )
+            continue
+        mats[key] = (m, node)
+    if "W_Q" in mats and "W_K" in mats and len(mats["W_Q"][0][0]) != len(mats["W_K"][0][0]):
+        c.error(
+            mats["W_K"][1],
+            f"W_K{prefix} has {len(mats['W_K'][0][0])} columns, but W_Q has "
+            f"{len(mats['W_Q'][0][0])}; queries and keys need the same length d_k",
+        )
+        return None
+    if len(mats) < 3:
+        return None
+    return Head(None, mats["W_Q"][0], mats["W_K"][0], mats["W_V"][0])
+
+
+def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list[Head]:
+    single = [k for k in ("W_Q", "W_K", "W_V") if k in keys]
+    if "heads" in keys and single:
+        c.error(
+            keys[single[0]][0],
+            f"{single[0]} given at the top level and also 'heads'; use "
+            "either W_Q, W_K, W_V (one head) or heads (several), not both",
+        )
+        return []
+    if "heads" not in keys:
+        head = _weights(c, lambda k: keys[k][1] if k in keys else None, root, d_model, "")
+        return [head] if head else []
+    node = keys["heads"][1]
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node,
+            f"heads should be a non-empty list of heads (each with W_Q, W_K, W_V), "
+            f"but found {describe(node)}",
+        )
+        return []
+    heads = []
+    for i, h in enumerate(node.value, 1):
+        hk = c.mapping(h, HEAD_KEYS, f"head {i}")
+        if hk is None:
+            continue
+        label = None
+        if "name" in hk:
+            label = c.scalar(hk["name"][1], f"the name of head {i}")
+        head = _weights(
+            c, lambda k, hk=hk: hk[k][1] if k in hk else None, h, d_model, f" of head {i}"
+        )
+        if head is not None:
+            heads.append(Head(label, head.W_Q, head.W_K, head.W_V))
+    return heads if len(heads) == len(node.value) else []
+
+
+def _notes(c: Checker, node: yaml.Node) -> dict[str, str]:
+    keys = c.mapping(node, STEP_NAMES, "notes")
+    out = {}
+    for step, (_, v) in (keys or {}).items():
+        text = c.scalar(v, f"the note for {step}")
+        if text is not None:
+            out[step] = text
+    return out
+
+
+def _quiz(c: Checker, node: yaml.Node) -> dict[str, object]:
+    keys = c.mapping(node, QUIZ_KEYS, "quiz")
+    out: dict[str, object] = {}
+    if keys is None:
+        return out
+    if "count" in keys:
+        v = keys["count"][1]
+        text = c.scalar(v, "quiz count")
+        if text is not None and not (text.isdigit() and 1 <= int(text) <= 200):
+            c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
+        elif text is not None:
+            out["count"] = int(text)
+    if "steps" in keys:
+        v = keys["steps"][1]
+        if not isinstance(v, yaml.SequenceNode):
+            c.error(v, f"quiz steps should be a list of step names, but found {describe(v)}")
+        else:
+            steps = []
+            for s in v.value:
+                name = c.scalar(s, "a quiz step")
+                if name is not None and name not in STEP_NAMES:
+                    c.error(s, f"unknown step {name!r}{suggest(name, STEP_NAMES)}")
+                elif name is not None:
+                    steps.append(name)
+            out["steps"] = steps
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# finding lessons
+
+
+def bundled_dir() -> Path:
+    """The bundled lessons: inside the installed package, else the checkout's ``lessons/``."""
+    here = Path(__file__).resolve().parent
+    inside = here / "lessons"
+    return inside if inside.is_dir() else here.parent / "lessons"
+
+
+def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
+    """Where lessons are looked up by name, first match wins: (origin, folder)."""
+    dirs: list[tuple[str, Path]] = [("bundled", bundled_dir())]
+    return dirs + [("--lessons-dir", Path(d)) for d in (extra or [])]
+
+
+def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Path]]:
+    """Every lesson file found: (name, origin, path), in lookup order."""
+    for origin, folder in lesson_dirs(extra):
+        if folder.is_dir():
+            for p in sorted(folder.glob("*.yaml")):
+                yield p.stem, origin, p
+
+
+def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
+    """A lesson by name (in the lesson folders) or by path; raise ``LessonError`` if absent."""
+    looks_like_path = name.endswith((".yaml", ".yml")) or os.sep in name or "/" in name
+    if looks_like_path or Path(name).is_file():
+        return Path(name)
+    found = {n: p for n, _, p in reversed(list(iter_lessons(extra)))}
+    if name in found:
+        return found[name]
+    close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    known = ", ".join(sorted(found)) or "none"
+    raise LessonError.at(name, 1, 1, f"no lesson named {name!r}{hint} (known lessons: {known})")

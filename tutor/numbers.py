@@ -1,0 +1,199 @@
+"""Text to exact numbers, without eval.
+
+Two readers live here:
+
+* ``parse_entry`` reads a lesson entry (integer, decimal or fraction) into an exact
+  ``(numerator, denominator)`` pair of ints. It needs no sympy, so commands that only list
+  lessons stay fast.
+* ``parse_answer`` reads what a student types (also ``sqrt(2)``, ``e^1.41/(1+e^2)``...) into an
+  exact sympy expression by walking a whitelisted Python ``ast``; nothing is ever evaluated by
+  Python itself, and sizes are capped before anything is built.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import TYPE_CHECKING
+
+from tutor.errors import AnswerError
+
+if TYPE_CHECKING:
+    import sympy
+
+MAX_DIGITS = 30  # digits in one literal
+MAX_EXPONENT = 30  # |n| in 1e-n style literals
+MAX_ANSWER_CHARS = 200
+MAX_ANSWER_NODES = 80
+MAX_LOG10 = 60  # no intermediate value may exceed 1e60 in size
+
+_ENTRY = re.compile(
+    r"""^(?P<sign>[+-])?
+    (?:
+        (?P<num>\d+)\s*/\s*(?P<den>\d+)                       # fraction 3/4
+      | (?P<int>\d+)(?:\.(?P<frac>\d*))?(?:[eE](?P<exp>[+-]?\d+))?   # 12, 1.5, 2e3
+      | \.(?P<frac2>\d+)(?:[eE](?P<exp2>[+-]?\d+))?             # .5
+    )$""",
+    re.VERBOSE,
+)
+
+EXPECTED_NUMBER = 'a number: an integer (3), a decimal (0.25) or a fraction in quotes ("1/3")'
+
+
+def parse_entry(text: str) -> tuple[int, int]:
+    """Read an integer, decimal or fraction exactly: ``"0.1"`` gives ``(1, 10)``.
+
+    Raises ``AnswerError`` with a message saying what was found and what was expected.
+    """
+    s = text.strip().replace("\u2212", "-")
+    m = _ENTRY.match(s)
+    if not m:
+        raise AnswerError(f"found {text!r}, expected {EXPECTED_NUMBER}")
+    digits = sum(ch.isdigit() for ch in s)
+    if digits > MAX_DIGITS:
+        raise AnswerError(f"found a number with {digits} digits; at most {MAX_DIGITS} are allowed")
+    sign = -1 if m["sign"] == "-" else 1
+    if m["num"] is not None:
+        p, q = int(m["num"]), int(m["den"])
+        if q == 0:
+            raise AnswerError(f"found {text!r}, a division by zero; expected a number")
+    else:
+        whole = m["int"] or ""
+        frac = m["frac"] if m["int"] is not None else m["frac2"]
+        frac = frac or ""
+        exp_text = m["exp"] if m["int"] is not None else m["exp2"]
+        exp = int(exp_text) if exp_text else 0
+        if abs(exp) > MAX_EXPONENT:
+            raise AnswerError(f"found exponent {exp} in {text!r}; at most ±{MAX_EXPONENT} allowed")
+        p, q = int(whole + frac or "0"), 10 ** len(frac)
+        if exp >= 0:
+            p *= 10**exp
+        else:
+            q *= 10**-exp
+    g = math.gcd(p, q)
+    return sign * p // g, q // g
+
+
+# ---------------------------------------------------------------------------------------------
+# answers
+
+
+def _tidy(text: str) -> str:
+    """Accept the symbols students type: ^ for power, × and · for times, √, unicode minus."""
+    s = text.strip()
+    for a, b in (("\u2212", "-"), ("×", "*"), ("·", "*"), ("÷", "/"), ("^", "**")):
+        s = s.replace(a, b)
+    s = re.sub(r"√\s*(\d+(?:\.\d+)?)", r"sqrt(\1)", s)
+    s = s.replace("√(", "sqrt(")
+    return s
+
+
+def parse_answer(text: str) -> sympy.Expr:
+    """Read a typed answer into an exact, real sympy expression.
+
+    Accepts numbers (``0.16``, ``1/3``), ``+ - * / ^ **``, parentheses, ``e``, ``pi`` and the
+    functions ``sqrt``, ``exp``, ``ln``/``log``. Raises ``AnswerError`` for anything else, for
+    values too large to be a sensible answer, and for non-real results.
+    """
+    if len(text) > MAX_ANSWER_CHARS:
+        raise AnswerError(f"that answer is {len(text)} characters long; at most {MAX_ANSWER_CHARS}")
+    src = _tidy(text)
+    if not src:
+        raise AnswerError("could not read that as a number: the answer is empty")
+    try:
+        tree = ast.parse(src, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise AnswerError(f"could not read {text.strip()!r} as a number") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_ANSWER_NODES:
+        raise AnswerError("that expression is too long to be an answer")
+    return _Builder(src, text).build(tree.body)
+
+
+class _Builder:
+    """Turns a whitelisted ast into sympy objects, checking sizes at every node."""
+
+    def __init__(self, src: str, original: str) -> None:
+        import sympy
+
+        self.sp = sympy
+        self.src = src
+        self.original = original.strip()
+        self.names = {"e": sympy.E, "pi": sympy.pi, "π": sympy.pi}
+        self.functions = {"sqrt": sympy.sqrt, "exp": sympy.exp, "ln": sympy.log, "log": sympy.log}
+
+    def fail(self, why: str = "") -> AnswerError:
+        tail = f": {why}" if why else ""
+        return AnswerError(f"could not read {self.original!r} as a number{tail}")
+
+    def build(self, node: ast.AST) -> sympy.Expr:
+        value = self._node(node)
+        return self.checked(value)
+
+    def checked(self, value: sympy.Expr) -> sympy.Expr:
+        sp = self.sp
+        if value.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise self.fail("it divides by zero or is undefined")
+        approx = value.evalf(30)
+        if not approx.is_extended_real:
+            raise self.fail("it is not a real number")
+        if approx != 0 and abs(approx) > sp.Float(10) ** MAX_LOG10:
+            raise self.fail("the number is too large")
+        return value
+
+    def _node(self, node: ast.AST) -> sympy.Expr:
+        sp = self.sp
+        match node:
+            case ast.Constant(value=bool()) | ast.Constant(value=complex()):
+                raise self.fail()
+            case ast.Constant(value=int() | float()):
+                seg = ast.get_source_segment(self.src, node) or ""
+                try:
+                    p, q = parse_entry(seg)
+                except AnswerError as err:
+                    raise self.fail(str(err)) from None
+                return sp.Rational(p, q)
+            case ast.Name(id=name) if name in self.names:
+                return self.names[name]
+            case ast.UnaryOp(op=ast.USub(), operand=x):
+                return -self.build(x)
+            case ast.UnaryOp(op=ast.UAdd(), operand=x):
+                return self.build(x)
+            case ast.BinOp(left=a, op=op, right=b):
+                return self.binop(self.build(a), op, self.build(b))
+            case ast.Call(func=ast.Name(id=name), args=[arg], keywords=[]) if (
+                name in self.functions
+            ):
+                x = self.build(arg)
+                if name == "exp" and x.evalf(20) > 138:
+                    raise self.fail("e to that power is too large")
+                if name in ("ln", "log") and x.evalf(20) <= 0:
+                    raise self.fail("the logarithm needs a positive number")
+                if name == "sqrt" and x.evalf(20) < 0:
+                    raise self.fail("the square root needs a number ≥ 0")
+                return self.functions[name](x)
+        raise self.fail()
+
+    def binop(self, a: sympy.Expr, op: ast.operator, b: sympy.Expr) -> sympy.Expr:
+        sp = self.sp
+        match op:
+            case ast.Add():
+                return self.checked(a + b)
+            case ast.Sub():
+                return self.checked(a - b)
+            case ast.Mult():
+                return self.checked(a * b)
+            case ast.Div():
+                if b == 0:
+                    raise self.fail("it divides by zero")
+                return self.checked(a / b)
+            case ast.Pow():
+                fa, fb = abs(float(a.evalf(20))), float(b.evalf(20))
+                if fa == 0 and fb < 0:
+                    raise self.fail("it divides by zero")
+                if fa not in (0.0, 1.0) and abs(fb * math.log10(fa)) > MAX_LOG10:
+                    raise self.fail("that power is too large")
+                if fa != 0 and a.evalf(20) < 0 and not b.is_integer:
+                    raise self.fail("it is not a real number")
+                return self.checked(sp.Pow(a, b))
+        raise self.fail()

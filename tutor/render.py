@@ -1,0 +1,576 @@
+"""Derivation → Rich renderables for the walk. Returns renderables; never prints.
+
+Colour carries meaning: one colour each for Q, K and V (and the W that makes them), and in
+every step the row and column that meet in the worked cell are highlighted in the tables they
+come from. All numbers go through ``tutor.format``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from rich import box
+from rich.color import Color
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from tutor import format as fmt
+from tutor.engine import Cell, Derivation, Step
+
+COLOURS = {
+    "X": "yellow",
+    "W_Q": "dodger_blue1",
+    "Q": "dodger_blue1",
+    "W_K": "green3",
+    "K": "green3",
+    "W_V": "orchid",
+    "V": "orchid",
+    "scores": "cyan",
+    "scaled": "cyan",
+    "masked": "cyan",
+    "weights": "dark_orange",
+    "Z": "bright_white",
+    "concat": "bright_white",
+    "W_O": "gold3",
+    "output": "gold3",
+}
+HIGHLIGHT = Style(reverse=True, bold=True)
+
+TITLES = {
+    "X": "X, the tokens",
+    "W_Q": "W_Q, learned query weights",
+    "W_K": "W_K, learned key weights",
+    "W_V": "W_V, learned value weights",
+    "Q": "Q = X · W_Q, the queries",
+    "K": "K = X · W_K, the keys",
+    "V": "V = X · W_V, the values",
+    "scores": "scores = Q · Kᵀ",
+    "scaled": "scaled = scores / √d_k",
+    "masked": "masked: the causal mask",
+    "weights": "weights = softmax of each row",
+    "Z": "Z = weights · V",
+    "concat": "concat: the heads side by side",
+    "W_O": "W_O, the output projection",
+    "output": "output = concat · W_O",
+}
+
+WHY = {
+    "X": "Each row describes one token before attention: the same vector whatever sentence the "
+    "word sits in. Attention will turn these plain rows into context-aware ones.",
+    "W_Q": "Learned in training. Multiplying a token's row by W_Q gives its query: what this "
+    "token is looking for.",
+    "W_K": "Learned in training. A token's row times W_K gives its key: how it advertises "
+    "itself to the other tokens' queries.",
+    "W_V": "Learned in training. A token's row times W_V gives its value: what it hands over "
+    "when someone attends to it.",
+    "Q": "Each entry is a row of X dotted with a column of W_Q. One multiplication makes the "
+    "queries of every token at once.",
+    "K": "Same recipe as Q, with W_K: a row of X dotted with a column of W_K.",
+    "V": "Same recipe again, with W_V. Values may have a different width (d_v) from queries "
+    "and keys (d_k).",
+    "scores": "Row i, column j is token i's query dotted with token j's key: large when they "
+    "point the same way. Multiplying by Kᵀ does every pair in one go.",
+    "scaled": "Dot products grow with the length of the vectors, and large inputs make softmax "
+    "give nearly everything to one token. Dividing by √d_k keeps them in a calm range.",
+    "masked": "A decoder writes left to right, so while predicting a token it must not peek at "
+    "the ones after it. Scores above the diagonal become −∞, whose e^x is exactly 0.",
+    "weights": "Softmax turns each row into positive weights that add up to 1: take e^x of "
+    "each entry and divide by the row's total. The biggest score gets the biggest share.",
+    "Z": "Each token's new vector is a blend of every token's value, mixed in the proportions "
+    "of its row of weights.",
+    "concat": "Each head attended in its own way; their outputs are placed side by side, so "
+    "each token's vector gets h × d_v columns.",
+    "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
+    "output": "The concatenation times W_O: every head's findings blended into one row per token.",
+}
+
+
+@dataclass
+class WalkOptions:
+    """What the walk shows."""
+
+    steps: Sequence[str] | None = None  # None: all
+    head: int | None = None  # None: every head
+    exact: bool = False
+    precision: int | None = None
+    width: int = 100
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+
+
+def _heat(cell: Cell) -> Style:
+    """Background by weight, dark (0) to orange (1); the number is always printed too."""
+    w = max(0.0, min(1.0, cell.value))
+    low, high = (38, 38, 38), (230, 110, 20)
+    rgb = tuple(int(a + (b - a) * w) for a, b in zip(low, high, strict=True))
+    return Style(bgcolor=Color.from_rgb(*rgb), color="black" if w > 0.55 else "white")
+
+
+def cell_text(cell: Cell, step: Step, places: int, exact: bool) -> str:
+    text = fmt.shown(cell, step, places)
+    if exact and not cell.masked and fmt.is_rounded(cell, places):
+        return f"{fmt.exact_text(cell.exact)} ≈ {text}"
+    return text
+
+
+def _col_width(texts: Iterable[str]) -> int:
+    return max(len(t) for t in texts) + 3  # padding 1 + 1, border 1
+
+
+def matrix_tables(
+    step: Step,
+    places: int,
+    width: int,
+    exact: bool = False,
+    rows: Sequence[int] = (),
+    cols: Sequence[int] = (),
+    cell: tuple[int, int] | None = None,
+    transpose_title: bool = False,
+) -> list[Table]:
+    """The step as one or more tables (column blocks) that fit in ``width`` columns."""
+    texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
+    label_w = _col_width([*step.rows, ""]) + 1
+    widths = [_col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
+    blocks: list[list[int]] = [[]]
+    used = label_w
+    for j, w in enumerate(widths):
+        if blocks[-1] and used + w > width:
+            blocks.append([])
+            used = label_w
+        blocks[-1].append(j)
+        used += w
+    colour = COLOURS.get(step.name, "white")
+    name = step.key + ("ᵀ" if transpose_title else "")
+    title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"
+    tables = []
+    for block in blocks:
+        title = title_base
+        if len(blocks) > 1:
+            title += f", columns {step.cols[block[0]]}–{step.cols[block[-1]]}"
+        t = Table(
+            title=Text(title, style=f"bold {colour}"),
+            box=box.ROUNDED,
+            show_header=True,
+            header_style=f"bold {colour}",
+            border_style=colour,
+            padding=(0, 1),
+        )
+        t.add_column("", style="bold", no_wrap=True)
+        for j in block:
+            t.add_column(Text(step.cols[j]), justify="right", no_wrap=True)
+        for i, row in enumerate(step.cells):
+            label = Text(step.rows[i], style=HIGHLIGHT if i in rows else "bold")
+            out = []
+            for j in block:
+                style: Style | str = ""
+                if step.name == "weights" and not row[j].masked:
+                    style = _heat(row[j])
+                if i in rows or j in cols or cell == (i, j):
+                    style = HIGHLIGHT
+                out.append(Text(texts[i][j], style=style))
+            t.add_row(label, *out)
+        tables.append(t)
+    return tables
+
+
+def transposed(step: Step) -> Step:
+    """The same step turned on its side, for showing Kᵀ."""
+    cells = tuple(zip(*step.cells, strict=True))
+    return Step(step.name, step.head, step.cols, step.rows, cells)
+
+
+def side_by_side(
+    parts: Sequence[RenderableType | str], width: int, widths: Sequence[int] = ()
+) -> RenderableType:
+    """Tables in a row with operators between them if they fit, else one under another."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    items = [Text(p, style="bold") if isinstance(p, str) else p for p in parts]
+    probe = Console(width=10_000, file=None, color_system=None)
+    lines: list[list[RenderableType]] = [[]]
+    used = 0
+    for item in items:
+        w = Measurement.get(probe, probe.options, item).maximum + 1
+        if lines[-1] and used + w > width:
+            lines.append([])
+            used = 0
+        lines[-1].append(item)
+        used += w
+    grids = []
+    for line in lines:
+        grid = Table.grid(padding=(0, 1))
+        for _ in line:
+            grid.add_column(vertical="middle", no_wrap=True)
+        grid.add_row(*line)
+        grids.append(grid)
+    return grids[0] if len(grids) == 1 else Group(*grids)
+
+
+def table_width(step: Step, places: int, exact: bool) -> int:
+    texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
+    return (
+        _col_width([*step.rows, ""])
+        + 1
+        + sum(_col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols))
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# working
+
+
+def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
+    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
+    pairs = step.terms(i, j)
+    rounded = any(fmt.is_rounded(a, places) or fmt.is_rounded(b, places) for a, b in pairs)
+    text = " + ".join(f"{_factor(a, places)}·{_factor(b, places)}" for a, b in pairs)
+    return text.replace("+ −", "− "), rounded
+
+
+def _factor(c: Cell, places: int) -> str:
+    t = fmt.operand(c, places)
+    return f"({t})" if t.startswith(fmt.MINUS) else t
+
+
+def cell_name(step: Step, i: int, j: int) -> str:
+    return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
+
+
+def value_text(cell: Cell, step: Step, places: int) -> str:
+    """``= 2`` or ``≈ 0.49`` depending on whether the shown value is exact."""
+    shown = fmt.shown(cell, step, places)
+    return f"= {shown}" if not fmt.is_rounded(cell, places) else f"≈ {shown}"
+
+
+def _rounding_note(places: int) -> Text:
+    return Text(
+        f"(numbers in the working are shown rounded to {places} places; the result is "
+        "computed from the exact values)",
+        style="dim",
+    )
+
+
+def _pick_worked_cell(d: Derivation, step: Step) -> tuple[int, int]:
+    """Which cell to work: the first row's largest score for N × N steps, else the corner."""
+    if step.name in ("scores", "scaled"):
+        row = step.cells[0]
+        best = max(range(len(row)), key=lambda j: row[j].approx)
+        return 0, best
+    return 0, 0
+
+
+def work_matmul(
+    d: Derivation, step: Step, places: int, width: int, exact: bool
+) -> list[RenderableType]:
+    """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
+    left, right = step.args
+    i, j = _pick_worked_cell(d, step)
+    out: list[RenderableType] = []
+    lw, rw, sw = (table_width(s, places, exact) for s in (left, right, step))
+    if step.transpose:
+        right_tables = matrix_tables(
+            transposed(right), places, width, exact, cols=[j], transpose_title=True
+        )
+    else:
+        right_tables = matrix_tables(right, places, width, exact, cols=[j])
+    op = "·"
+    parts: list[RenderableType | str] = [
+        *matrix_tables(left, places, width, exact, rows=[i]),
+        op,
+        *right_tables,
+        "=",
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+    ]
+    out.append(side_by_side(parts, width, [lw, rw, sw]))
+    sum_text, rounded = dot_working(step, i, j, places)
+    if step.name == "Z":
+        out.extend(blend_working(step, i, places))
+        return out
+    if step.transpose:
+        what = f"query of {step.rows[i]} · key of {right.rows[j]}"
+    else:
+        what = f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
+    cell = step.cells[i][j]
+    line = Text.assemble(
+        (cell_name(step, i, j), f"bold {COLOURS.get(step.name, 'white')}"),
+        f" = {what}\n    = {sum_text} {value_text(cell, step, places)}",
+    )
+    out.append(line)
+    if rounded:
+        out.append(_rounding_note(places))
+    return out
+
+
+def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
+    """Z row i as a blend of the value rows: ``0.16 × [2, 1] + … = [0.49, 1.67]``."""
+    weights, V = step.args
+    row_w = weights.cells[i]
+    terms = []
+    for k, w in enumerate(row_w):
+        if (
+            w.q == 0
+            and weights.op == "softmax"
+            and weights.args
+            and weights.args[0].cells[i][k].masked
+        ):
+            continue
+        vec = ", ".join(fmt.operand(v, places) for v in V.cells[k])
+        terms.append(f"{fmt.operand(w, places)} × [{vec}]")
+    result = ", ".join(fmt.shown(c, step, places) for c in step.cells[i])
+    text = Text.assemble(
+        (f"{step.key}[{step.rows[i]}]", f"bold {COLOURS['Z']}"),
+        f" = {' + '.join(terms)}\n    = [{result}]",
+    )
+    out: list[RenderableType] = [text]
+    # what a student gets from the rounded weights, and whether it differs
+    by_hand = []
+    for j in range(len(step.cols)):
+        total = sum(
+            (
+                _rounded(weights.cells[i][k], places) * _rounded(V.cells[k][j], places)
+                for k in range(len(row_w))
+                if not weights.cells[i][k].masked
+            ),
+            Decimal(0),
+        )
+        by_hand.append(total.quantize(Decimal(1).scaleb(-places), rounding="ROUND_HALF_UP"))
+    exact_rounded = [fmt.round_half_up(c, places) for c in step.cells[i]]
+    if by_hand != exact_rounded:
+        shown_hand = ", ".join(fmt.decimal_text(x) for x in by_hand)
+        out.append(
+            Text(
+                f"Note: multiplying the rounded weights shown gives [{shown_hand}]. The exact "
+                f"weights give [{result}]; the difference comes from rounding the weights to "
+                f"{places} places, not from a slip. Carry one more decimal when working by hand.",
+                style="italic",
+            )
+        )
+    elif any(fmt.is_rounded(w, places) for w in row_w):
+        out.append(_rounding_note(places))
+    return out
+
+
+def _rounded(cell: Cell, places: int) -> Decimal:
+    return Decimal(cell.q.numerator) if fmt.is_integer(cell) else fmt.round_half_up(cell, places)
+
+
+def work_scale(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    (scores,) = step.args
+    i, j = 0, max(range(len(step.cols)), key=lambda j: scores.cells[0][j].approx)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(scores, places, width, exact, cell=(i, j)),
+        f"÷ √{step.divisor} =",
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+    ]
+    widths = [table_width(scores, places, exact), table_width(step, places, exact)]
+    cell = step.cells[i][j]
+    d_k = step.divisor
+    exact_form = fmt.exact_text(cell.exact)
+    line = f" = {fmt.operand(scores.cells[i][j], places)} / √{d_k}"
+    if fmt.is_rounded(cell, places):
+        line += f" = {exact_form} ≈ {fmt.shown(cell, step, places)}"
+    else:
+        line += f" = {fmt.shown(cell, step, places)}"
+    return [
+        side_by_side(parts, width, widths),
+        Text(
+            f"d_k = {d_k}, so every score is divided by √{d_k} ≈ "
+            f"{fmt.decimal_text(_sqrt_rounded(d_k, places))}.",
+            style="dim",
+        ),
+        Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
+    ]
+
+
+def _sqrt_rounded(n: int, places: int) -> Decimal:
+    from tutor.engine import MP
+
+    return Decimal(MP.nstr(MP.sqrt(n), 30)).quantize(Decimal(1).scaleb(-places), "ROUND_HALF_UP")
+
+
+def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
+    """The softmax of one row: each score, its e^x, the row total and each share."""
+    from tutor.engine import MP
+
+    (scaled,) = step.args
+    row = scaled.cells[i]
+    seen = [k for k, c in enumerate(row) if not c.masked]
+    t = Table(
+        title=Text(f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
+        box=box.ROUNDED,
+        border_style="dark_orange",
+    )
+    t.add_column("key")
+    t.add_column("score x", justify="right")
+    t.add_column("e^x", justify="right")
+    t.add_column("share = e^x / total", justify="right")
+    exps = {k: MP.exp(row[k].approx) for k in seen}
+    total = MP.fsum(exps.values())
+    for k in seen:
+        e_text = _mp_rounded(exps[k], places)
+        share = step.cells[i][k]
+        t.add_row(
+            step.cols[k],
+            fmt.operand(row[k], places),
+            e_text,
+            f"{e_text} / {_mp_rounded(total, places)} ≈ {fmt.number(share, places)}",
+        )
+    t.add_row(Text("total", style="bold"), "", Text(_mp_rounded(total, places), style="bold"), "")
+    notes = [_share_sum(step, i, places)]
+    hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
+    if hidden:
+        notes.append(
+            f"Masked keys ({', '.join(hidden)}) have e^(−∞) = 0, so they get no weight "
+            "and are left out of the total."
+        )
+    return t, notes
+
+
+def _share_sum(step: Step, i: int, places: int) -> str:
+    shares = [fmt.round_half_up(c, places) for c in step.cells[i]]
+    total = sum(shares, Decimal(0))
+    text = f"The shares add up to {fmt.decimal_text(total)}"
+    return text + (" ✓" if total == 1 else "; exactly 1 before rounding ✓")
+
+
+def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
+    from tutor.engine import MP
+
+    d = Decimal(MP.nstr(x, 40, min_fixed=-(10**9), max_fixed=10**9))
+    return fmt.decimal_text(d.quantize(Decimal(1).scaleb(-places), "ROUND_HALF_UP"))
+
+
+def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    (scaled,) = step.args
+    # the row with the most visible keys (the last one under a causal mask)
+    i = max(range(len(step.rows)), key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
+    table, notes = softmax_table(step, i, places)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(scaled, places, width, exact, rows=[i]),
+        "→",
+        *matrix_tables(step, places, width, exact, rows=[i]),
+    ]
+    widths = [table_width(scaled, places, exact), table_width(step, places, exact)]
+    out: list[RenderableType] = [side_by_side(parts, width, widths), table]
+    out += [Text(n, style="italic") for n in notes]
+    out.append(Text("e^x is computed from the exact score and shown rounded.", style="dim"))
+    return out
+
+
+def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    (scaled,) = step.args
+    parts: list[RenderableType | str] = [
+        *matrix_tables(scaled, places, width, exact),
+        "→",
+        *matrix_tables(step, places, width, exact),
+    ]
+    widths = [table_width(scaled, places, exact), table_width(step, places, exact)]
+    first, last = step.rows[0], step.rows[-1]
+    return [
+        side_by_side(parts, width, widths),
+        Text(
+            f"{first} sees only itself; {last} sees every token up to and including itself.",
+            style="italic",
+        ),
+    ]
+
+
+def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    return list(matrix_tables(step, places, width, exact))
+
+
+# ---------------------------------------------------------------------------------------------
+# the walk
+
+
+def shape_line(step: Step) -> str:
+    """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
+    n, m = step.shape
+    if step.op == "matmul":
+        left, right = step.args
+        a, b = left.shape
+        c, e = right.shape
+        if step.transpose:
+            return f"({a} × {b}) · ({e} × {c}) = {n} × {m}   (Kᵀ is K turned on its side)"
+        return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+    if step.op == "concat":
+        widths = " + ".join(str(s.shape[1]) for s in step.args)
+        h = len(step.args)
+        return f"{h} heads × {step.args[0].shape[1]} columns: {widths} = {m} columns, {n} × {m}"
+    return f"{n} × {m}"
+
+
+def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
+    """One step: heading, why, the instructor's note, shape arithmetic, tables and working."""
+    places = opts.precision if opts.precision is not None else d.lesson.precision
+    width = opts.width
+    colour = COLOURS.get(step.name, "white")
+    head = f"head {step.head}: " if step.head else ""
+    parts: list[RenderableType] = [
+        Rule(Text(head + TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"),
+        Text(WHY[step.name]),
+    ]
+    note = d.lesson.notes.get(step.name)
+    if note:
+        parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
+    if step.op != "input":
+        parts.append(Text.assemble(("shape: ", "dim"), shape_line(step)))
+    if step.op == "matmul":
+        parts += work_matmul(d, step, places, width, opts.exact)
+    elif step.op == "scale":
+        parts += work_scale(step, places, width, opts.exact)
+    elif step.op == "softmax":
+        parts += work_softmax(step, places, width, opts.exact)
+    elif step.op == "mask":
+        parts += work_mask(step, places, width, opts.exact)
+    else:
+        parts += work_plain(step, places, width, opts.exact)
+    return Padding(Group(*parts), (0, 0, 1, 0), expand=False)
+
+
+def header(d: Derivation) -> RenderableType:
+    lesson = d.lesson
+    facts = (
+        f"N = {lesson.n} tokens ({', '.join(lesson.labels)}) · d_model = {lesson.d_model} · "
+        f"d_k = {lesson.d_k} · d_v = {lesson.d_v}"
+    )
+    if lesson.multi_head:
+        facts += f" · {len(lesson.heads)} heads"
+    if lesson.mask == "causal":
+        facts += " · causal mask"
+    body = [Text(facts)]
+    if lesson.description:
+        body.insert(0, Text(lesson.description))
+    body.append(
+        Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
+    )
+    return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
+
+
+def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
+    """The whole walk as renderables, in order."""
+    out: list[RenderableType] = [header(d)]
+    shown_head: int | None = None
+    for step in d.steps:
+        if opts.steps is not None and step.name not in opts.steps:
+            continue
+        if opts.head is not None and step.head is not None and step.head != opts.head:
+            continue
+        if step.head is not None and step.head != shown_head:
+            shown_head = step.head
+            name = d.lesson.heads[step.head - 1].name
+            label = f"Head {step.head}" + (f": {name}" if name else "")
+            out.append(Rule(Text(label, style="bold reverse"), characters="═"))
+        out.append(step_section(d, step, opts))
+    return out
