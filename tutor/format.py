@@ -8,8 +8,9 @@ approximation, which cannot sit exactly on a tie.
 
 from __future__ import annotations
 
+import functools
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,23 +22,33 @@ MINUS = "−"
 NEG_INF_TEXT = f"{MINUS}∞"
 
 
-def round_half_up(cell: Cell, places: int) -> Decimal:
-    """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
-    if cell.q is not None:
-        p, q = cell.q.numerator, cell.q.denominator
-        scaled, rem = divmod(abs(p) * 10**places, q)
-        if 2 * rem >= q:
-            scaled += 1
-        result = Decimal(scaled).scaleb(-places)
-        return -result if p < 0 else result
-    text = _mp_text(cell)
-    return Decimal(text).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+_DIGITS = 400  # decimal working precision: far more than any value here needs
 
 
-def _mp_text(cell: Cell) -> str:
+def round_decimal(d: Decimal, places: int) -> Decimal:
+    """Round a decimal to ``places`` places, ties away from zero."""
+    with localcontext(prec=_DIGITS):
+        return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
+    """A 40-digit mpmath value as a Decimal, digit for digit."""
     from tutor.engine import MP
 
-    return MP.nstr(cell.approx, 40, min_fixed=-(10**9), max_fixed=10**9)
+    return Decimal(MP.nstr(x, 40, min_fixed=-(10**9), max_fixed=10**9))
+
+
+def round_half_up(cell: Cell, places: int) -> Decimal:
+    """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
+    if cell.q is None:
+        return round_decimal(mp_decimal(cell.approx), places)
+    p, q = cell.q.numerator, cell.q.denominator
+    scaled, rem = divmod(abs(p) * 10**places, q)
+    if 2 * rem >= q:
+        scaled += 1
+    with localcontext(prec=_DIGITS):
+        result = Decimal(scaled).scaleb(-places)
+    return -result if p < 0 else result
 
 
 def is_integer(cell: Cell) -> bool:
@@ -61,6 +72,7 @@ def number(cell: Cell, places: int, whole: bool = False) -> str:
     return decimal_text(round_half_up(cell, places))
 
 
+@functools.lru_cache(maxsize=512)  # steps hash by identity; a table asks once per cell
 def step_is_whole(step: Step) -> bool:
     """True when every cell is an integer (or masked), so the table shows no decimals."""
     return all(is_integer(c) or c.masked for row in step.cells for c in row)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from rich import box
+from rich.cells import cell_len
 from rich.color import Color
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -124,7 +125,7 @@ def cell_text(cell: Cell, step: Step, places: int, exact: bool) -> str:
 
 
 def _col_width(texts: Iterable[str]) -> int:
-    return max(len(t) for t in texts) + 3  # padding 1 + 1, border 1
+    return max(cell_len(t) for t in texts) + 3  # padding 1 + 1, border 1
 
 
 def matrix_tables(
@@ -165,9 +166,10 @@ def matrix_tables(
             border_style=colour,
             padding=(0, 1),
         )
-        t.add_column("", style="bold", no_wrap=True)
+        # fixed widths: Rich then need not measure every cell (large lessons render fast)
+        t.add_column("", style="bold", no_wrap=True, width=label_w - 4)
         for j in block:
-            t.add_column(Text(step.cols[j]), justify="right", no_wrap=True)
+            t.add_column(Text(step.cols[j]), justify="right", no_wrap=True, width=widths[j] - 3)
         for i, row in enumerate(step.cells):
             label = Text(step.rows[i], style=HIGHLIGHT if i in rows else "bold")
             out = []
@@ -344,7 +346,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
             ),
             Decimal(0),
         )
-        by_hand.append(total.quantize(Decimal(1).scaleb(-places), rounding="ROUND_HALF_UP"))
+        by_hand.append(fmt.round_decimal(total, places))
     exact_rounded = [fmt.round_half_up(c, places) for c in step.cells[i]]
     if by_hand != exact_rounded:
         shown_hand = ", ".join(fmt.decimal_text(x) for x in by_hand)
@@ -396,7 +398,7 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
 def _sqrt_rounded(n: int, places: int) -> Decimal:
     from tutor.engine import MP
 
-    return Decimal(MP.nstr(MP.sqrt(n), 30)).quantize(Decimal(1).scaleb(-places), "ROUND_HALF_UP")
+    return fmt.round_decimal(fmt.mp_decimal(MP.sqrt(n)), places)
 
 
 def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
@@ -411,11 +413,14 @@ def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
         box=box.ROUNDED,
         border_style="dark_orange",
     )
+    top = max(row[k].approx for k in seen)
+    shift = top if abs(top) > 10 else MP.zero  # keep e^x readable (and finite) for big scores
+    e_head = "e^x" if not shift else f"e^(x − {_mp_rounded(shift, places)})"
     t.add_column("key")
     t.add_column("score x", justify="right")
-    t.add_column("e^x", justify="right")
-    t.add_column("share = e^x / total", justify="right")
-    exps = {k: MP.exp(row[k].approx) for k in seen}
+    t.add_column(e_head, justify="right")
+    t.add_column(f"share = {e_head} / total", justify="right")
+    exps = {k: MP.exp(row[k].approx - shift) for k in seen}
     total = MP.fsum(exps.values())
     for k in seen:
         e_text = _mp_rounded(exps[k], places)
@@ -428,6 +433,12 @@ def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
         )
     t.add_row(Text("total", style="bold"), "", Text(_mp_rounded(total, places), style="bold"), "")
     notes = [_share_sum(step, i, places)]
+    if shift:
+        notes.append(
+            f"The scores are large, so the row's largest score ({_mp_rounded(shift, places)}) is "
+            "subtracted before e^x: the top and bottom of each share shrink by the same factor, "
+            "so the shares do not change."
+        )
     hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
     if hidden:
         notes.append(
@@ -447,8 +458,7 @@ def _share_sum(step: Step, i: int, places: int) -> str:
 def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
     from tutor.engine import MP
 
-    d = Decimal(MP.nstr(x, 40, min_fixed=-(10**9), max_fixed=10**9))
-    return fmt.decimal_text(d.quantize(Decimal(1).scaleb(-places), "ROUND_HALF_UP"))
+    return fmt.decimal_text(fmt.round_decimal(fmt.mp_decimal(x), places))
 
 
 def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:

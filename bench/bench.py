@@ -1,0 +1,141 @@
+"""Benchmark: start-up and walk times as ratios to their dependency floors, memory, and growth.
+
+Run from the repository root (after ``python -m pip install -e '.[test]'``):
+
+    python bench/bench.py            # about a minute; --rounds N for more or fewer runs
+
+Absolute times drift on shared machines, so every target is a ratio of medians measured in the
+same run, with the commands interleaved round by round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+PY = sys.executable
+CLI = [PY, "-m", "tutor"]
+
+
+def lesson_text(n: int, d_model: int, d_k: int, d_v: int, seed: int) -> str:
+    """A lesson of random integers in -2..2, as the performance issue specifies."""
+    rng = random.Random(seed)
+
+    def m(r: int, c: int) -> str:
+        rows = ("[" + ", ".join(str(rng.randint(-2, 2)) for _ in range(c)) + "]" for _ in range(r))
+        return "[" + ", ".join(rows) + "]"
+
+    tokens = ", ".join(f"t{i}" for i in range(n))
+    return (f"title: Benchmark N={n}\ntokens: [{tokens}]\nX: {m(n, d_model)}\n"
+            f"W_Q: {m(d_model, d_k)}\nW_K: {m(d_model, d_k)}\nW_V: {m(d_model, d_v)}\n")  # fmt: skip
+
+
+def timed(cmd: list[str]) -> tuple[float, int]:
+    """Wall time of one run and its peak resident memory in KiB."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"failed ({status}): {' '.join(cmd)}\n{proc.stderr.read().decode()}")
+    proc.stderr.close()
+    return elapsed, usage.ru_maxrss
+
+
+def growth(folder: Path) -> list[tuple[int, float, float, float]]:
+    """In-process load, derive and render times for N = 4 … 128 (d_model 64, d_k = d_v = 16)."""
+    from rich.console import Console
+
+    from tutor.engine import derive
+    from tutor.lesson import load_lesson
+    from tutor.render import WalkOptions, walk
+
+    rows = []
+    for n in (4, 8, 16, 32, 64, 128):
+        path = folder / f"grow{n}.yaml"
+        path.write_text(lesson_text(n, 64, 16, 16, seed=n))
+        t0 = time.perf_counter()
+        lesson = load_lesson(path)
+        t1 = time.perf_counter()
+        d = derive(lesson)
+        for s in d.steps:  # every float value, as --json needs
+            for row in s.cells:
+                for c in row:
+                    c.value  # noqa: B018
+        t2 = time.perf_counter()
+        console = Console(file=open(os.devnull, "w"), width=100, color_system=None)  # noqa: SIM115
+        for part in walk(d, WalkOptions(width=100)):
+            console.print(part)
+        t3 = time.perf_counter()
+        rows.append((n, t1 - t0, t2 - t1, t3 - t2))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="attn-bench-"))
+    big = folder / "n32.yaml"
+    big.write_text(lesson_text(32, 64, 16, 16, seed=32))
+
+    commands = {
+        "floor: import typer": [PY, "-c", "import typer"],
+        "floor: import typer, rich, sympy, yaml": [PY, "-c", "import typer, rich, sympy, yaml"],
+        "--help": [*CLI, "--help"],
+        "list": [*CLI, "list"],
+        "schema": [*CLI, "schema"],
+        "walk cats-chase-mice": [*CLI, "walk", "cats-chase-mice"],
+        "walk N=32 --json": [*CLI, "walk", str(big), "--json"],
+        "walk N=32": [*CLI, "walk", str(big)],
+    }
+    probe = subprocess.run([*CLI, "schema"], capture_output=True)
+    if probe.returncode != 0:  # the schema command arrives with another issue
+        del commands["schema"]
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    memory: dict[str, int] = {}
+    for _ in range(args.rounds):
+        for name, cmd in commands.items():  # interleaved: drift hits every command alike
+            elapsed, rss = timed(cmd)
+            times[name].append(elapsed)
+            memory[name] = max(memory.get(name, 0), rss)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    typer_floor, dep_floor = med["floor: import typer"], med["floor: import typer, rich, sympy, yaml"]
+    targets = [
+        ("--help", typer_floor, "import typer", 2.0),
+        ("list", typer_floor, "import typer", 2.0),
+        ("schema", typer_floor, "import typer", 2.0),
+        ("walk cats-chase-mice", dep_floor, "dependency floor", 1.25),
+        ("walk N=32 --json", dep_floor, "dependency floor", 2.0),
+        ("walk N=32", dep_floor, "dependency floor", 3.0),
+    ]
+    print(f"median of {args.rounds} interleaved runs, Python {sys.version.split()[0]}\n")
+    print(f"{'command':<24} {'median':>8} {'ratio':>7} {'target':>8}  vs")
+    for name, floor, label, target in targets:
+        if name not in med:
+            continue
+        ratio = med[name] / floor
+        flag = "ok" if ratio <= target else "MISSED"
+        print(f"{name:<24} {med[name] * 1000:>6.0f}ms {ratio:>6.2f}× {'≤' + str(target) + '×':>8}  "
+              f"{label} ({floor * 1000:.0f}ms)  {flag}")  # fmt: skip
+    rss = memory["walk N=32"] / 1024
+    print(f"\npeak memory, walk N=32: {rss:.0f} MB (target < 200 MB)  "
+          f"{'ok' if rss < 200 else 'MISSED'}")  # fmt: skip
+    print("\ngrowth, in process (d_model 64, d_k = d_v = 16):")
+    print(f"{'N':>5} {'load':>9} {'derive':>9} {'render':>9}  derive/N²")
+    for n, load, derive_t, render_t in growth(folder):
+        print(f"{n:>5} {load * 1000:>7.1f}ms {derive_t * 1000:>7.1f}ms {render_t * 1000:>7.1f}ms  "
+              f"{derive_t / n**2 * 1e6:6.1f}µs")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
