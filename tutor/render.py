@@ -15,9 +15,11 @@ from rich import box
 from rich.cells import cell_len
 from rich.color import Color
 from rich.console import Group, RenderableType
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
+from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -43,6 +45,7 @@ COLOURS = {
     "output": "gold3",
 }
 HIGHLIGHT = Style(reverse=True, bold=True)
+BOLD = Style(bold=True)
 
 TITLES = {
     "X": "X, the tokens",
@@ -137,7 +140,7 @@ def matrix_tables(
     cols: Sequence[int] = (),
     cell: tuple[int, int] | None = None,
     transpose_title: bool = False,
-) -> list[Table]:
+) -> list[MatrixGrid]:
     """The step as one or more tables (column blocks) that fit in ``width`` columns."""
     texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
     label_w = _col_width([*step.rows, ""]) + 1
@@ -158,31 +161,78 @@ def matrix_tables(
         title = title_base
         if len(blocks) > 1:
             title += f", columns {step.cols[block[0]]}–{step.cols[block[-1]]}"
-        t = Table(
-            title=Text(title, style=f"bold {colour}"),
-            box=box.ROUNDED,
-            show_header=True,
-            header_style=f"bold {colour}",
-            border_style=colour,
-            padding=(0, 1),
-        )
-        # fixed widths: Rich then need not measure every cell (large lessons render fast)
-        t.add_column("", style="bold", no_wrap=True, width=label_w - 4)
-        for j in block:
-            t.add_column(Text(step.cols[j]), justify="right", no_wrap=True, width=widths[j] - 3)
+        header = [(step.cols[j], widths[j] - 3) for j in block]
+        body = []
         for i, row in enumerate(step.cells):
-            label = Text(step.rows[i], style=HIGHLIGHT if i in rows else "bold")
+            label = (step.rows[i], HIGHLIGHT if i in rows else BOLD)
             out = []
             for j in block:
-                style: Style | str = ""
+                style: Style | None = None
                 if step.name == "weights" and not row[j].masked:
                     style = _heat(row[j])
                 if i in rows or j in cols or cell == (i, j):
                     style = HIGHLIGHT
-                out.append(Text(texts[i][j], style=style))
-            t.add_row(label, *out)
-        tables.append(t)
+                out.append((texts[i][j], style))
+            body.append((label, out))
+        tables.append(MatrixGrid(title, label_w - 4, header, body, colour))
     return tables
+
+
+class MatrixGrid:
+    """A matrix drawn like a rounded Rich table, line by line.
+
+    Rich's Table measures and lays out every cell generically; a 32-token lesson has tens of
+    thousands of cells, so matrices are drawn here directly with known column widths.
+    """
+
+    def __init__(
+        self,
+        title: str,
+        label_width: int,
+        header: list[tuple[str, int]],
+        body: list[tuple[tuple[str, Style], list[tuple[str, Style | None]]]],
+        colour: str,
+    ) -> None:
+        self.title, self.label_width, self.header, self.body = title, label_width, header, body
+        self.border = Style.parse(colour)
+        self.strong = Style.parse(f"bold {colour}")
+        self.width = label_width + 3 + sum(w + 3 for _, w in header) + 1
+
+    def __rich_measure__(self, console: object, options: object) -> Measurement:
+        return Measurement(self.width, self.width)
+
+    def _rule(self, left: str, mid: str, right: str) -> list[Segment]:
+        widths = [self.label_width] + [w for _, w in self.header]
+        rule = left + mid.join("─" * (w + 2) for w in widths) + right
+        return [Segment(rule, self.border), Segment.line()]
+
+    def __rich_console__(self, console: object, options: object) -> Iterable[Segment]:
+        # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
+        pad = max(0, (self.width - cell_len(self.title)) // 2)
+        yield Segment(" " * pad)
+        yield Segment(self.title, self.strong)
+        yield Segment.line()
+        yield from self._rule("╭", "┬", "╮")
+        bar = Segment("│", self.border)
+        yield bar
+        yield Segment(" " * (self.label_width + 2))
+        yield bar
+        for text, w in self.header:
+            yield Segment(" " + text.rjust(w) + " ", self.strong)
+            yield bar
+        yield Segment.line()
+        yield from self._rule("├", "┼", "┤")
+        for (label, label_style), cells in self.body:
+            yield bar
+            yield Segment(" ")
+            yield Segment(label + " " * (self.label_width - cell_len(label)), label_style)
+            yield Segment(" ")
+            yield bar
+            for (text, style), (_, w) in zip(cells, self.header, strict=True):
+                yield Segment(" " * (w - cell_len(text) + 1) + text + " ", style)
+                yield bar
+            yield Segment.line()
+        yield from self._rule("╰", "┴", "╯")
 
 
 def transposed(step: Step) -> Step:
@@ -456,7 +506,6 @@ def _share_sum(step: Step, i: int, places: int) -> str:
 
 
 def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
-    from tutor.engine import MP
 
     return fmt.decimal_text(fmt.round_decimal(fmt.mp_decimal(x), places))
 
