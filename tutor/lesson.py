@@ -170,6 +170,11 @@ else:  # pragma: no cover - PyYAML built without libyaml
     _PARSING = (yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser)
 
 
+_PLAIN_TAGS = {"!"} | {
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")
+}
+
+
 class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # type: ignore[misc]
     """Composes the node tree only; refuses aliases, anchors, odd tags and deep nesting.
 
@@ -199,8 +204,9 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
         if getattr(event, "anchor", None):
             raise self._refuse(event.start_mark, "YAML anchors (&name) are not allowed here")
         tag = getattr(event, "tag", None)
-        if tag and tag not in ("!",) and not tag.startswith("tag:yaml.org,2002:"):
-            raise self._refuse(event.start_mark, f"YAML tag {tag} is not allowed here")
+        if tag and tag not in _PLAIN_TAGS:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")
+            raise self._refuse(event.start_mark, f"YAML tag {shown} is not allowed here")
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise self._refuse(event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
