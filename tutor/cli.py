@@ -218,16 +218,21 @@ def progress(
         console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
         return
     rows = history.progress(records)
-    table = Table(title=f"Progress over {len(records)} quizzes")
-    for col in ("lesson", "step", "asked", "first try", "after hints", "missed", "recent quizzes"):
-        table.add_column(col, justify="left" if col in ("lesson", "step") else "right")
-    for r in rows:
-        recent = "  ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
-        table.add_row(
-            r.lesson, r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent
-        )
-    console.print(table)
-    console.print(Text("recent quizzes: right first try / asked, oldest first", style="dim"))
+    console.print(Text(f"Progress over {len(records)} quizzes ({history.history_path()})"))
+    for name in dict.fromkeys(r.lesson for r in rows):
+        table = Table(title=name, title_justify="left")
+        for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
+            table.add_column(col, justify="left" if col == "step" else "right")
+        for r in rows:
+            if r.lesson == name:
+                recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
+                table.add_row(
+                    r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent
+                )
+        console.print(table)
+    console.print(
+        Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
+    )
     weakest = history.practise_next(rows)
     if weakest is not None:
         step = weakest.step.split(".")[-1]

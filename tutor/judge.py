@@ -194,7 +194,7 @@ def judge(
             return Verdict(True, True, "exact", "right, exactly")
         return Verdict(False, False, "wrong", "not the exact value")
     if gap <= u / 2:
-        return Verdict(True, gap < SAME, "rounded", f"right to {precision} places")
+        return Verdict(True, False, "rounded", f"right to {precision} places")
     if hand is not None and distance(given, hand) <= (u / 2 if hand_slack is None else hand_slack):
         return Verdict(
             True,

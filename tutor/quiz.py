@@ -374,8 +374,7 @@ def ask(
             item.slips.append(slip.name)
             console.print(Text(f"✗ Not quite: {slip.message}.", style="red"))
         else:
-            why = "that is not the exact value" if answer.exact_form else "that is not it"
-            console.print(Text(f"✗ Not quite: {why}.", style="red"))
+            console.print(Text("✗ Not quite.", style="red"))
         left = MAX_TRIES - item.tries
         if not left:
             console.print(Text("Here is the working:"))
