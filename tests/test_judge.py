@@ -236,3 +236,23 @@ def test_judge_with_a_masked_lesson_and_heads(tmp_path) -> None:  # type: ignore
                     continue
                 assert jd.distance(jd.cell_from(step, i, j), cell) < jd.SAME
                 jd.alternatives(d, step, i, j)  # every slip can be computed
+
+
+@pytest.mark.parametrize(
+    ("text", "exact_form", "plain"),
+    [
+        ("2", True, True),
+        ("-2", True, True),
+        ("0.16", False, True),
+        ("1e-2", False, True),
+        ("1/3", True, False),
+        ("2/sqrt(2)", True, False),
+        ("e^2", True, False),
+        ("√2", True, False),
+        ("e^1.41/(e^1.41+e^2.83+e^1.41)", False, False),
+        ("2*0.16 + 0.67*0", False, False),
+    ],
+)
+def test_read_answer_says_how_it_was_written(text: str, exact_form: bool, plain: bool) -> None:
+    a = read_answer(text)
+    assert (a.exact_form, a.plain) == (exact_form, plain)
