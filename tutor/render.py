@@ -86,7 +86,7 @@ WHY = {
     "Z": "Each token's new vector is a blend of every token's value, mixed in the proportions "
     "of its row of weights.",
     "concat": "Each head attended in its own way; their outputs are placed side by side, so "
-    "each token's vector gets h × d_v columns.",
+    "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
     "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
     "output": "The concatenation times W_O: every head's findings blended into one row per token.",
 }
@@ -453,8 +453,7 @@ def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
 
 def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     (scaled,) = step.args
-    # the row with the most visible keys (the last one under a causal mask)
-    i = max(range(len(step.rows)), key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
+    i = _softmax_row_to_work(scaled)
     table, notes = softmax_table(step, i, places)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
@@ -466,6 +465,30 @@ def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[Rende
     out += [Text(n, style="italic") for n in notes]
     out.append(Text("e^x is computed from the exact score and shown rounded.", style="dim"))
     return out
+
+
+def _softmax_row_to_work(scaled: Step) -> int:
+    """The row with the most visible keys; under a mask, the fullest row that still hides one."""
+    rows = range(len(scaled.rows))
+    hiding = [r for r in rows if any(c.masked for c in scaled.cells[r])]
+    return max(hiding or rows, key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
+
+
+def work_concat(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """The heads' Z tables side by side, then one row of the concatenation spelled out."""
+    parts: list[RenderableType | str] = []
+    for k, Z in enumerate(step.args):
+        parts += ["|"] if k else []
+        parts += matrix_tables(Z, places, width, exact, rows=[0])
+    parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
+    widths = [table_width(s, places, exact) for s in (*step.args, step)]
+    pieces = " | ".join(", ".join(fmt.shown(c, Z, places) for c in Z.cells[0]) for Z in step.args)
+    names = " | ".join(f"{Z.key}[{step.rows[0]}]" for Z in step.args)
+    line = Text.assemble(
+        (f"{step.key}[{step.rows[0]}]", f"bold {COLOURS['concat']}"),
+        f" = [{names}]\n    = [{pieces}]",
+    )
+    return [side_by_side(parts, width, widths), line]
 
 
 def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
@@ -505,9 +528,10 @@ def shape_line(step: Step) -> str:
             return f"({a} × {b}) · ({e} × {c}) = {n} × {m}   (Kᵀ is K turned on its side)"
         return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
     if step.op == "concat":
-        widths = " + ".join(str(s.shape[1]) for s in step.args)
-        h = len(step.args)
-        return f"{h} heads × {step.args[0].shape[1]} columns: {widths} = {m} columns, {n} × {m}"
+        h, d_vs = len(step.args), [s.shape[1] for s in step.args]
+        if len(set(d_vs)) == 1:
+            return f"h × d_v = {h} × {d_vs[0]} = {m} columns, so {n} × {m}"
+        return f"{h} heads of {' + '.join(map(str, d_vs))} = {m} columns, so {n} × {m}"
     return f"{n} × {m}"
 
 
@@ -534,6 +558,8 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_softmax(step, places, width, opts.exact)
     elif step.op == "mask":
         parts += work_mask(step, places, width, opts.exact)
+    elif step.op == "concat":
+        parts += work_concat(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     return Padding(Group(*parts), (0, 0, 1, 0), expand=False)
