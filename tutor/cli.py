@@ -218,3 +218,62 @@ app.info.cls = TutorGroup
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+@app.command()
+def explain(
+    lesson: Annotated[
+        str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
+    ],
+    cell: Annotated[
+        str,
+        typer.Argument(
+            help="The cell, as STEP[ROW, COL]: Z[cats, 1], scores[cats, chase], head2.Q[it, 1]. "
+            "ROW is a token; COL a 1-based number or, for N × N steps, a token. "
+            "A name that does not exist exits with code 2 and lists the valid ones."
+        ),
+    ],
+    precision: Annotated[
+        int | None, typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10)
+    ] = None,
+    limit: Annotated[
+        int,
+        typer.Option(help="Show at most this many cells per group; the rest are counted.", min=1),
+    ] = 8,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Show everything one cell depends on, as a tree, with exact and rounded values."""
+    from tutor.cells import parse_cell
+    from tutor.engine import derive
+    from tutor.explain import explain as explain_tree
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    step, i, j = parse_cell(d, cell)
+    places = precision if precision is not None else d.lesson.precision
+    make_console().print(explain_tree(d, step, i, j, places, limit))
+
+
+@app.command(context_settings={"ignore_unknown_options": True})
+def softmax(
+    numbers: Annotated[
+        list[str],
+        typer.Argument(
+            help='The numbers, e.g. 1 2 3 or -1 0.5 "1/3". Integers, decimals and '
+            "fractions are read exactly. A bad number exits with code 2.",
+            show_default=False,
+        ),
+    ],
+    times: Annotated[str, typer.Option(help="Multiply every number by this first, e.g. 10.")] = "1",
+    precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10)] = 2,
+) -> None:
+    """Work softmax by hand for any numbers: each e^x, the total and each share."""
+    from tutor.render import softmax_warmup
+    from tutor.warmup import read_number, read_numbers, softmax_row
+
+    values = read_numbers(numbers)
+    factor = read_number(times, "--times")
+    weights = softmax_row(values, factor)
+    plain = softmax_row(values) if factor != (1, 1) else None
+    console = make_console()
+    for part in softmax_warmup(weights, precision, plain, times):
+        console.print(part)

@@ -399,35 +399,56 @@ def _sqrt_rounded(n: int, places: int) -> Decimal:
     return Decimal(MP.nstr(MP.sqrt(n), 30)).quantize(Decimal(1).scaleb(-places), "ROUND_HALF_UP")
 
 
-def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
-    """The softmax of one row: each score, its e^x, the row total and each share."""
+SHIFT_ABOVE, SHIFT_BELOW = 10, -5  # outside this range the largest x is subtracted first
+
+
+def softmax_table(
+    step: Step, i: int, places: int, title: str | None = None, key: str = "key"
+) -> tuple[Table, list[str]]:
+    """The softmax of one row: each score, its e^x, the row total and each share.
+
+    When the largest score is big (or very negative), e^x would be unreadable or overflow, so
+    the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is the same share.
+    """
     from tutor.engine import MP
 
     (scaled,) = step.args
     row = scaled.cells[i]
     seen = [k for k, c in enumerate(row) if not c.masked]
+    top = max(seen, key=lambda k: row[k].approx)
+    shift = not SHIFT_BELOW <= row[top].approx <= SHIFT_ABOVE
+    power = "x − m" if shift else "x"
     t = Table(
-        title=Text(f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
+        title=Text(title or f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
         box=box.ROUNDED,
         border_style="dark_orange",
     )
-    t.add_column("key")
+    t.add_column(key)
     t.add_column("score x", justify="right")
-    t.add_column("e^x", justify="right")
-    t.add_column("share = e^x / total", justify="right")
-    exps = {k: MP.exp(row[k].approx) for k in seen}
+    t.add_column(f"e^({power})" if shift else "e^x", justify="right")
+    t.add_column(
+        f"share = e^({power}) / total" if shift else "share = e^x / total", justify="right"
+    )
+    m = row[top].approx if shift else 0
+    exps = {k: MP.exp(row[k].approx - m) for k in seen}
     total = MP.fsum(exps.values())
     for k in seen:
         e_text = _mp_rounded(exps[k], places)
         share = step.cells[i][k]
+        eq = "≈" if fmt.is_rounded(share, places) else "="
         t.add_row(
             step.cols[k],
             fmt.operand(row[k], places),
             e_text,
-            f"{e_text} / {_mp_rounded(total, places)} ≈ {fmt.number(share, places)}",
+            f"{e_text} / {_mp_rounded(total, places)} {eq} {fmt.number(share, places)}",
         )
     t.add_row(Text("total", style="bold"), "", Text(_mp_rounded(total, places), style="bold"), "")
     notes = [_share_sum(step, i, places)]
+    if shift:
+        notes.append(
+            f"m = {fmt.operand(row[top], places)} is the largest x. Subtracting it changes no "
+            "share (e^(−m) cancels above and below the line) and keeps e^x from overflowing."
+        )
     hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
     if hidden:
         notes.append(
@@ -599,4 +620,28 @@ def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
             label = f"Head {step.head}" + (f": {name}" if name else "")
             out.append(Rule(Text(label, style="bold reverse"), characters="═"))
         out.append(step_section(d, step, opts))
+    return out
+
+
+def softmax_warmup(
+    weights: Step, places: int, plain: Step | None = None, times: str = ""
+) -> list[RenderableType]:
+    """``attn-tutor softmax``: the working of one row, and with --times how it got peaky."""
+    (x,) = weights.args
+    title = "softmax(" + ", ".join(fmt.operand(c, places) for c in x.cells[0]) + ")"
+    table, notes = softmax_table(weights, 0, places, title=title, key="#")
+    out: list[RenderableType] = []
+    if plain is not None:
+        inputs = ", ".join(fmt.operand(c, places) for c in plain.args[0].cells[0])
+        out.append(Text(f"Each of {inputs} multiplied by {times} first.", style="dim"))
+    out += [table, *(Text(n, style="italic") for n in notes)]
+    if plain is not None:
+        before = ", ".join(fmt.number(c, places) for c in plain.cells[0])
+        after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
+        out.append(
+            Text(
+                f"Shares before multiplying: {before}; after: {after}. Bigger inputs make "
+                "softmax peakier; that is why attention divides its scores by √d_k first."
+            )
+        )
     return out
