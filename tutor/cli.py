@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 import typer.core
@@ -94,6 +94,12 @@ def walk(
         bool, typer.Option("--json", help="Print one JSON object and nothing else.")
     ] = False,
     lessons_dir: LessonsDirOpt = None,
+    pause: Annotated[
+        bool,
+        typer.Option(
+            "--pause", help="Wait for Enter between steps (q to stop); only on a terminal."
+        ),
+    ] = False,
 ) -> None:
     """Work through every step of a lesson, with term-by-term working."""
     from tutor.engine import derive
@@ -110,15 +116,18 @@ def walk(
 
         sys.stdout.write(json.dumps(derivation_json(d, exact, steps, head)) + "\n")
         return
-    from tutor.render import WalkOptions
-    from tutor.render import walk as render_walk
+    from tutor.render import WalkOptions, walk_pages
 
     console = make_console()
     opts = WalkOptions(
         steps=steps, head=head, exact=exact, precision=precision, width=console.width
     )
-    for part in render_walk(d, opts):
-        console.print(part)
+    pages = walk_pages(d, opts)
+    for number, page in enumerate(pages, 1):
+        for part in page:
+            console.print(part)
+        if pause and number < len(pages) and not wait_for_enter(console, sys.stdin):
+            break
 
 
 @app.command("list")
@@ -277,3 +286,16 @@ def softmax(
     console = make_console()
     for part in softmax_warmup(weights, precision, plain, times):
         console.print(part)
+
+
+def wait_for_enter(console: Console, stream: TextIO) -> bool:
+    """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
+
+    Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
+    """
+    if not stream.isatty():
+        return True
+    console.print("[dim]── Enter: next step · q: stop ──[/]", end="")
+    line = stream.readline()
+    console.print()
+    return bool(line) and line.strip().lower() not in ("q", "quit")

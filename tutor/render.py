@@ -607,20 +607,28 @@ def header(d: Derivation) -> RenderableType:
 
 def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
     """The whole walk as renderables, in order."""
-    out: list[RenderableType] = [header(d)]
+    return [part for page in walk_pages(d, opts) for part in page]
+
+
+def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
+    """The walk one step per page (the header joins the first), for pausing between steps."""
+    pages: list[list[RenderableType]] = []
+    first: list[RenderableType] = [header(d)]
     shown_head: int | None = None
     for step in d.steps:
         if opts.steps is not None and step.name not in opts.steps:
             continue
         if opts.head is not None and step.head is not None and step.head != opts.head:
             continue
+        page = first if not pages else []
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             name = d.lesson.heads[step.head - 1].name
             label = f"Head {step.head}" + (f": {name}" if name else "")
-            out.append(Rule(Text(label, style="bold reverse"), characters="═"))
-        out.append(step_section(d, step, opts))
-    return out
+            page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+        page.append(step_section(d, step, opts))
+        pages.append(page)
+    return pages or [first]
 
 
 def softmax_warmup(
