@@ -602,6 +602,12 @@ def header(d: Derivation) -> RenderableType:
     body.append(
         Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
     )
+    if lesson.mask == "causal":
+        body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
+    if lesson.multi_head:
+        zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
+        tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
+        body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
 
 
