@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 import typer.core
@@ -94,6 +94,12 @@ def walk(
         bool, typer.Option("--json", help="Print one JSON object and nothing else.")
     ] = False,
     lessons_dir: LessonsDirOpt = None,
+    pause: Annotated[
+        bool,
+        typer.Option(
+            "--pause", help="Wait for Enter between steps (q to stop); only on a terminal."
+        ),
+    ] = False,
 ) -> None:
     """Work through every step of a lesson, with term-by-term working."""
     from tutor.engine import derive
@@ -110,15 +116,18 @@ def walk(
 
         sys.stdout.write(json.dumps(derivation_json(d, exact, steps, head)) + "\n")
         return
-    from tutor.render import WalkOptions
-    from tutor.render import walk as render_walk
+    from tutor.render import WalkOptions, walk_pages
 
     console = make_console()
     opts = WalkOptions(
         steps=steps, head=head, exact=exact, precision=precision, width=console.width
     )
-    for part in render_walk(d, opts):
-        console.print(part)
+    pages = walk_pages(d, opts)
+    for number, page in enumerate(pages, 1):
+        for part in page:
+            console.print(part)
+        if pause and number < len(pages) and not wait_for_enter(console, sys.stdin):
+            break
 
 
 @app.command("list")
@@ -309,3 +318,75 @@ app.info.cls = TutorGroup
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+@app.command()
+def explain(
+    lesson: Annotated[
+        str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
+    ],
+    cell: Annotated[
+        str,
+        typer.Argument(
+            help="The cell, as STEP[ROW, COL]: Z[cats, 1], scores[cats, chase], head2.Q[it, 1]. "
+            "ROW is a token; COL a 1-based number or, for N × N steps, a token. "
+            "A name that does not exist exits with code 2 and lists the valid ones."
+        ),
+    ],
+    precision: Annotated[
+        int | None, typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10)
+    ] = None,
+    limit: Annotated[
+        int,
+        typer.Option(help="Show at most this many cells per group; the rest are counted.", min=1),
+    ] = 8,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Show everything one cell depends on, as a tree, with exact and rounded values."""
+    from tutor.cells import parse_cell
+    from tutor.engine import derive
+    from tutor.explain import explain as explain_tree
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    step, i, j = parse_cell(d, cell)
+    places = precision if precision is not None else d.lesson.precision
+    make_console().print(explain_tree(d, step, i, j, places, limit))
+
+
+@app.command(context_settings={"ignore_unknown_options": True})
+def softmax(
+    numbers: Annotated[
+        list[str],
+        typer.Argument(
+            help='The numbers, e.g. 1 2 3 or -1 0.5 "1/3". Integers, decimals and '
+            "fractions are read exactly. A bad number exits with code 2.",
+            show_default=False,
+        ),
+    ],
+    times: Annotated[str, typer.Option(help="Multiply every number by this first, e.g. 10.")] = "1",
+    precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10)] = 2,
+) -> None:
+    """Work softmax by hand for any numbers: each e^x, the total and each share."""
+    from tutor.render import softmax_warmup
+    from tutor.warmup import read_number, read_numbers, softmax_row
+
+    values = read_numbers(numbers)
+    factor = read_number(times, "--times")
+    weights = softmax_row(values, factor)
+    plain = softmax_row(values) if factor != (1, 1) else None
+    console = make_console()
+    for part in softmax_warmup(weights, precision, plain, times):
+        console.print(part)
+
+
+def wait_for_enter(console: Console, stream: TextIO) -> bool:
+    """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
+
+    Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
+    """
+    if not stream.isatty():
+        return True
+    console.print("[dim]── Enter: next step · q: stop ──[/]", end="")
+    line = stream.readline()
+    console.print()
+    return bool(line) and line.strip().lower() not in ("q", "quit")

@@ -43,6 +43,7 @@ STEP_NAMES = (
     "weights",
     "Z",
     "concat",
+    "W_O",
     "output",
 )
 TOP_KEYS = (
@@ -446,7 +447,13 @@ def _build(
     W_O = None
     if "W_O" in keys:
         W_O = c.matrix(value("W_O"), "W_O")
-        if W_O is not None and heads:
+        if W_O is not None and "heads" not in keys:
+            c.error(
+                value("W_O"),
+                "W_O projects the concatenation of several heads, but this lesson has no "
+                "'heads'; list the heads under 'heads' (one head is fine) or remove W_O",
+            )
+        elif W_O is not None and heads:
             d_vs = {len(h.W_V[0]) for h in heads}
             if len(d_vs) > 1:
                 c.error(

@@ -90,7 +90,7 @@ WHY = {
     "Z": "Each token's new vector is a blend of every token's value, mixed in the proportions "
     "of its row of weights.",
     "concat": "Each head attended in its own way; their outputs are placed side by side, so "
-    "each token's vector gets h × d_v columns.",
+    "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
     "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
     "output": "The concatenation times W_O: every head's findings blended into one row per token.",
 }
@@ -451,43 +451,55 @@ def _sqrt_rounded(n: int, places: int) -> Decimal:
     return fmt.round_decimal(fmt.mp_decimal(MP.sqrt(n)), places)
 
 
-def softmax_table(step: Step, i: int, places: int) -> tuple[Table, list[str]]:
-    """The softmax of one row: each score, its e^x, the row total and each share."""
+SHIFT_ABOVE, SHIFT_BELOW = 10, -5  # outside this range the largest x is subtracted first
+
+
+def softmax_table(
+    step: Step, i: int, places: int, title: str | None = None, key: str = "key"
+) -> tuple[Table, list[str]]:
+    """The softmax of one row: each score, its e^x, the row total and each share.
+
+    When the largest score is big (or very negative), e^x would be unreadable or overflow, so
+    the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is the same share.
+    """
     from tutor.engine import MP
 
     (scaled,) = step.args
     row = scaled.cells[i]
     seen = [k for k, c in enumerate(row) if not c.masked]
+    top = max(seen, key=lambda k: row[k].approx)
+    shift = not SHIFT_BELOW <= row[top].approx <= SHIFT_ABOVE
+    power = "x − m" if shift else "x"
     t = Table(
-        title=Text(f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
+        title=Text(title or f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
         box=box.ROUNDED,
         border_style="dark_orange",
     )
-    top = max(row[k].approx for k in seen)
-    shift = top if abs(top) > 10 else MP.zero  # keep e^x readable (and finite) for big scores
-    e_head = "e^x" if not shift else f"e^(x − {_mp_rounded(shift, places)})"
-    t.add_column("key")
+    t.add_column(key)
     t.add_column("score x", justify="right")
-    t.add_column(e_head, justify="right")
-    t.add_column(f"share = {e_head} / total", justify="right")
-    exps = {k: MP.exp(row[k].approx - shift) for k in seen}
+    t.add_column(f"e^({power})" if shift else "e^x", justify="right")
+    t.add_column(
+        f"share = e^({power}) / total" if shift else "share = e^x / total", justify="right"
+    )
+    m = row[top].approx if shift else 0
+    exps = {k: MP.exp(row[k].approx - m) for k in seen}
     total = MP.fsum(exps.values())
     for k in seen:
         e_text = _mp_rounded(exps[k], places)
         share = step.cells[i][k]
+        eq = "≈" if fmt.is_rounded(share, places) else "="
         t.add_row(
             step.cols[k],
             fmt.operand(row[k], places),
             e_text,
-            f"{e_text} / {_mp_rounded(total, places)} ≈ {fmt.number(share, places)}",
+            f"{e_text} / {_mp_rounded(total, places)} {eq} {fmt.number(share, places)}",
         )
     t.add_row(Text("total", style="bold"), "", Text(_mp_rounded(total, places), style="bold"), "")
     notes = [_share_sum(step, i, places)]
     if shift:
         notes.append(
-            f"The scores are large, so the row's largest score ({_mp_rounded(shift, places)}) is "
-            "subtracted before e^x: the top and bottom of each share shrink by the same factor, "
-            "so the shares do not change."
+            f"m = {fmt.operand(row[top], places)} is the largest x. Subtracting it changes no "
+            "share (e^(−m) cancels above and below the line) and keeps e^x from overflowing."
         )
     hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
     if hidden:
@@ -512,8 +524,7 @@ def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
 
 def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     (scaled,) = step.args
-    # the row with the most visible keys (the last one under a causal mask)
-    i = max(range(len(step.rows)), key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
+    i = _softmax_row_to_work(scaled)
     table, notes = softmax_table(step, i, places)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
@@ -525,6 +536,30 @@ def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[Rende
     out += [Text(n, style="italic") for n in notes]
     out.append(Text("e^x is computed from the exact score and shown rounded.", style="dim"))
     return out
+
+
+def _softmax_row_to_work(scaled: Step) -> int:
+    """The row with the most visible keys; under a mask, the fullest row that still hides one."""
+    rows = range(len(scaled.rows))
+    hiding = [r for r in rows if any(c.masked for c in scaled.cells[r])]
+    return max(hiding or rows, key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
+
+
+def work_concat(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """The heads' Z tables side by side, then one row of the concatenation spelled out."""
+    parts: list[RenderableType | str] = []
+    for k, Z in enumerate(step.args):
+        parts += ["|"] if k else []
+        parts += matrix_tables(Z, places, width, exact, rows=[0])
+    parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
+    widths = [table_width(s, places, exact) for s in (*step.args, step)]
+    pieces = " | ".join(", ".join(fmt.shown(c, Z, places) for c in Z.cells[0]) for Z in step.args)
+    names = " | ".join(f"{Z.key}[{step.rows[0]}]" for Z in step.args)
+    line = Text.assemble(
+        (f"{step.key}[{step.rows[0]}]", f"bold {COLOURS['concat']}"),
+        f" = [{names}]\n    = [{pieces}]",
+    )
+    return [side_by_side(parts, width, widths), line]
 
 
 def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
@@ -564,9 +599,10 @@ def shape_line(step: Step) -> str:
             return f"({a} × {b}) · ({e} × {c}) = {n} × {m}   (Kᵀ is K turned on its side)"
         return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
     if step.op == "concat":
-        widths = " + ".join(str(s.shape[1]) for s in step.args)
-        h = len(step.args)
-        return f"{h} heads × {step.args[0].shape[1]} columns: {widths} = {m} columns, {n} × {m}"
+        h, d_vs = len(step.args), [s.shape[1] for s in step.args]
+        if len(set(d_vs)) == 1:
+            return f"h × d_v = {h} × {d_vs[0]} = {m} columns, so {n} × {m}"
+        return f"{h} heads of {' + '.join(map(str, d_vs))} = {m} columns, so {n} × {m}"
     return f"{n} × {m}"
 
 
@@ -593,6 +629,8 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_softmax(step, places, width, opts.exact)
     elif step.op == "mask":
         parts += work_mask(step, places, width, opts.exact)
+    elif step.op == "concat":
+        parts += work_concat(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     return Padding(Group(*parts), (0, 0, 1, 0), expand=False)
@@ -614,22 +652,60 @@ def header(d: Derivation) -> RenderableType:
     body.append(
         Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
     )
+    if lesson.mask == "causal":
+        body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
+    if lesson.multi_head:
+        zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
+        tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
+        body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
 
 
 def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
     """The whole walk as renderables, in order."""
-    out: list[RenderableType] = [header(d)]
+    return [part for page in walk_pages(d, opts) for part in page]
+
+
+def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
+    """The walk one step per page (the header joins the first), for pausing between steps."""
+    pages: list[list[RenderableType]] = []
+    first: list[RenderableType] = [header(d)]
     shown_head: int | None = None
     for step in d.steps:
         if opts.steps is not None and step.name not in opts.steps:
             continue
         if opts.head is not None and step.head is not None and step.head != opts.head:
             continue
+        page = first if not pages else []
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             name = d.lesson.heads[step.head - 1].name
             label = f"Head {step.head}" + (f": {name}" if name else "")
-            out.append(Rule(Text(label, style="bold reverse"), characters="═"))
-        out.append(step_section(d, step, opts))
+            page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+        page.append(step_section(d, step, opts))
+        pages.append(page)
+    return pages or [first]
+
+
+def softmax_warmup(
+    weights: Step, places: int, plain: Step | None = None, times: str = ""
+) -> list[RenderableType]:
+    """``attn-tutor softmax``: the working of one row, and with --times how it got peaky."""
+    (x,) = weights.args
+    title = "softmax(" + ", ".join(fmt.operand(c, places) for c in x.cells[0]) + ")"
+    table, notes = softmax_table(weights, 0, places, title=title, key="#")
+    out: list[RenderableType] = []
+    if plain is not None:
+        inputs = ", ".join(fmt.operand(c, places) for c in plain.args[0].cells[0])
+        out.append(Text(f"Each of {inputs} multiplied by {times} first.", style="dim"))
+    out += [table, *(Text(n, style="italic") for n in notes)]
+    if plain is not None:
+        before = ", ".join(fmt.number(c, places) for c in plain.cells[0])
+        after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
+        out.append(
+            Text(
+                f"Shares before multiplying: {before}; after: {after}. Bigger inputs make "
+                "softmax peakier; that is why attention divides its scores by √d_k first."
+            )
+        )
     return out

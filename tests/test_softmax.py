@@ -1,0 +1,70 @@
+"""attn-tutor softmax: the article's warm-up for any numbers, negative and large ones too."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tutor.warmup import read_numbers, softmax_row
+
+
+def test_one_two_three_gives_the_articles_shares(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", "1", "2", "3")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    for text in ("2.72", "7.39", "20.09", "30.19", "≈ 0.09", "≈ 0.24", "≈ 0.67"):
+        assert text in out
+    assert "add up to 1.00 ✓" in out
+
+
+def test_shares_are_exact_and_add_to_one() -> None:
+    row = softmax_row(read_numbers(["1", "2", "3"]))
+    shares = [c.value for c in row.cells[0]]
+    expected = [math.exp(k) / sum(math.exp(j) for j in (1, 2, 3)) for k in (1, 2, 3)]
+    assert shares == pytest.approx(expected, rel=1e-15)
+    assert sum(c.approx for c in row.cells[0]) == pytest.approx(1, abs=1e-35)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("-1", "2", "3"), ("--", "-1", "2", "3"), ("2", "-1", "3"), ("-1.5", "-1/2", "−2")],
+)
+def test_negative_numbers_work_without_dash_dash(run, args) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", *args)
+    assert result.exit_code == 0, result.stderr + result.stdout
+    assert "add up to" in result.stdout
+
+
+def test_large_numbers_use_the_max_subtraction_trick(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("softmax", "1000", "1001", "1002").stdout
+    assert "e^(x − m)" in out and "m = 1002 is the largest x" in out
+    assert "≈ 0.09" in out and "≈ 0.67" in out  # same shares as 1 2 3
+    huge = softmax_row(read_numbers(["1e30", "-1e30"]))
+    assert [c.value for c in huge.cells[0]] == [1.0, 0.0]
+
+
+def test_times_makes_softmax_peaky(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("softmax", "1", "2", "3", "--times", "10").stdout
+    assert "softmax(10, 20, 30)" in out
+    assert "before multiplying: 0.09, 0.24, 0.67; after: 0.00, 0.00, 1.00" in out
+    assert "√d_k" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("1", "two"), "number 2: found 'two'"),
+        (("1", "__import__('os')"), "number 2"),
+        (("1", "2**999"), "number 2"),
+        (("1", "--times", "ten"), "--times: found 'ten'"),
+        (("1", "1/0"), "division by zero"),
+        (("1", "1e999"), "exponent"),
+        ((), "Missing argument"),
+    ],
+)
+def test_bad_numbers_exit_2_with_one_line(run, args, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", *args)
+    assert result.exit_code == 2
+    assert fragment in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr + result.stdout

@@ -1,0 +1,110 @@
+"""Cell names: ``Z[cats, 1]``, ``scores[it, cake]``, ``head2.Q[the#1, 3]`` → (step, row, column).
+
+A pure reader shared by ``explain`` (and by anything else that lets a person point at one
+number). Nothing is evaluated: the name is matched with a regular expression and looked up in
+the derivation's own labels.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tutor.errors import UsageError
+from tutor.lesson import suggest
+
+if TYPE_CHECKING:
+    from tutor.engine import Derivation, Step
+
+MAX_NAME_CHARS = 200
+MAX_LISTED = 12  # labels listed in an error message before "…"
+
+_CELL = re.compile(
+    r"""^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?   # head2.
+    (?P<step>[A-Za-z_]\w*)\s*                         # Z
+    \[\s*(?P<row>[^\[\],]+?)\s*,\s*(?P<col>[^\[\],]+?)\s*\]\s*$  # [cats, 1]
+    """,
+    re.VERBOSE,
+)
+
+
+def step_keys(d: Derivation) -> list[str]:
+    """Every step as it is named in a cell: ``X``, ``head1.Q``, …, ``output``."""
+    return [s.key for s in d.steps]
+
+
+def _listing(labels: tuple[str, ...] | list[str]) -> str:
+    shown = ", ".join(labels[:MAX_LISTED])
+    more = len(labels) - MAX_LISTED
+    return shown + (f", … ({more} more)" if more > 0 else "")
+
+
+def cell_name(step: Step, i: int, j: int) -> str:
+    """The canonical name of a cell, which ``parse_cell`` reads back."""
+    return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
+
+
+def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:
+    """Find the cell a name points at; raise ``UsageError`` listing what is valid.
+
+    ROW is a row label (a token, with repeats as ``the#1``; for W matrices a number). COL is a
+    column label or a 1-based column number, so ``scores[cats, chase]`` and ``scores[cats, 2]``
+    are the same cell. In a lesson with heads, per-head steps need ``headN.``.
+    """
+    example = cell_name(d.steps[-1], 0, 0)
+    if len(text) > MAX_NAME_CHARS:
+        raise UsageError(f"a cell name is at most {MAX_NAME_CHARS} characters, like {example}")
+    m = _CELL.match(text)
+    if not m:
+        raise UsageError(
+            f"cannot read {text.strip()!r} as a cell; write STEP[ROW, COL], like {example}; "
+            f"steps: {', '.join(step_keys(d))}"
+        )
+    step = _find_step(d, m["step"], int(m["head"]) if m["head"] else None)
+    i = _index(step.rows, m["row"], step, "row")
+    j = _index(step.cols, m["col"], step, "column")
+    return step, i, j
+
+
+def _find_step(d: Derivation, name: str, head: int | None) -> Step:
+    keys = step_keys(d)
+    names = list(dict.fromkeys(s.name for s in d.steps))
+    if name not in names:
+        raise UsageError(
+            f"this lesson has no step {name!r}{suggest(name, names)}; steps: {', '.join(keys)}"
+        )
+    per_head = [s for s in d.steps if s.name == name and s.head is not None]
+    if head is None and per_head:
+        choices = ", ".join(s.key for s in per_head)
+        raise UsageError(
+            f"{name} belongs to a head in this lesson of {d.head_count} heads; name one: {choices}"
+        )
+    if head is not None and not per_head:
+        where = (
+            "this lesson has a single head"
+            if not d.lesson.multi_head
+            else f"{name} is shared by all heads"
+        )
+        raise UsageError(f"{where}, so write {name}[…] without head{head}.")
+    for s in d.steps:
+        if s.name == name and s.head == head:
+            return s
+    raise UsageError(f"this lesson has {d.head_count} heads, so head{head} does not exist")
+
+
+def _index(labels: tuple[str, ...], text: str, step: Step, what: str) -> int:
+    """Position of a label; a 1-based number also works for columns that are not numbered."""
+    if text in labels:
+        return labels.index(text)
+    numbered = [k for k, lab in enumerate(labels) if lab.split("#")[0] == text]
+    if len(numbered) > 1:
+        raise UsageError(
+            f"{text!r} appears {len(numbered)} times in {step.key}; say which: "
+            f"{', '.join(labels[k] for k in numbered)}"
+        )
+    if what == "column" and text.isdigit() and 1 <= int(text) <= len(labels):
+        return int(text) - 1
+    raise UsageError(
+        f"{step.key} has no {what} {text!r}{suggest(text, list(labels))}; "
+        f"{what}s: {_listing(labels)} ({step.key} is {step.shape[0]} × {step.shape[1]})"
+    )

@@ -1,0 +1,44 @@
+"""The softmax warm-up on its own: any numbers in, the same exact softmax the walk uses out.
+
+``attn-tutor softmax 1 2 3`` is one row of scores without a lesson around it. The numbers are
+read exactly (``parse_entry``: integers, decimals, fractions; never eval) and become a 1 × n
+step, so the engine's own ``softmax`` and the walk's own table do the work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tutor.engine import Cell, Step, softmax
+from tutor.errors import AnswerError, UsageError
+from tutor.numbers import parse_entry
+
+MAX_NUMBERS = 64
+
+
+def read_number(text: str, what: str) -> tuple[int, int]:
+    """One number, exactly; a ``UsageError`` that says which one was bad."""
+    try:
+        return parse_entry(text)
+    except AnswerError as err:
+        raise UsageError(f"{what}: {err}") from None
+
+
+def read_numbers(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """Each text as an exact (numerator, denominator); a ``UsageError`` names the bad one."""
+    if not texts:
+        raise UsageError("give at least one number, for example: attn-tutor softmax 1 2 3")
+    if len(texts) > MAX_NUMBERS:
+        raise UsageError(f"found {len(texts)} numbers; at most {MAX_NUMBERS} are allowed")
+    return [read_number(text, f"number {k}") for k, text in enumerate(texts, 1)]
+
+
+def softmax_row(values: Sequence[tuple[int, int]], times: tuple[int, int] = (1, 1)) -> Step:
+    """softmax(times · x) as a ``weights`` step of one row; its argument holds the inputs."""
+    from sympy.polys.domains import QQ
+
+    factor = QQ(*times)
+    cells = tuple(Cell(QQ(p, q) * factor) for p, q in values)
+    cols = tuple(str(k) for k in range(1, len(values) + 1))
+    x = Step("x", None, ("x",), cols, (cells,))
+    return softmax("softmax", x)
