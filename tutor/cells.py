@@ -44,6 +44,14 @@ def cell_name(step: Step, i: int, j: int) -> str:
     return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
 
 
+def dot_phrase(step: Step, i: int, j: int) -> str:
+    """Which row meets which column in a matmul cell: ``query of cats · key of chase``."""
+    left, right = step.args
+    if step.transpose:
+        return f"query of {left.rows[i]} · key of {right.rows[j]}"
+    return f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
+
+
 def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:
     """Find the cell a name points at; raise ``UsageError`` listing what is valid.
 

@@ -16,7 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from tutor import format as fmt
-from tutor.cells import cell_name
+from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Cell, Derivation, Step
 from tutor.render import COLOURS, dot_working
 
@@ -77,12 +77,7 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
     if step.op == "input":
         return "given in the lesson"
     if step.op == "matmul":
-        left, right = step.args
-        if step.transpose:
-            what = f"query of {left.rows[i]} · key of {right.rows[j]}"
-        else:
-            what = f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
-        return f"{what} = {dot_working(step, i, j, b.places)[0]}"
+        return f"{dot_phrase(step, i, j)} = {dot_working(step, i, j, b.places)[0]}"
     source = step.args[0]
     if step.op == "scale":
         score = fmt.operand(source.cells[i][j], b.places)

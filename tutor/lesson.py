@@ -226,6 +226,10 @@ def compose(text: str, path: str) -> yaml.Node | None:
         mark = err.problem_mark or err.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = err.problem or "malformed YAML"
+        if "nesting depth" in what:  # libyaml's own limit (newer builds), same rule as ours
+            raise LessonError.at(
+                path, line, col, f"nested more than {MAX_DEPTH} levels deep"
+            ) from None
         if err.context and err.context_mark and err.context_mark is not mark:
             cm = err.context_mark
             what += f" ({err.context} at line {cm.line + 1}, column {cm.column + 1})"

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from tutor import format as fmt
 from tutor import judge as jd
+from tutor.cells import dot_phrase
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, UsageError
 from tutor.numbers import Answer, read_answer
@@ -182,12 +183,10 @@ def hint(q: Question, places: int) -> str:
         case "matmul":
             terms = _sum_terms(q, places)
             blanks = " + ".join("__" for _ in range(len(step.args[0].cols)))
-            left, right = step.args
-            if step.transpose:
-                where = f"the query of {step.rows[i]} · the key of {step.cols[j]}"
-            else:
-                where = f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
-            return f"{q.name} = {where}\n  = {terms}\n  = {blanks}  (multiply each pair, then add)"
+            return (
+                f"{q.name} = {dot_phrase(step, i, j)}\n  = {terms}\n"
+                f"  = {blanks}  (multiply each pair, then add)"
+            )
         case "scale":
             (scores,) = step.args
             s = fmt.operand(scores.cells[i][j], places)

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor import format as fmt
+from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Cell, Derivation, Step
 
 COLOURS = {
@@ -295,10 +296,6 @@ def _factor(c: Cell, places: int) -> str:
     return f"({t})" if t.startswith(fmt.MINUS) else t
 
 
-def cell_name(step: Step, i: int, j: int) -> str:
-    return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
-
-
 def value_text(cell: Cell, step: Step, places: int) -> str:
     """``= 2`` or ``≈ 0.49`` depending on whether the shown value is exact."""
     shown = fmt.shown(cell, step, places)
@@ -349,10 +346,7 @@ def work_matmul(
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
-    if step.transpose:
-        what = f"query of {step.rows[i]} · key of {right.rows[j]}"
-    else:
-        what = f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
+    what = dot_phrase(step, i, j)
     cell = step.cells[i][j]
     line = Text.assemble(
         (cell_name(step, i, j), f"bold {COLOURS.get(step.name, 'white')}"),
