@@ -235,6 +235,97 @@ def export(
     write_output(text, output, force)
 
 
+@app.command()
+def quiz(
+    lesson: LessonArg = "cats-chase-mice",
+    steps: Annotated[
+        list[str] | None,
+        typer.Option("--steps", help="Ask only about these steps (repeat, or give Q,scores,Z)."),
+    ] = None,
+    count: Annotated[
+        int | None, typer.Option(help="How many cells to ask (default 8).", min=1, max=200)
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Choose the same questions again.", min=0)
+    ] = None,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Answer questions about single cells; attn-tutor checks your arithmetic."""
+    import random
+    from datetime import UTC, datetime
+
+    from rich.text import Text
+
+    from tutor import history
+    from tutor import quiz as qz
+    from tutor.engine import derive
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
+    seed = random.SystemRandom().randrange(1_000_000) if seed is None else seed
+    questions = qz.choose(d, chosen or None, count, seed)
+    console = make_console()
+    console.print(
+        Text.assemble(
+            (f"Quiz: {d.lesson.title}", "bold"),
+            f"  ({len(questions)} questions, seed {seed}; answers to {d.lesson.precision} places)",
+        )
+    )
+    stream = None if sys.stdin.isatty() else sys.stdin
+    result = qz.run(d, questions, console, stream)
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    for problem in history.append(qz.record(result, d.lesson.name, seed, when)):
+        make_console(stderr=True).print(Text(f"warning: {problem}"))
+    if result.ended == "ctrl-c":
+        raise typer.Exit(130)
+
+
+@app.command()
+def progress(
+    lesson: Annotated[str | None, typer.Argument(help="Show only this lesson.")] = None,
+) -> None:
+    """How your quizzes have gone, per lesson and step, and what to practise next."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from tutor import history
+
+    console, err = make_console(), make_console(stderr=True)
+    found = history.read()
+    for problem in found.problems:
+        err.print(Text(f"warning: {problem}"))
+    records = [r for r in found.records if lesson is None or r.get("lesson") == lesson]
+    if not records:
+        where = history.history_path()
+        console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
+        return
+    rows = history.progress(records)
+    console.print(Text(f"Progress over {len(records)} quizzes ({history.history_path()})"))
+    for name in dict.fromkeys(r.lesson for r in rows):
+        table = Table(title=name, title_justify="left")
+        for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
+            table.add_column(col, justify="left" if col == "step" else "right")
+        for r in rows:
+            if r.lesson == name:
+                recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
+                table.add_row(
+                    r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent
+                )
+        console.print(table)
+    console.print(
+        Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
+    )
+    weakest = history.practise_next(rows)
+    if weakest is not None:
+        step = weakest.step.split(".")[-1]
+        console.print(
+            Text(
+                f"Practise next: {weakest.step} in {weakest.lesson} "
+                f"(attn-tutor quiz {weakest.lesson} --steps {step})"
+            )
+        )
+
+
 def _run(invoke: Callable[[], object]) -> int:
     """Run the command; turn every failure into one message on stderr and an exit code."""
     from typer.exceptions import Abort, Exit, TyperException

@@ -171,3 +171,28 @@ def sympy_half():  # type: ignore[no-untyped-def]
 def tidy_minus(text: str) -> str:
     """Typographic minus signs in shown math."""
     return re.sub(r"(?<![eE])-", MINUS, text)
+
+
+# ---------------------------------------------------------------------------------------------
+# answers as read
+
+
+def typed_text(text: str) -> str:
+    """A typed answer as the parser understood its symbols: ``2/sqrt(2)`` → ``2/√2``."""
+    s = " ".join(text.split())
+    s = re.sub(r"sqrt\(\s*(\d+(?:\.\d+)?)\s*\)", r"√\1", s)
+    s = s.replace("sqrt(", "√(").replace("**", "^").replace("*", "·")
+    return tidy_minus(s)
+
+
+def expr_rounded(expr: sympy.Expr, places: int) -> str:
+    """Any exact real sympy value rounded half up to ``places``, as shown."""
+    from sympy.polys.domains import QQ
+
+    from tutor.engine import MP, Cell
+
+    if expr.is_Rational:
+        cell = Cell(QQ(int(expr.p), int(expr.q)))
+    else:
+        cell = Cell(None, MP.mpf(str(expr.evalf(45))))
+    return decimal_text(round_half_up(cell, places))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tutor.errors import AnswerError
@@ -87,6 +88,32 @@ def _tidy(text: str) -> str:
     s = re.sub(r"√\s*(\d+(?:\.\d+)?)", r"sqrt(\1)", s)
     s = s.replace("√(", "sqrt(")
     return s
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A typed answer, read: its exact value and how it was written."""
+
+    text: str  # as typed, stripped
+    value: sympy.Expr  # exact
+    exact_form: bool  # no decimal literal (``2``, ``1/3``, ``2/sqrt(2)``), so judged exactly
+    plain: bool  # a lone number (``0.16``, ``-2``), not an expression
+
+
+def read_answer(text: str) -> Answer:
+    """``parse_answer`` plus how the answer was written (for judging and for echoing it)."""
+    value = parse_answer(text)
+    src = _tidy(text)
+    tree = ast.parse(src, mode="eval")  # parse_answer has vetted it
+    decimals = any(
+        re.search(r"[.eE]", ast.get_source_segment(src, node) or "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+    )
+    body = tree.body
+    if isinstance(body, ast.UnaryOp) and isinstance(body.op, ast.USub | ast.UAdd):
+        body = body.operand
+    return Answer(text.strip(), value, not decimals, isinstance(body, ast.Constant))
 
 
 def parse_answer(text: str) -> sympy.Expr:

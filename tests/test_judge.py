@@ -1,0 +1,258 @@
+"""Judging one answer: exact forms, the decimal tolerance, hand rounding and the named slips."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import sympy
+
+from tests.conftest import LESSONS
+from tests.lessongen import lesson_text
+from tutor import judge as jd
+from tutor.engine import derive
+from tutor.lesson import load_lesson
+from tutor.numbers import read_answer
+
+CATS = derive(load_lesson(LESSONS / "cats-chase-mice.yaml", name="cats-chase-mice"))
+ROWS = {"cats": 0, "chase": 1, "mice": 2}
+
+
+def verdict(step: str, row: str, col: str, text: str) -> jd.Verdict:
+    s = CATS.step(step)
+    i, j = ROWS[row], (ROWS[col] if col in ROWS else int(col) - 1)
+    a = read_answer(text)
+    return jd.judge_cell(s, i, j, a.value, 2, exact_form=a.exact_form)
+
+
+def slip(step: str, row: str, col: str, text: str) -> str | None:
+    s = CATS.step(step)
+    i, j = ROWS[row], (ROWS[col] if col in ROWS else int(col) - 1)
+    a = read_answer(text)
+    found = jd.misconception(CATS, s, i, j, a.value, 2, exact_form=a.exact_form)
+    return found.name if found else None
+
+
+@pytest.mark.parametrize(
+    ("cell", "text", "kind"),
+    [
+        (("Q", "cats", "1"), "2", "exact"),
+        (("Q", "cats", "1"), "4/2", "exact"),
+        (("Q", "cats", "1"), "2.0", "rounded"),
+        (("Q", "cats", "1"), "2.004", "rounded"),
+        (("scaled", "cats", "chase"), "2*sqrt(2)", "exact"),
+        (("scaled", "cats", "chase"), "4/√2", "exact"),
+        (("scaled", "cats", "chase"), "sqrt(8)", "exact"),
+        (("scaled", "cats", "chase"), "2.83", "rounded"),
+        (("scaled", "cats", "chase"), "2.8284", "rounded"),
+        (("scaled", "cats", "chase"), "2.84", "hand"),  # 4 / 1.41 = 2.8369…
+        (("weights", "cats", "cats"), "1/(2+e^sqrt(2))", "exact"),
+        (("weights", "cats", "cats"), "e^sqrt(2)/(e^sqrt(2)+e^(2*sqrt(2))+e^sqrt(2))", "exact"),
+        (("weights", "cats", "cats"), "0.16", "rounded"),
+        (("weights", "cats", "cats"), "e^1.41/(e^1.41+e^2.83+e^1.41)", "rounded"),
+        (("weights", "chase", "mice"), "1/3", "exact"),
+        (("weights", "chase", "mice"), "0.33", "rounded"),
+        (("Z", "cats", "1"), "0.49", "rounded"),
+        (("Z", "cats", "1"), "3/(2+e^sqrt(2))", "exact"),
+        (("Z", "cats", "1"), "0.48", "hand"),  # 0.16·2 + 0.16·1 from the rounded weights
+        (("Z", "cats", "1"), "2*0.16 + 0.67*0 + 0.16*1", "hand"),
+        (("Z", "mice", "1"), "0.75", "hand"),  # NOTES: 0.75 instead of 0.74
+        (("Z", "mice", "1"), "0.74", "rounded"),
+    ],
+)
+def test_right_answers(cell: tuple[str, str, str], text: str, kind: str) -> None:
+    v = verdict(*cell, text)
+    assert v.right, v
+    assert v.kind == kind
+    assert v.exact == (kind == "exact")
+
+
+@pytest.mark.parametrize(
+    ("cell", "text"),
+    [
+        (("Q", "cats", "1"), "2.01"),  # inputs are exact: no hand slack
+        (("Q", "cats", "1"), "1.99"),
+        (("Q", "cats", "1"), "3"),
+        (("scaled", "cats", "chase"), "2.85"),
+        (("scaled", "cats", "chase"), "3"),  # exact form, not the value
+        (("scaled", "cats", "chase"), "2.82"),
+        (("weights", "cats", "cats"), "1/6"),  # ≈ 0.1667, but an exact form must be exact
+        (("weights", "cats", "cats"), "0.18"),
+        (("Z", "cats", "1"), "0.47"),  # the rounded weights give 0.48; 0.47 is a unit further
+        (("Z", "cats", "1"), "0.51"),
+        (("Z", "cats", "1"), "1/2"),
+    ],
+)
+def test_wrong_answers(cell: tuple[str, str, str], text: str) -> None:
+    v = verdict(*cell, text)
+    assert not v.right and v.kind == "wrong"
+
+
+def test_tolerance_edges_are_exact_and_inclusive() -> None:
+    """Half a unit from the exact value is right (ties either way), a hair more is not."""
+    eighth = sympy.Rational(1, 8)
+    for given in ("0.12", "0.13", "0.12999", "0.1201"):
+        assert jd.judge(read_answer(given).value, eighth, 2, exact_form=False).right
+    for given in ("0.11999", "0.13001"):
+        assert not jd.judge(read_answer(given).value, eighth, 2, exact_form=False).right
+    # within one unit of the hand value only when the caller allows it
+    hand = sympy.Rational(48, 100)
+    exact = sympy.Rational(4907, 10000)
+    assert not jd.judge(sympy.Rational(48, 100), exact, 2, exact_form=False).right
+    assert jd.judge(sympy.Rational(48, 100), exact, 2, exact_form=False, hand=hand).right
+    assert jd.judge(
+        sympy.Rational(47, 100), exact, 2, exact_form=False, hand=hand, hand_slack=jd.unit(2)
+    ).right
+    assert not jd.judge(sympy.Rational(47, 100), exact, 2, exact_form=False, hand=hand).right
+
+
+def test_precision_changes_the_tolerance() -> None:
+    s = CATS.step("scaled")
+    a = read_answer("2.8")
+    assert jd.judge_cell(s, 0, 1, a.value, 1, exact_form=False).right
+    assert not jd.judge_cell(s, 0, 1, a.value, 2, exact_form=False).right
+    assert not jd.judge_cell(s, 0, 1, read_answer("2.83").value, 3, exact_form=False).right
+    assert jd.judge_cell(s, 0, 1, read_answer("2.828").value, 3, exact_form=False).right
+
+
+@pytest.mark.parametrize(
+    ("cell", "text", "name"),
+    [
+        (("scaled", "cats", "chase"), "4", "not-scaled"),
+        (("scaled", "cats", "chase"), "2", "divided-by-dk"),
+        (("scaled", "chase", "cats"), "1.5", "divided-by-dk"),
+        (("weights", "cats", "chase"), "0.5", "softmax-column"),
+        (("weights", "cats", "chase"), "0.50", "softmax-column"),
+        (("weights", "cats", "cats"), "4.1", "unnormalised"),  # e^1.41 from the rounded row
+        (("weights", "cats", "cats"), "e^sqrt(2)", "unnormalised"),
+        (("weights", "cats", "chase"), "0.79", "softmax-of-raw-scores"),
+        (("scores", "cats", "chase"), "3", "key-key"),
+        (("scores", "cats", "cats"), "4", "query-query"),
+        (("scores", "chase", "chase"), "9", "query-query"),
+        (("scores", "chase", "chase"), "5", "key-key"),
+        (("Q", "cats", "2"), "1", "used-W_K"),
+        (("K", "cats", "1"), "2", "used-W_Q"),
+        (("Z", "cats", "1"), "1.67", "wrong-V-column"),
+        (("Z", "cats", "2"), "0.49", "wrong-V-column"),
+        (("Z", "cats", "1"), "0.58", "weights-column"),
+    ],
+)
+def test_misconceptions_are_named(cell: tuple[str, str, str], text: str, name: str) -> None:
+    assert not verdict(*cell, text).right
+    assert slip(*cell, text) == name
+
+
+def test_no_slip_for_a_plain_wrong_answer_or_a_right_one() -> None:
+    assert slip("scores", "cats", "chase", "17") is None
+    assert slip("Z", "cats", "1", "0.49") is None  # right answers are never blamed
+
+
+def test_swapped_score_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """scores[i, j] computed as key of i · query of j."""
+    p = tmp_path / "l.yaml"
+    p.write_text(lesson_text(random.Random(7), 3, 2, 2, 2, kinds="i"))
+    d = derive(load_lesson(p))
+    s = d.step("scores")
+    for i in range(3):
+        for j in range(3):
+            alt = jd.dot(
+                [jd.true_value(d.step("Q"), j, k) for k in range(2)],
+                [jd.true_value(d.step("K"), i, k) for k in range(2)],
+            )
+            names = [sl.name for sl, v in jd.alternatives(d, s, i, j) if v == alt]
+            assert "swapped" in names
+
+
+def test_row_of_w_needs_a_square_w(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # d_model = d_k = 2: a row of W_Q is as long as a row of X
+    lesson = "title: t\ntokens: [a, b]\nX: [[1, 2], [3, 4]]\n"
+    lesson += "W_Q: [[1, 0], [5, 1]]\nW_K: [[1, 0], [0, 1]]\nW_V: [[1, 0], [0, 1]]\n"
+    p = tmp_path / "sq.yaml"
+    p.write_text(lesson)
+    d = derive(load_lesson(p))
+    Q = d.step("Q")  # Q[a, 1] = 1·1 + 2·5 = 11; with row 1 of W_Q: 1·1 + 2·0 = 1
+    found = jd.misconception(d, Q, 0, 0, sympy.Integer(1), 2, exact_form=True)
+    assert found is not None and found.name in ("row-of-W", "used-W_K")
+    found = jd.misconception(d, Q, 0, 1, sympy.Integer(7), 2, exact_form=True)
+    # Q[a, 2] = 1·0 + 2·1 = 2; row 2 of W_Q is [5, 1]: 1·5 + 2·1 = 7
+    assert found is not None and found.name == "row-of-W"
+    # cats-chase-mice has d_model 4 and d_k 2: no row of W_Q fits a row of X
+    assert all(sl.name != "row-of-W" for sl, _ in jd.alternatives(CATS, CATS.step("Q"), 0, 0))
+
+
+# ---------------------------------------------------------------------------------------------
+# follow-through building blocks
+
+
+def test_cell_from_reproduces_every_cell_of_the_lesson() -> None:
+    for step in CATS.steps:
+        if step.op == "input":
+            continue
+        for i in range(len(step.rows)):
+            for j in range(len(step.cols)):
+                value = jd.cell_from(step, i, j)
+                assert jd.distance(value, step.cells[i][j]) < jd.SAME, (step.key, i, j)
+
+
+def test_cell_from_with_a_students_own_operands() -> None:
+    """Follow-through: Q[cats, 1] slipped to 3; scores[cats, chase] from it is 3·2 + 0·1 = 6."""
+    Q = CATS.step("Q")
+
+    def mine(step, i, j):  # type: ignore[no-untyped-def]
+        if step is Q and (i, j) == (0, 0):
+            return sympy.Integer(3)
+        return jd.true_value(step, i, j)
+
+    scores = CATS.step("scores")
+    assert jd.cell_from(scores, 0, 1, mine) == 6
+    assert jd.judge(sympy.Integer(6), jd.cell_from(scores, 0, 1, mine), 2, exact_form=True).right
+    # the student's own rounded weights: Z[cats, 1] = 0.16·2 + 0.67·0 + 0.16·1 = 0.48
+    shown = jd.shown_value(2)
+    Z = CATS.step("Z")
+    assert jd.cell_from(Z, 0, 0, shown) == sympy.Rational(48, 100)
+    assert jd.cell_from(CATS.step("scaled"), 0, 1, shown, jd.shown_root(2)) == sympy.Rational(
+        400, 141
+    )
+
+
+def test_softmax_share_skips_masked_entries() -> None:
+    row = [sympy.Integer(1), -sympy.oo, sympy.Integer(1)]
+    assert jd.softmax_share(row, 0) == sympy.Rational(1, 2)
+    assert jd.softmax_share(row, 1) == 0
+
+
+def test_judge_with_a_masked_lesson_and_heads(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = lesson_text(random.Random(3), 3, 3, 2, 2, heads=2, causal=True, w_o=True)
+    p = tmp_path / "mh.yaml"
+    p.write_text(text)
+    d = derive(load_lesson(p))
+    for step in d.steps:
+        if step.op in ("input", "mask"):
+            continue
+        for i in range(len(step.rows)):
+            for j in range(len(step.cols)):
+                cell = step.cells[i][j]
+                if cell.masked:
+                    continue
+                assert jd.distance(jd.cell_from(step, i, j), cell) < jd.SAME
+                jd.alternatives(d, step, i, j)  # every slip can be computed
+
+
+@pytest.mark.parametrize(
+    ("text", "exact_form", "plain"),
+    [
+        ("2", True, True),
+        ("-2", True, True),
+        ("0.16", False, True),
+        ("1e-2", False, True),
+        ("1/3", True, False),
+        ("2/sqrt(2)", True, False),
+        ("e^2", True, False),
+        ("√2", True, False),
+        ("e^1.41/(e^1.41+e^2.83+e^1.41)", False, False),
+        ("2*0.16 + 0.67*0", False, False),
+    ],
+)
+def test_read_answer_says_how_it_was_written(text: str, exact_form: bool, plain: bool) -> None:
+    a = read_answer(text)
+    assert (a.exact_form, a.plain) == (exact_form, plain)

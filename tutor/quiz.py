@@ -1,0 +1,465 @@
+"""Quiz mode: pure question choice and texts, and a thin ask-loop with an injected console.
+
+The loop never prints except through the console it is given, and reads from the stream it is
+given (a file or ``io.StringIO``) or, when there is none, from the terminal. Judging lives in
+``tutor.judge`` so the worksheet grader judges exactly the same way.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from rich.table import Table
+from rich.text import Text
+
+from tutor import format as fmt
+from tutor import judge as jd
+from tutor.engine import Derivation, Step
+from tutor.errors import AnswerError, UsageError
+from tutor.numbers import Answer, read_answer
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
+# where the extra questions go when the count does not split evenly: the later, harder steps
+PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
+DEFAULT_COUNT = 8
+MAX_TRIES = 3
+COMMANDS = ("hint", "skip", "show", "quit")
+
+FORMULAS = {
+    "Q": "Q = X · W_Q: a row of X times a column of W_Q",
+    "K": "K = X · W_K: a row of X times a column of W_K",
+    "V": "V = X · W_V: a row of X times a column of W_V",
+    "scores": "scores = Q · Kᵀ: the query of the row token · the key of the column token",
+    "scaled": "scaled = scores / √d_k",
+    "weights": "weights = softmax of each row: e^x / (the row's total of e^x)",
+    "Z": "Z = weights · V: the row's weights blend a column of V",
+    "output": "output = concat · W_O: a row of concat times a column of W_O",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# choosing questions (pure)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One cell to compute."""
+
+    step: Step
+    i: int
+    j: int
+
+    @property
+    def name(self) -> str:
+        """``Q[cats, 1]``, ``head2.Z[cats, 1]``."""
+        return f"{self.step.key}[{self.step.rows[self.i]}, {self.step.cols[self.j]}]"
+
+
+def quiz_steps(d: Derivation) -> list[str]:
+    """The steps of this lesson that can be asked about, in the order they are computed."""
+    return [name for name in QUIZ_STEPS if any(s.name == name for s in d.steps)]
+
+
+def _askable(step: Step, i: int, j: int) -> bool:
+    """Not a masked score, and not a weight that the mask forces to 0."""
+    if step.cells[i][j].masked:
+        return False
+    return not (step.op == "softmax" and step.args[0].cells[i][j].masked)
+
+
+def choose(
+    d: Derivation,
+    steps: list[str] | None = None,
+    count: int | None = None,
+    seed: int = 0,
+) -> list[Question]:
+    """About ``count`` cells across ``steps``, in the order of the computation, random within a
+    step; the same seed gives the same questions. Defaults come from the lesson's ``quiz:``."""
+    available = quiz_steps(d)
+    names = steps or list(d.lesson.quiz.get("steps") or []) or available  # type: ignore[call-overload]
+    for name in names:
+        if name not in available:
+            raise UsageError(
+                f"cannot quiz on {name!r} in this lesson; quiz steps: {', '.join(available)}"
+            )
+    total = count or int(d.lesson.quiz.get("count") or DEFAULT_COUNT)  # type: ignore[call-overload]
+    names = [n for n in QUIZ_STEPS if n in names]
+    pools = {
+        n: [
+            (s, i, j)
+            for s in d.steps
+            if s.name == n
+            for i in range(len(s.rows))
+            for j in range(len(s.cols))
+            if _askable(s, i, j)
+        ]
+        for n in names
+    }
+    share = dict.fromkeys(names, 0)
+    order = [n for n in PRIORITY if n in names]
+    left = total
+    while left and any(share[n] < len(pools[n]) for n in order):
+        for n in order:
+            if left and share[n] < len(pools[n]):
+                share[n] += 1
+                left -= 1
+    rng = random.Random(seed)
+    out = []
+    for n in names:  # computation order; within a step, the random order of the draw
+        picks = rng.sample(pools[n], share[n])
+        picks.sort(key=lambda p: p[0].head or 0)  # stable: head 1 before head 2
+        out += [Question(s, i, j) for s, i, j in picks]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# what the student sees (pure)
+
+
+def _values(cells: Iterable, places: int) -> str:  # type: ignore[type-arg]
+    return "[" + ", ".join(fmt.operand(c, places) for c in cells) + "]"
+
+
+def inputs(q: Question, places: int) -> list[str]:
+    """The inputs the cell needs: the row and column involved, as the walk shows them."""
+    step, i, j = q.step, q.i, q.j
+    match step.op:
+        case "matmul" if step.transpose:
+            Q, K = step.args
+            return [
+                f"query of {step.rows[i]} (row {Q.rows[i]} of {Q.key}): "
+                + _values(Q.cells[i], places),
+                f"key of {step.cols[j]} (row {K.rows[j]} of {K.key}): "
+                + _values(K.cells[j], places),
+            ]
+        case "matmul":
+            left, right = step.args
+            return [
+                f"row {left.rows[i]} of {left.key}: {_values(left.cells[i], places)}",
+                f"column {right.cols[j]} of {right.key}: {_values(right.column(j), places)}",
+            ]
+        case "scale":
+            (scores,) = step.args
+            name = f"{scores.key}[{scores.rows[i]}, {scores.cols[j]}]"
+            return [
+                f"{name} = {fmt.operand(scores.cells[i][j], places)}",
+                f"d_k = {step.divisor}",
+            ]
+        case "softmax":
+            (src,) = step.args
+            row = ", ".join(
+                f"{c} {fmt.operand(x, places)}" for c, x in zip(src.cols, src.cells[i], strict=True)
+            )
+            return [f"row {src.rows[i]} of {src.key}: {row}"]
+    return []
+
+
+def _sum_terms(q: Question, places: int) -> str:
+    """``1·1 + 0·0 + 1·1 + 0·0`` from the inputs as shown."""
+    from tutor.render import dot_working
+
+    return dot_working(q.step, q.i, q.j, places)[0]
+
+
+def _softmax_parts(q: Question, places: int) -> tuple[str, str]:
+    (src,) = q.step.args
+    row = src.cells[q.i]
+    seen = [x for x in row if not x.masked]
+    top = f"e^{fmt.operand(row[q.j], places)}"
+    return top, " + ".join(f"e^{fmt.operand(x, places)}" for x in seen)
+
+
+def hint(q: Question, places: int) -> str:
+    """Which row and column, and the terms with blanks to fill."""
+    step, i, j = q.step, q.i, q.j
+    match step.op:
+        case "matmul":
+            terms = _sum_terms(q, places)
+            blanks = " + ".join("__" for _ in range(len(step.args[0].cols)))
+            left, right = step.args
+            if step.transpose:
+                where = f"the query of {step.rows[i]} · the key of {step.cols[j]}"
+            else:
+                where = f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
+            return f"{q.name} = {where}\n  = {terms}\n  = {blanks}  (multiply each pair, then add)"
+        case "scale":
+            (scores,) = step.args
+            s = fmt.operand(scores.cells[i][j], places)
+            return (
+                f"{q.name} = scores[{step.rows[i]}, {step.cols[j]}] / √d_k = {s} / √{step.divisor}"
+                f" = {s} / __"
+            )
+        case "softmax":
+            top, total = _softmax_parts(q, places)
+            return (
+                f"{q.name} = e^x of ({step.rows[i]}, {step.cols[j]}) / the total of e^x along "
+                f"row {step.rows[i]}\n  = {top} / ({total})\n  = __ / __"
+            )
+    return f"{q.name}: see the walk of {step.key}"
+
+
+def value_text(q: Question, places: int) -> str:
+    """``= 2``, ``= 2√2 ≈ 2.83`` or ``= 1/(2 + e^√2) ≈ 0.16``: the exact form when it is short."""
+    cell = q.step.cells[q.i][q.j]
+    shown = fmt.shown(cell, q.step, places)
+    if not fmt.is_rounded(cell, places):
+        return f"= {shown}"
+    exact = fmt.exact_text(cell.exact)
+    if len(exact) > 50:
+        return f"≈ {shown}"
+    return f"= {exact} ≈ {shown}"
+
+
+def working(q: Question, places: int) -> str:
+    """The full working of the cell, ending in its value."""
+    step, i, j = q.step, q.i, q.j
+    result = value_text(q, places)
+    match step.op:
+        case "matmul":
+            text = f"{q.name} = {_sum_terms(q, places)}\n  {result}"
+            hand = jd.hand_value(step, i, j, places)
+            if hand is not None and fmt.expr_rounded(hand, places) != fmt.shown(
+                step.cells[i][j], step, places
+            ):
+                text += (
+                    f"\n  (the rounded inputs shown give {fmt.expr_rounded(hand, places)}; "
+                    f"carry one more decimal to land on the exact value)"
+                )
+            return text
+        case "scale":
+            (scores,) = step.args
+            return (
+                f"{q.name} = {fmt.operand(scores.cells[i][j], places)} / √{step.divisor}\n"
+                f"  {result}"
+            )
+        case "softmax":
+            top, total = _softmax_parts(q, places)
+            return f"{q.name} = {top} / ({total})\n  {result}"
+    return f"{q.name} {result}"
+
+
+def read_as(answer: Answer, places: int) -> str | None:
+    """How an expression answer was read: ``read as 2/√2 = √2 ≈ 1.41``; None for a number."""
+    if answer.plain:
+        return None
+    typed = fmt.typed_text(answer.text)
+    parts = [f"read as {typed}"]
+    if answer.exact_form:
+        exact = fmt.exact_text(answer.value)
+        if exact != typed and len(exact) <= 50:
+            parts.append(exact)
+    approx = fmt.expr_rounded(answer.value, places)
+    if not (answer.value.is_Rational and approx == parts[-1].removeprefix("read as ")):
+        return " = ".join(parts) + f" ≈ {approx}"
+    return " = ".join(parts)
+
+
+def confirmation(q: Question, answer: Answer, verdict: jd.Verdict, places: int) -> str:
+    """What a right answer earns: a short confirmation, with the exact form when it is nicer."""
+    if verdict.kind == "hand":
+        return f"Right, from the rounded inputs shown. Exactly, {q.name} {value_text(q, places)}."
+    return f"Right: {q.name} {value_text(q, places)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the ask-loop
+
+
+@dataclass
+class Item:
+    """How one question went."""
+
+    question: Question
+    outcome: str = "missed"  # "first" | "hints" | "missed"
+    tries: int = 0
+    hinted: bool = False
+    skipped: bool = False
+    slips: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    """A quiz so far: what was asked and how it ended."""
+
+    planned: int
+    items: list[Item] = field(default_factory=list)
+    ended: str = "finished"  # "finished" | "quit" | "ctrl-c" | "ctrl-d"
+
+    @property
+    def score(self) -> int:
+        return sum(item.outcome != "missed" for item in self.items)
+
+
+class _Quit(Exception):
+    """The student typed quit."""
+
+
+def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
+    """One line of input; EOFError at the end. Echoes lines read from a stream."""
+    if stream is None:
+        return console.input(Text(prompt, style="bold"))
+    console.print(Text(prompt, style="bold"), end="")
+    line = stream.readline()
+    if not line:
+        console.print()
+        raise EOFError
+    console.print(Text(line.rstrip("\r\n")))
+    return line
+
+
+def ask(
+    d: Derivation,
+    q: Question,
+    number: int,
+    total: int,
+    console: Console,
+    stream: TextIO | None,
+    places: int,
+) -> Item:
+    """Ask one question until it is right, missed, skipped or shown."""
+    item = Item(q)
+    console.print()
+    console.print(Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, "bold cyan")))
+    console.print(Text(FORMULAS.get(q.step.name, ""), style="dim"))
+    for line in inputs(q, places):
+        console.print(Text("  " + line))
+    while True:
+        text = _read(console, stream, f"{q.name} = ").strip()
+        command = text.lower()
+        if command in ("quit", "exit", "q"):
+            raise _Quit
+        if command == "hint":
+            item.hinted = True
+            console.print(Text("Hint: " + hint(q, places), style="yellow"))
+            continue
+        if command in ("skip", "show"):
+            item.skipped = True
+            if command == "show":
+                console.print(Text(working(q, places)))
+            else:
+                console.print(Text(f"Skipped. {q.name} {value_text(q, places)}"))
+            return item
+        if not text or command in ("help", "?"):
+            console.print(
+                Text("Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or hint, skip, show, quit.")
+            )
+            continue
+        try:
+            answer = read_answer(text)
+        except AnswerError as err:
+            why = str(err).removeprefix("could not read ")
+            console.print(Text(f"Could not read {why}. That did not use a try."))
+            continue
+        echo = read_as(answer, places)
+        if echo:
+            console.print(Text(echo, style="dim"))
+        verdict = jd.judge_cell(
+            q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
+        )
+        item.tries += 1
+        if verdict.right:
+            item.outcome = "first" if item.tries == 1 and not item.hinted else "hints"
+            console.print(Text("✓ " + confirmation(q, answer, verdict, places), style="green"))
+            return item
+        slip = jd.misconception(
+            d, q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
+        )
+        if slip:
+            item.slips.append(slip.name)
+            console.print(Text(f"✗ Not quite: {slip.message}.", style="red"))
+        else:
+            console.print(Text("✗ Not quite.", style="red"))
+        left = MAX_TRIES - item.tries
+        if not left:
+            console.print(Text("Here is the working:"))
+            console.print(Text(working(q, places)))
+            return item
+        if item.tries == 1 and not item.hinted:
+            item.hinted = True
+            console.print(Text("Hint: " + hint(q, places), style="yellow"))
+        console.print(Text(f"Try again ({left} {'tries' if left > 1 else 'try'} left)."))
+
+
+def run(
+    d: Derivation,
+    questions: list[Question],
+    console: Console,
+    stream: TextIO | None = None,
+    places: int | None = None,
+) -> Result:
+    """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far."""
+    places = d.lesson.precision if places is None else places
+    result = Result(planned=len(questions))
+    console.print(
+        Text(
+            "Type your answer to each question (a number, a fraction or an expression), or "
+            "hint, skip, show, quit.",
+            style="dim",
+        )
+    )
+    try:
+        for n, q in enumerate(questions, 1):
+            result.items.append(ask(d, q, n, len(questions), console, stream, places))
+    except _Quit:
+        result.ended = "quit"
+    except KeyboardInterrupt:
+        result.ended = "ctrl-c"
+        console.print()
+    except EOFError:
+        result.ended = "ctrl-d"
+    for part in summary(result):
+        console.print(part)
+    return result
+
+
+def summary(result: Result) -> list[RenderableType]:
+    """Per step: right first try, right after hints, missed; the score on the last line."""
+    out: list[RenderableType] = [Text()]
+    done = len(result.items)
+    if result.ended != "finished":
+        out.append(Text(f"Quiz ended early: {done} of {result.planned} questions asked."))
+    if result.items:
+        table = Table(title="Summary")
+        for col in ("step", "right first try", "right after hints", "missed"):
+            table.add_column(col, justify="left" if col == "step" else "right")
+        rows: dict[str, list[int]] = {}
+        for item in result.items:
+            counts = rows.setdefault(item.question.step.key, [0, 0, 0])
+            counts[("first", "hints", "missed").index(item.outcome)] += 1
+        for key, counts in rows.items():
+            table.add_row(key, *(str(c) for c in counts))
+        out.append(table)
+    out.append(Text(f"Score: {result.score}/{done}", style="bold"))
+    return out
+
+
+def record(result: Result, lesson: str, seed: int, when: str) -> dict[str, object]:
+    """The history record of one quiz (JSON-ready)."""
+    return {
+        "version": 1,
+        "lesson": lesson,
+        "time": when,
+        "seed": seed,
+        "ended": result.ended,
+        "planned": result.planned,
+        "score": result.score,
+        "cells": [
+            {
+                "step": it.question.step.name,
+                "head": it.question.step.head,
+                "row": it.question.step.rows[it.question.i],
+                "col": it.question.step.cols[it.question.j],
+                "outcome": it.outcome,
+                "tries": it.tries,
+                "skipped": it.skipped,
+                "slips": it.slips,
+            }
+            for it in result.items
+        ],
+    }
