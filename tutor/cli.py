@@ -326,6 +326,38 @@ def progress(
         )
 
 
+@app.command()
+def grade(
+    lesson: LessonArg,
+    sheet: Annotated[Path, typer.Argument(help="The filled-in answer sheet (.yaml).")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object and nothing else.")
+    ] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Grade a hand-worked answer sheet, with follow-through from your own earlier answers."""
+    from rich.text import Text
+
+    from tutor import grade as gr
+    from tutor.engine import derive
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    read = gr.read_sheet(sheet, d)
+    report = gr.grade(d, read)
+    if json_out:
+        import json
+
+        for problem in read.problems:  # the unreadable cells: on stderr, stdout stays JSON
+            make_console(stderr=True).print(Text(str(problem)), soft_wrap=True)
+        sys.stdout.write(json.dumps(gr.report_json(report), ensure_ascii=False) + "\n")
+        return
+    from tutor.grade_render import report as render_report
+
+    console = make_console()
+    for part in render_report(report, console.width):
+        console.print(part)
+
+
 def _run(invoke: Callable[[], object]) -> int:
     """Run the command; turn every failure into one message on stderr and an exit code."""
     from typer.exceptions import Abort, Exit, TyperException
