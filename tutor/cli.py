@@ -162,6 +162,88 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     make_console().print(table)
 
 
+EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
+
+
+def write_output(text: str, output: Path | None, force: bool) -> None:
+    """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force)."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    if output.is_dir():
+        raise TutorError(f"{output} is a folder; give a file name to --output")
+    if output.exists() and not force:
+        raise TutorError(f"{output} already exists; use --force to overwrite it")
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise TutorError(f"cannot write {output}: {err.strerror}") from None
+
+
+def recorded_walk(d: object, kind: str, width: int = 100) -> str:
+    """The walk as the terminal shows it, colours included, as an SVG or HTML document."""
+    import io
+
+    from rich.console import Console
+
+    from tutor.render import WalkOptions
+    from tutor.render import walk as render_walk
+
+    console = Console(
+        record=True,
+        width=width,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        highlight=False,
+        soft_wrap=False,
+    )
+    for part in render_walk(d, WalkOptions(width=width)):  # type: ignore[arg-type]
+        console.print(part)
+    title = f"attn-tutor walk {d.lesson.name}"  # type: ignore[attr-defined]
+    if kind == "svg":
+        return console.export_svg(title=title)
+    return console.export_html(inline_styles=True)
+
+
+@app.command()
+def export(
+    lesson: LessonArg,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="md, tex, sheet, svg or html.")
+    ] = "md",
+    no_answers: Annotated[
+        bool,
+        typer.Option("--no-answers", help="A worksheet: leave the cells to fill blank (md, tex)."),
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Export a worksheet or answer key (md, tex), a blank answer sheet, or the walk (svg, html)."""
+    if format not in EXPORT_FORMATS:
+        raise UsageError(f"--format {format!r}: expected one of {', '.join(EXPORT_FORMATS)}")
+    if no_answers and format in ("svg", "html"):
+        raise UsageError(
+            f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
+        )
+    from tutor import worksheet
+    from tutor.engine import derive
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    if format == "md":
+        text = worksheet.markdown(d, answers=not no_answers)
+    elif format == "tex":
+        text = worksheet.latex(d, answers=not no_answers)
+    elif format == "sheet":
+        text = worksheet.answer_sheet(d)
+    else:
+        text = recorded_walk(d, format)
+    write_output(text, output, force)
+
+
 @app.command()
 def quiz(
     lesson: LessonArg = "cats-chase-mice",
@@ -251,6 +333,38 @@ def progress(
                 f"(attn-tutor quiz {weakest.lesson} --steps {step})"
             )
         )
+
+
+@app.command()
+def grade(
+    lesson: LessonArg,
+    sheet: Annotated[Path, typer.Argument(help="The filled-in answer sheet (.yaml).")],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object and nothing else.")
+    ] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Grade a hand-worked answer sheet, with follow-through from your own earlier answers."""
+    from rich.text import Text
+
+    from tutor import grade as gr
+    from tutor.engine import derive
+
+    d = derive(open_lesson(lesson, lessons_dir))
+    read = gr.read_sheet(sheet, d)
+    report = gr.grade(d, read)
+    if json_out:
+        import json
+
+        for problem in read.problems:  # the unreadable cells: on stderr, stdout stays JSON
+            make_console(stderr=True).print(Text(str(problem)), soft_wrap=True)
+        sys.stdout.write(json.dumps(gr.report_json(report), ensure_ascii=False) + "\n")
+        return
+    from tutor.grade_render import report as render_report
+
+    console = make_console()
+    for part in render_report(report, console.width):
+        console.print(part)
 
 
 def _run(invoke: Callable[[], object]) -> int:

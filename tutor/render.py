@@ -132,6 +132,19 @@ def _col_width(texts: Iterable[str]) -> int:
     return max(cell_len(t) for t in texts) + 3  # padding 1 + 1, border 1
 
 
+def column_blocks(label_width: int, widths: Sequence[int], width: int) -> list[list[int]]:
+    """Column indices split into blocks that fit in ``width`` beside the row labels."""
+    blocks: list[list[int]] = [[]]
+    used = label_width
+    for j, w in enumerate(widths):
+        if blocks[-1] and used + w > width:
+            blocks.append([])
+            used = label_width
+        blocks[-1].append(j)
+        used += w
+    return blocks
+
+
 def matrix_tables(
     step: Step,
     places: int,
@@ -146,14 +159,7 @@ def matrix_tables(
     texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
     label_w = _col_width([*step.rows, ""]) + 1
     widths = [_col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
-    blocks: list[list[int]] = [[]]
-    used = label_w
-    for j, w in enumerate(widths):
-        if blocks[-1] and used + w > width:
-            blocks.append([])
-            used = label_w
-        blocks[-1].append(j)
-        used += w
+    blocks = column_blocks(label_w, widths, width)
     colour = COLOURS.get(step.name, "white")
     name = step.key + ("ᵀ" if transpose_title else "")
     title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"

@@ -1,0 +1,220 @@
+"""Export: Markdown and LaTeX worksheets and answer keys, the blank answer sheet, SVG/HTML walks,
+and how --output refuses to overwrite."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import FIXTURES
+
+TWO_HEADS = str(FIXTURES / "grade" / "two-heads-causal.yaml")
+STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z")
+
+
+def export(run, *args: str) -> str:  # type: ignore[no-untyped-def]
+    result = run("export", *args)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def test_md_answer_key_has_inputs_steps_tables_and_working(run) -> None:  # type: ignore[no-untyped-def]
+    md = export(run, "cats-chase-mice", "--format", "md")
+    assert md.startswith("# Cats chase mice: answer key\n")
+    assert "$$Z = \\mathrm{softmax}" in md
+    for heading in ("## Inputs", "### X, the tokens (3 × 4)", "### Q = X · W\\_Q, the queries"):
+        assert heading in md
+    assert "Shape: (3 × 4) · (4 × 2) = 3 × 2" in md
+    assert "Shape: (3 × 2) · (2 × 3) = 3 × 3" in md  # Q · Kᵀ
+    assert "| **cats** | 0.49 | 1.67 |" in md  # the Z table
+    assert "- $Q_{\\text{cats}, 1} = 1 \\cdot 1 + 0 \\cdot 0 + 1 \\cdot 1 + 0 \\cdot 0 = 2$" in md
+    assert "= 4 / \\sqrt{2} = 2 \\sqrt{2} \\approx 2.83$" in md
+    assert "\\frac{e^{2.83}}{e^{1.41} + e^{2.83} + e^{1.41}} \\approx 0.67" in md
+    # the rounding trap is named, so a grader does not mark 0.48 as a slip
+    assert "\\approx 0.49 \\quad (\\text{the rounded inputs shown give } 0.48)" in md
+    # every table row has as many cells as the header
+    for table in re.findall(r"(?:^\|.*\|\n)+", md, flags=re.M):
+        widths = {line.count(" | ") for line in table.splitlines() if not line.startswith("|---")}
+        assert len(widths) == 1, table
+
+
+def test_md_worksheet_leaves_the_cells_blank_but_keeps_the_inputs(run) -> None:  # type: ignore[no-untyped-def]
+    md = export(run, "cats-chase-mice", "--format", "md", "--no-answers")
+    assert md.startswith("# Cats chase mice: worksheet\n")
+    assert "| **chase** | 0 | 2 | 0 | 1 |" in md  # X is given
+    assert "| **cats** |   |   |" in md  # Q to fill
+    assert "0.49" not in md
+    assert "\\cdot" not in md  # no working
+
+
+def test_md_multi_head_causal(run) -> None:  # type: ignore[no-untyped-def]
+    md = export(run, TWO_HEADS, "--format", "md")
+    assert "### Head 1: first" in md and "### Head 2" in md
+    assert md.count("Causal mask: before the softmax") == 2
+    assert "#### concat: the heads side by side (3 × 4)" in md
+    assert "#### output = concat · W\\_O (3 × 2)" in md
+
+
+# ---------------------------------------------------------------------------------------------
+# LaTeX
+
+
+def _balanced(tex: str) -> None:
+    body = re.sub(r"\\[{}]", "", tex)
+    assert body.count("{") == body.count("}")
+    for env in set(re.findall(r"\\begin\{(\w+\*?)\}", tex)):
+        assert tex.count(f"\\begin{{{env}}}") == tex.count(f"\\end{{{env}}}"), env
+    assert tex.count("\\[") == tex.count("\\]")
+
+
+@pytest.mark.parametrize("answers", [True, False])
+@pytest.mark.parametrize("lesson", ["cats-chase-mice", "the-cake", TWO_HEADS])
+def test_tex_is_a_complete_balanced_document(run, lesson: str, answers: bool) -> None:  # type: ignore[no-untyped-def]
+    args = ["--format", "tex"] + ([] if answers else ["--no-answers"])
+    tex = export(run, lesson, *args)
+    assert tex.startswith("\\documentclass")
+    assert "\\usepackage{amsmath,amssymb}" in tex
+    assert "\\begin{document}" in tex and tex.rstrip().endswith("\\end{document}")
+    assert "\\begin{bmatrix}" in tex
+    _balanced(tex)
+    assert not re.search(r"[^\x00-\x7f]", tex), "pdflatex-safe: ASCII only"
+    if answers:
+        assert "\\begin{align*}" in tex
+    else:
+        assert "\\begin{align*}" not in tex and "\\underline{\\hspace{1.3cm}}" in tex
+
+
+def test_tex_shows_the_values(run) -> None:  # type: ignore[no-untyped-def]
+    tex = export(run, "cats-chase-mice", "--format", "tex")
+    assert "Z = \\begin{bmatrix}\n  0.49 & 1.67 \\\\\n  1.00 & 1.33 \\\\\n  0.74 & 1.50\n" in tex
+    assert "rows: cats, chase, mice; columns: 1, 2" in tex
+
+
+def test_tex_escapes_specials_in_the_lessons_words(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "odd.yaml"
+    lesson.write_text(
+        'title: "50% of R&D_costs: $x^2 {ok} ~ √2 · 3 × 4 − 1 ☃"\n'
+        "tokens: [a&b, c_d, e%]\nX: [[1], [2], [3]]\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n"
+    )
+    tex = export(run, str(lesson), "--format", "tex")
+    assert "50\\% of R\\&D\\_costs: \\$x\\textasciicircum{}2 \\{ok\\}" in tex
+    assert "a\\&b, c\\_d, e\\%" in tex
+    _balanced(tex)
+    assert not re.search(r"[^\x00-\x7f]", tex)
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+@pytest.mark.parametrize("answers", [True, False])
+def test_tex_compiles_with_pdflatex(tmp_path, run, answers: bool) -> None:  # type: ignore[no-untyped-def]
+    for lesson in ("cats-chase-mice", "the-cake", TWO_HEADS):
+        tex = export(run, lesson, "--format", "tex", *([] if answers else ["--no-answers"]))
+        (tmp_path / "sheet.tex").write_text(tex)
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "sheet.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout[-3000:]
+        assert (tmp_path / "sheet.pdf").stat().st_size > 1000
+
+
+# ---------------------------------------------------------------------------------------------
+# the answer sheet
+
+
+def test_sheet_is_a_matrix_of_nulls_per_step_with_named_rows_and_columns(run) -> None:  # type: ignore[no-untyped-def]
+    text = export(run, "cats-chase-mice", "--format", "sheet")
+    data = yaml.safe_load(text)
+    assert list(data) == ["lesson", "student", *STEPS]
+    assert data["lesson"] == "cats-chase-mice"
+    assert data["scores"] == [[None] * 3] * 3
+    assert data["Z"] == [[None] * 2] * 3
+    assert "# scores = Q · Kᵀ: (3 × 2) · (2 × 3) = 3 × 3; columns: cats, chase, mice" in text
+    assert "  - [null, null]  # chase" in text
+    assert "attn-tutor grade cats-chase-mice THIS-FILE" in text
+
+
+def test_sheet_for_heads_has_one_entry_per_head_then_concat_and_output(run) -> None:  # type: ignore[no-untyped-def]
+    text = export(run, TWO_HEADS, "--format", "sheet")
+    data = yaml.safe_load(text)
+    assert list(data) == ["lesson", "student", "heads", "concat", "output"]
+    assert [list(h) for h in data["heads"]] == [list(STEPS)] * 2
+    assert data["concat"] == [[None] * 4] * 3
+    assert data["output"] == [[None] * 2] * 3
+    assert "masked" not in text.replace("causal mask", "")
+    assert "# causal mask: the weights above the diagonal are 0" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the walk as SVG and HTML
+
+
+def test_svg_is_the_coloured_walk(run) -> None:  # type: ignore[no-untyped-def]
+    svg = export(run, "cats-chase-mice", "--format", "svg")
+    assert svg.lstrip().startswith("<svg")
+    assert svg.rstrip().endswith("</svg>")
+    text = svg.replace("&#160;", " ")
+    assert "attn-tutor walk cats-chase-mice" in text
+    assert "scaled = scores / √d_k" in text
+    assert len(set(re.findall(r"fill: (#[0-9a-f]{6})", svg))) > 5  # the colours survive
+
+
+def test_html_is_the_coloured_walk(run) -> None:  # type: ignore[no-untyped-def]
+    html = export(run, "cats-chase-mice", "--format", "html")
+    assert "<!DOCTYPE html>" in html
+    assert "color: #" in html
+    assert "Z = weights · V" in html
+    assert "0.49" in html
+
+
+def test_no_answers_makes_no_sense_for_a_picture_of_the_walk(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("export", "cats-chase-mice", "--format", "svg", "--no-answers")
+    assert result.exit_code == 2
+    assert "--no-answers" in result.stderr
+
+
+def test_unknown_format_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("export", "cats-chase-mice", "--format", "pdf")
+    assert result.exit_code == 2
+    assert "md, tex, sheet, svg, html" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# --output and --force
+
+
+def test_output_writes_the_file_and_prints_nothing(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "key.md"
+    result = run("export", "cats-chase-mice", "--output", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert out.read_text().startswith("# Cats chase mice: answer key")
+
+
+def test_output_refuses_to_overwrite_without_force(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "sheet.yaml"
+    out.write_text("my precious answers\n")
+    result = run("export", "cats-chase-mice", "-f", "sheet", "-o", str(out))
+    assert result.exit_code == 1
+    assert str(out) in result.stderr and "--force" in result.stderr
+    assert out.read_text() == "my precious answers\n"
+    result = run("export", "cats-chase-mice", "-f", "sheet", "-o", str(out), "--force")
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text().startswith("# attn-tutor answer sheet")
+
+
+def test_output_to_a_folder_or_missing_folder_is_a_clean_error(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    result = run("export", "cats-chase-mice", "-o", str(tmp_path))
+    assert result.exit_code == 1 and "folder" in result.stderr
+    result = run("export", "cats-chase-mice", "-o", str(tmp_path / "no" / "such.md"))
+    assert result.exit_code == 1 and "cannot write" in result.stderr

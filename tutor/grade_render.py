@@ -1,0 +1,191 @@
+"""A graded sheet → Rich renderables: a table per step with coloured verdicts, what to look at
+again (expected value, the slip, the working), and the score. Returns renderables; never prints.
+
+Every verdict has a mark as well as a colour, so the report reads the same under ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+
+import sympy
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.style import Style
+from rich.text import Text
+
+from tutor import format as fmt
+from tutor import judge as jd
+from tutor.engine import Step
+from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
+from tutor.quiz import Question
+from tutor.quiz import working as true_working
+from tutor.render import MatrixGrid, column_blocks, side_by_side
+
+MARKS = {
+    "correct": ("✓", "green"),
+    "follow-through": ("↪", "cyan"),
+    "wrong": ("✗", "bold red"),
+    "blank": ("·", "dim"),
+}
+STYLES = {verdict: Style.parse(style) for verdict, (_, style) in MARKS.items()}
+BOLD = Style(bold=True)
+MAX_SHOWN = 10  # characters of a long entry shown in a table cell
+
+
+def _shown_entry(g: Graded) -> str:
+    text = g.entry.text or ""
+    return text if cell_len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def _balanced(
+    blocks: list[list[int]], label_w: int, widths: list[int], width: int
+) -> list[list[int]]:
+    """The same number of blocks with the columns shared out evenly, when that still fits (so
+    no block is a lone column with its title cut short)."""
+    columns = [j for block in blocks for j in block]
+    size = -(-len(columns) // len(blocks))
+    even = [columns[k : k + size] for k in range(0, len(columns), size)]
+    if all(label_w + sum(widths[j] for j in block) <= width for block in even):
+        return even
+    return blocks
+
+
+def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]:
+    """The student's entries for one step, each with its verdict mark, in tables that fit."""
+    grid = {(g.i, g.j): g for g in cells}
+    texts = {k: f"{_shown_entry(g)} {MARKS[g.verdict][0]}".strip() for k, g in grid.items()}
+    label_w = max(cell_len(r) for r in step.rows) + 4
+    widths = [
+        max(cell_len(c), *(cell_len(texts[(i, j)]) for i in range(len(step.rows)))) + 3
+        for j, c in enumerate(step.cols)
+    ]
+    earned = sum(g.verdict in EARNS for g in cells)
+    title = f"{step.key} ({step.shape[0]} × {step.shape[1]}): {earned}/{len(cells)}"
+    blocks = _balanced(column_blocks(label_w, widths, width), label_w, widths, width)
+    tables = []
+    for block in blocks:
+        header = [(step.cols[j], widths[j] - 3) for j in block]
+        body = [
+            (
+                (row, BOLD),
+                [(texts[(i, j)], STYLES[grid[(i, j)].verdict]) for j in block],
+            )
+            for i, row in enumerate(step.rows)
+        ]
+        part = f", columns {step.cols[block[0]]}–{step.cols[block[-1]]}" if len(blocks) > 1 else ""
+        tables.append(MatrixGrid(title + part, label_w - 4, header, body, "white"))
+    return tables
+
+
+# ---------------------------------------------------------------------------------------------
+# working from the student's own answers
+
+
+def _num(x: sympy.Expr, places: int) -> str:
+    """A value from the student's own answers: a decimal in full as written, else rounded."""
+    if x.is_Rational:
+        q = int(x.q)
+        while q % 10 == 0:
+            q //= 10
+        while q % 2 == 0:
+            q //= 2
+        while q % 5 == 0:
+            q //= 5
+        if q == 1:  # a terminating decimal: every digit the student wrote
+            with localcontext(prec=60):
+                return fmt.decimal_text(Decimal(int(x.p)) / Decimal(int(x.q)))
+    return fmt.expr_rounded(x, places)
+
+
+def own_working(g: Graded, own: jd.Value, places: int) -> str:
+    """How the cell follows from the student's own earlier answers, term by term."""
+    step, i, j = g.step, g.i, g.j
+    result = f"≈ {fmt.expr_rounded(g.own, places)}" if g.own is not None else ""
+    match step.op:
+        case "matmul":
+            left, right = step.args
+            k_range = range(len(left.cols))
+            if step.transpose:
+                pairs = [(own(left, i, k), own(right, j, k)) for k in k_range]
+            else:
+                pairs = [(own(left, i, k), own(right, k, j)) for k in k_range]
+            terms = " + ".join(f"{_num(a, places)}·{_num(b, places)}" for a, b in pairs)
+            return f"{g.name} = {terms} {result}"
+        case "scale":
+            (scores,) = step.args
+            return f"{g.name} = {_num(own(scores, i, j), places)} / √{step.divisor} {result}"
+        case "softmax":
+            (src,) = step.args
+            row = [own(src, i, k) for k in range(len(src.cols))]
+            seen = [x for x in row if x != -sympy.oo]
+            total = " + ".join(f"e^{_num(x, places)}" for x in seen)
+            return f"{g.name} = e^{_num(row[j], places)} / ({total}) {result}"
+    return f"{g.name} {result}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+
+
+def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
+    expected = expected_text(g, places)
+    head = Text.assemble((g.name, "bold red"), f": you wrote {g.entry.text}")
+    if g.entry.answer is None:
+        head.append(" (could not be read as a number)")
+    if g.own is not None:
+        head.append(
+            f"; from your own earlier answers it would be {fmt.expr_rounded(g.own, places)}"
+            f" (the true value is {expected})"
+        )
+    else:
+        head.append(f"; expected {expected}")
+    out: list[RenderableType] = [head]
+    if g.slip is not None:
+        out.append(Text(f"  {g.slip.message}", style="yellow"))
+    if g.own is not None:
+        work = own_working(g, own, places)
+    else:
+        work = true_working(Question(g.step, g.i, g.j), places)
+    out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))
+    return out
+
+
+def _legend(verdict: str) -> tuple[tuple[str, str], str]:
+    mark, style = MARKS[verdict]
+    if verdict == "follow-through":
+        return (mark, style), f" {verdict} (right from your own answers)   "
+    return (mark, style), f" {verdict}" + ("" if verdict == VERDICTS[-1] else "   ")
+
+
+def report(rep: Report, width: int) -> list[RenderableType]:
+    """The whole grade report, in order; the score is the last line."""
+    d, sheet = rep.d, rep.sheet
+    own = own_values(sheet)
+    places = d.lesson.precision
+    who = f" by {sheet.student}" if sheet.student else ""
+    out: list[RenderableType] = [
+        Text.assemble(
+            ("Grading ", "bold"),
+            (sheet.path, "bold"),
+            f"{who} against {d.lesson.name} ({d.lesson.title})",
+        ),
+        Text.assemble(*(part for v in VERDICTS for part in _legend(v))),
+    ]
+    by_step: dict[str, list[Graded]] = {}
+    for g in rep.cells:
+        by_step.setdefault(g.step.key, []).append(g)
+    tables = [t for cells in by_step.values() for t in step_tables(cells[0].step, cells, width)]
+    out.append(side_by_side(tables, width))  # small steps side by side, as many as fit
+    wrong = [g for g in rep.cells if g.verdict == "wrong"]
+    if wrong:
+        out.append(Text("\nTo look at again", style="bold"))
+        for g in wrong:
+            out += _look_again(g, own, places)
+    if sheet.problems:
+        out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
+        out += [Text(str(p)) for p in sheet.problems]
+    counts = ", ".join(f"{rep.count(v)} {v}" for v in VERDICTS)
+    out.append(Text(""))
+    out.append(Group(Text(f"{counts}"), Text(f"Score: {rep.score}/{rep.total}", style="bold")))
+    return out
