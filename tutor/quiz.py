@@ -253,6 +253,8 @@ def read_as(answer: Answer, places: int) -> str | None:
         exact = fmt.exact_text(answer.value)
         if exact != typed and len(exact) <= 50:
             parts.append(exact)
+    if answer.value.is_Integer:  # "= 3" says it all; "≈ 3.00" would only add noise
+        return " = ".join(parts)
     approx = fmt.expr_rounded(answer.value, places)
     if not (answer.value.is_Rational and approx == parts[-1].removeprefix("read as ")):
         return " = ".join(parts) + f" ≈ {approx}"
