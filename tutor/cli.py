@@ -131,13 +131,13 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     table = Table(title="Lessons")
     for col in ("name", "title", "N", "d_model", "d_k", "d_v", "from"):
         table.add_column(col, justify="right" if col in ("N", "d_model", "d_k", "d_v") else "left")
-    seen: set[str] = set()
+    first: dict[str, str] = {}  # name -> origin of the lesson that wins
     for name, origin, path in iter_lessons(lessons_dir):
         lesson, _ = check_lesson(path, name)
         where = f"{origin}: {path}"
-        if name in seen:
-            where += " (shadowed)"
-        seen.add(name)
+        if name in first:
+            where += f" (shadowed by {first[name]})"
+        first.setdefault(name, origin)
         if lesson is None:
             table.add_row(name, "(invalid: run attn-tutor check)", "", "", "", "", where)
             continue
