@@ -218,3 +218,11 @@ app.info.cls = TutorGroup
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the lesson format, for editors that check YAML as you type."""
+    from tutor.schema import schema_text
+
+    sys.stdout.write(schema_text())
