@@ -226,3 +226,28 @@ def schema() -> None:
     from tutor.schema import schema_text
 
     sys.stdout.write(schema_text())
+
+
+@app.command()
+def check(
+    files: Annotated[
+        list[str],
+        typer.Argument(help="Lesson files, folders of them, or lesson names.", show_default=False),
+    ],
+    lessons_dir: LessonsDirOpt = None,
+) -> int:
+    """Check lessons: every problem as file:line:col, teaching warnings, then a summary."""
+    from rich.text import Text
+
+    from tutor.lint import check_lessons, summary
+
+    reports = check_lessons(files, lessons_dir)
+    console = make_console()
+    for report in reports:
+        for p in report.problems:
+            tag = ("warning: ", "yellow") if p.severity == "warning" else ""
+            place = (f"{p.path}:{p.line}:{p.col}:", "bold")
+            console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
+    ok = all(r.valid for r in reports)
+    console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)
+    return 0 if ok else 1
