@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.engine import Derivation, derive, rational
+from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
 from tutor.format import MINUS, decimal_text, number, round_half_up
-from tutor.lesson import Entry, Lesson, Matrix, check_lesson, find_lesson
+from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson
 
 ONE_HOT = 0.99
 MAX_PLACES = 3
@@ -89,7 +89,7 @@ def _plural(n: int, word: str) -> str:
 
 def teaching_warnings(lesson: Lesson) -> list[Problem]:
     """Warnings about a valid lesson that would teach badly, in file order."""
-    found = list(_entry_warnings(lesson)) + list(_weight_warnings(derive(lesson)))
+    found = list(_entry_warnings(lesson)) + list(_weight_warnings(lesson))
     return sorted(found, key=lambda p: (p.line, p.col))
 
 
@@ -146,46 +146,64 @@ def _entry_warnings(lesson: Lesson) -> Iterator[Problem]:
                     )
 
 
-def _weight_warnings(d: Derivation) -> Iterator[Problem]:
-    lesson = d.lesson
+def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
+    """One head's scores, scaled scores and weights, from the engine's primitives.
+
+    Only what the warnings need: V and Z (the slow part of a whole derivation) are skipped.
+    """
+    X = given("X", lesson.X, lesson.labels)  # (N, d_model)
+    Q = matmul("Q", X, given("W_Q", head.W_Q, numbered(len(head.W_Q))))  # (N, d_k)
+    K = matmul("K", X, given("W_K", head.W_K, numbered(len(head.W_K))))  # (N, d_k)
+    scores = matmul("scores", Q, K, transpose=True)  # (N, N)
+    scaled = scale("scaled", scores, len(head.W_K[0]))  # (N, N)
+    if lesson.mask == "causal":
+        scaled = causal_mask("masked", scaled)
+    return scores, scaled, softmax("weights", scaled)  # weights: (N, N)
+
+
+def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:
+    for h, head in enumerate(lesson.heads, 1):
+        yield from head_warnings(lesson, h, head)
+
+
+def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
+    """Uniform or one-hot rows of weights in head ``h`` (1-based)."""
     labels = lesson.labels
     causal = lesson.mask == "causal"
-    for h in range(1, d.head_count + 1):
-        head = h if lesson.multi_head else None
-        of_head = f" (head {h})" if head else ""
-        scores, weights = d.step("scores", head), d.step("weights", head)
-        for i, label in enumerate(labels):
-            seen = list(range(i + 1)) if causal else list(range(len(labels)))
-            if len(seen) < 2:
-                continue  # one visible token: a weight of 1 is the only possible answer
-            line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
-            row = [scores.cells[i][j] for j in seen]
-            if all(s.q == row[0].q for s in row):
-                those = "every token" if not causal else f"the {len(seen)} tokens it sees"
-                yield Problem(
-                    lesson.path,
-                    line,
-                    col,
-                    f"the weights of {label}{of_head} are uniform: every score in its row is "
-                    f"{number(row[0], 2, whole=True)}, so softmax gives {those} the same "
-                    f"weight and Z[{label}] is a plain average of V's rows; if that is not "
-                    "the point, change this row of X, or W_Q or W_K",
-                    "warning",
-                )
-                continue
-            top = max(seen, key=lambda j: weights.cells[i][j].approx)
-            if weights.cells[i][top].value > ONE_HOT:
-                scaled = [d.step("scaled", head).cells[i][j] for j in seen]
-                low = min(scaled, key=lambda c: c.approx)
-                high = max(scaled, key=lambda c: c.approx)
-                yield Problem(
-                    lesson.path,
-                    line,
-                    col,
-                    f"the weights of {label}{of_head} are nearly one-hot: "
-                    f"{number(weights.cells[i][top], 3)} on {labels[top]}, because its scaled "
-                    f"scores run from {number(low, 2, whole=True)} to "
-                    f"{number(high, 2, whole=True)}; smaller entries in X, W_Q or W_K give "
-                    "softmax something to share",
-                    "warning",
-                )
+    of_head = f" (head {h})" if lesson.multi_head else ""
+    scores, scaled_step, weights = attention(lesson, head)
+    for i, label in enumerate(labels):
+        seen = list(range(i + 1)) if causal else list(range(len(labels)))
+        if len(seen) < 2:
+            continue  # one visible token: a weight of 1 is the only possible answer
+        line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
+        row = [scores.cells[i][j] for j in seen]
+        if all(s.q == row[0].q for s in row):
+            those = "every token" if not causal else f"the {len(seen)} tokens it sees"
+            yield Problem(
+                lesson.path,
+                line,
+                col,
+                f"the weights of {label}{of_head} are uniform: every score in its row is "
+                f"{number(row[0], 2, whole=True)}, so softmax gives {those} the same "
+                f"weight and Z[{label}] is a plain average of V's rows; if that is not "
+                "the point, change this row of X, or W_Q or W_K",
+                "warning",
+            )
+            continue
+        top = max(seen, key=lambda j: weights.cells[i][j].approx)
+        if weights.cells[i][top].value > ONE_HOT:
+            scaled = [scaled_step.cells[i][j] for j in seen]
+            low = min(scaled, key=lambda c: c.approx)
+            high = max(scaled, key=lambda c: c.approx)
+            yield Problem(
+                lesson.path,
+                line,
+                col,
+                f"the weights of {label}{of_head} are nearly one-hot: "
+                f"{number(weights.cells[i][top], 3)} on {labels[top]}, because its scaled "
+                f"scores run from {number(low, 2, whole=True)} to "
+                f"{number(high, 2, whole=True)}; smaller entries in X, W_Q or W_K give "
+                "softmax something to share",
+                "warning",
+            )
