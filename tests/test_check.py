@@ -133,7 +133,7 @@ def test_one_hot_weights_warn(tmp_path: Path) -> None:
     warnings = teaching_warnings(load_lesson(path))
     assert [(w.line, w.col) for w in warnings] == [(3, 5), (3, 13)]
     assert all(w.severity == "warning" for w in warnings)
-    assert "nearly one-hot: 1.000 on a, because its scaled scores run from 0 to 57.28" in str(
+    assert "nearly one-hot: 1.000 on a, as its scaled scores run from 0 to 57.28" in str(
         warnings[0]
     )
 
@@ -142,9 +142,9 @@ def test_the_first_row_of_a_causal_lesson_is_not_uniform_by_accident(tmp_path: P
     path = write(tmp_path, UNIFORM.replace("X:\n  - [1, 0]", "mask: causal\nX:\n  - [1, 0]"))
     messages = [w.message for w in teaching_warnings(load_lesson(path))]
     assert messages == [
-        "the weights of b are uniform: every score in its row is 0, so softmax gives the 2 "
-        "tokens it sees the same weight and Z[b] is a plain average of V's rows; if that is "
-        "not the point, change this row of X, or W_Q or W_K"
+        "the weights of b are uniform: every score in its row is 0, so the 2 tokens it sees "
+        "get the same weight and Z[b] is a plain average; unless that is the point, change "
+        "this row of X, or W_Q or W_K"
     ]
 
 

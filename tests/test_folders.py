@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 def test_the_order_is_bundled_cwd_env_then_option(folders: dict[str, Path]) -> None:
     origins = [o for o, _ in lesson_dirs([folders["cli"]])]
-    assert origins == ["bundled", "./lessons", "ATTN_TUTOR_LESSONS", "ATTN_TUTOR_LESSONS",
+    assert origins == ["bundled", "./lessons", "env 1", "env 2",
                        "--lessons-dir"]  # fmt: skip
 
 
@@ -89,13 +90,14 @@ def test_list_shows_origin_and_what_is_shadowed(run, folders: dict[str, Path]) -
     env = {"ATTN_TUTOR_LESSONS": os.environ["ATTN_TUTOR_LESSONS"], "COLUMNS": "250"}
     out = run("list", env=env).stdout
     lines = {line for line in out.splitlines() if "dup" in line or "cats-chase-mice" in line}
-    assert any("./lessons:" in x and "Local dup" in x and "shadowed" not in x for x in lines)
-    assert any(
-        "ATTN_TUTOR_LESSONS:" in x and "Env dup" in x and "(shadowed by ./lessons)" in x
-        for x in lines
-    )
+    assert any("./lessons" in x and "Local dup" in x and "shadowed" not in x for x in lines)
+    assert any("env 1" in x and "Env dup" in x and "(shadowed by ./lessons)" in x for x in lines)
     assert any("Impostor" in x and "(shadowed by bundled)" in x for x in lines)
-    assert any("Cats chase mice" in x and "bundled:" in x and "shadowed" not in x for x in lines)
+    assert any("Cats chase mice" in x and "bundled" in x and "shadowed" not in x for x in lines)
+    legend = out.split("Folders, searched in this order")[1]
+    env1 = re.escape(f"{folders['env1']} (ATTN_TUTOR_LESSONS)")
+    assert re.search(rf"^env 1 +{env1}\s*$", legend, re.MULTILINE)
+    assert re.search(r"^\./lessons +lessons\s*$", legend, re.MULTILINE)
 
 
 def test_the_checkout_lessons_folder_is_not_listed_twice(
@@ -108,7 +110,7 @@ def test_the_checkout_lessons_folder_is_not_listed_twice(
     assert len(names) == len(set(names))
     out = run("list", env={"COLUMNS": "250"}).stdout
     assert "shadowed" not in out
-    assert out.count("cats-chase-mice.yaml") == 1
+    assert out.count("cats-chase-mice") == 1
 
 
 def test_the_same_folder_given_twice_is_listed_once(folders: dict[str, Path]) -> None:

@@ -126,7 +126,7 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from rich.table import Table
 
-    from tutor.lesson import check_lesson, iter_lessons
+    from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
 
     table = Table(title="Lessons")
     for col in ("name", "title", "N", "d_model", "d_k", "d_v", "from"):
@@ -134,7 +134,7 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
     for name, origin, path in iter_lessons(lessons_dir):
         lesson, _ = check_lesson(path, name)
-        where = f"{origin}: {path}"
+        where = origin  # the folder is in the legend below the table
         if name in first:
             where += f" (shadowed by {first[name]})"
         first.setdefault(name, origin)
@@ -150,7 +150,15 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
             str(lesson.d_v),
             where,
         )
-    make_console().print(table)
+    console = make_console()
+    console.print(table)
+    folders = Table.grid(padding=(0, 2))
+    for origin, folder in lesson_dirs(lessons_dir):
+        tags = [LESSONS_ENV] if origin.startswith("env") else []
+        tags += [] if folder.is_dir() else ["no such folder"]
+        folders.add_row(origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder))
+    console.print("Folders, searched in this order (the first lesson of a name wins):")
+    console.print(folders)
 
 
 def _run(invoke: Callable[[], object]) -> int:
@@ -329,7 +337,4 @@ def new(
             Text(f"note: no draw avoided every teaching warning; see: attn-tutor check {path}"),
             soft_wrap=True,
         )
-    console.print(
-        Text(f"next: edit it, then attn-tutor check {path} && attn-tutor walk {path}"),
-        soft_wrap=True,
-    )
+    console.print(Text(f"next: edit it, then: attn-tutor check {path}"), soft_wrap=True)

@@ -657,7 +657,8 @@ def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
     """Where lessons are looked up by name, first match wins: (origin, folder).
 
     The order: bundled, ``./lessons/`` of the current folder, each folder in
-    ``ATTN_TUTOR_LESSONS`` (separated by ``os.pathsep``), then ``--lessons-dir``. A folder that
+    ``ATTN_TUTOR_LESSONS`` (separated by ``os.pathsep``; origin ``env``, or ``env 1``,
+    ``env 2`` … when there are several), then ``--lessons-dir``. A folder that
     appears twice (in a checkout, ``./lessons/`` *is* the bundled folder) is kept only the first
     time. Missing folders from the environment are skipped; a missing ``--lessons-dir`` is an
     error.
@@ -667,8 +668,8 @@ def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
             raise UsageError(f"--lessons-dir {d}: no such folder")
     env = [d for d in os.environ.get(LESSONS_ENV, "").split(os.pathsep) if d.strip()]
     dirs = [("bundled", bundled_dir()), ("./lessons", Path("lessons"))]
-    dirs += [(LESSONS_ENV, Path(d)) for d in env]
-    dirs += [("--lessons-dir", Path(d)) for d in extra or []]
+    dirs += _numbered("env", [Path(d) for d in env])
+    dirs += _numbered("--lessons-dir", [Path(d) for d in extra or []])
     unique: list[tuple[str, Path]] = []
     seen: set[Path] = set()
     for origin, folder in dirs:
@@ -676,6 +677,13 @@ def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
             seen.add(folder.resolve())
             unique.append((origin, folder))
     return unique
+
+
+def _numbered(origin: str, folders: list[Path]) -> list[tuple[str, Path]]:
+    """``(origin, folder)``, numbered ``origin 1``, ``origin 2`` … when there are several."""
+    if len(folders) == 1:
+        return [(origin, folders[0])]
+    return [(f"{origin} {i}", folder) for i, folder in enumerate(folders, 1)]
 
 
 def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Path]]:

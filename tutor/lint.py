@@ -179,15 +179,15 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
         line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
         row = [scores.cells[i][j] for j in seen]
         if all(s.q == row[0].q for s in row):
-            those = "every token" if not causal else f"the {len(seen)} tokens it sees"
+            those = "all tokens" if not causal else f"the {len(seen)} tokens it sees"
             yield Problem(
                 lesson.path,
                 line,
                 col,
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
-                f"{number(row[0], 2, whole=True)}, so softmax gives {those} the same "
-                f"weight and Z[{label}] is a plain average of V's rows; if that is not "
-                "the point, change this row of X, or W_Q or W_K",
+                f"{number(row[0], 2, whole=True)}, so {those} get the same weight and "
+                f"Z[{label}] is a plain average; unless that is the point, change this row "
+                "of X, or W_Q or W_K",
                 "warning",
             )
             continue
@@ -201,9 +201,8 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
                 line,
                 col,
                 f"the weights of {label}{of_head} are nearly one-hot: "
-                f"{number(weights.cells[i][top], 3)} on {labels[top]}, because its scaled "
-                f"scores run from {number(low, 2, whole=True)} to "
-                f"{number(high, 2, whole=True)}; smaller entries in X, W_Q or W_K give "
-                "softmax something to share",
+                f"{number(weights.cells[i][top], 3)} on {labels[top]}, as its scaled scores "
+                f"run from {number(low, 2, whole=True)} to {number(high, 2, whole=True)}; "
+                "smaller entries in X, W_Q or W_K give softmax something to share",
                 "warning",
             )
