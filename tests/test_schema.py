@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,15 @@ def test_schema_and_list_do_not_import_sympy_or_numpy() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_readme_examples_are_valid_lessons(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    examples = re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL)
+    single, multi = examples[0], examples[1]
+    multi = "title: t\ntokens: [a, b, c]\nX: [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0]]\n" + multi
+    for i, text in enumerate((single, multi)):
+        path = tmp_path / f"example{i}.yaml"
+        path.write_text(text)
+        load_lesson(path)
+        assert errors_of(yaml.safe_load(text)) == []
