@@ -20,6 +20,7 @@ PLAIN_ENV = {
     "FORCE_COLOR": "",
     "PY_COLORS": "",
     "GITHUB_ACTIONS": "",
+    "ATTN_TUTOR_LESSONS": "",
 }
 
 

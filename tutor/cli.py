@@ -135,18 +135,18 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from rich.table import Table
 
-    from tutor.lesson import check_lesson, iter_lessons
+    from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
 
     table = Table(title="Lessons")
     for col in ("name", "title", "N", "d_model", "d_k", "d_v", "from"):
         table.add_column(col, justify="right" if col in ("N", "d_model", "d_k", "d_v") else "left")
-    seen: set[str] = set()
+    first: dict[str, str] = {}  # name -> origin of the lesson that wins
     for name, origin, path in iter_lessons(lessons_dir):
         lesson, _ = check_lesson(path, name)
-        where = f"{origin}: {path}"
-        if name in seen:
-            where += " (shadowed)"
-        seen.add(name)
+        where = origin  # the folder is in the legend below the table
+        if name in first:
+            where += f" (shadowed by {first[name]})"
+        first.setdefault(name, origin)
         if lesson is None:
             table.add_row(name, "(invalid: run attn-tutor check)", "", "", "", "", where)
             continue
@@ -159,7 +159,15 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
             str(lesson.d_v),
             where,
         )
-    make_console().print(table)
+    console = make_console()
+    console.print(table)
+    folders = Table.grid(padding=(0, 2))
+    for origin, folder in lesson_dirs(lessons_dir):
+        tags = [LESSONS_ENV] if origin.startswith("env") else []
+        tags += [] if folder.is_dir() else ["no such folder"]
+        folders.add_row(origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder))
+    console.print("Folders, searched in this order (the first lesson of a name wins):")
+    console.print(folders)
 
 
 EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
@@ -504,3 +512,115 @@ def wait_for_enter(console: Console, stream: TextIO) -> bool:
     line = stream.readline()
     console.print()
     return bool(line) and line.strip().lower() not in ("q", "quit")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the lesson format, for editors that check YAML as you type."""
+    from tutor.schema import schema_text
+
+    sys.stdout.write(schema_text())
+
+
+@app.command()
+def check(
+    files: Annotated[
+        list[str],
+        typer.Argument(help="Lesson files, folders of them, or lesson names.", show_default=False),
+    ],
+    lessons_dir: LessonsDirOpt = None,
+) -> int:
+    """Check lessons: every problem as file:line:col, teaching warnings, then a summary."""
+    from rich.text import Text
+
+    from tutor.lint import check_lessons, summary
+
+    reports = check_lessons(files, lessons_dir)
+    console = make_console()
+    for report in reports:
+        for p in report.problems:
+            tag = ("warning: ", "yellow") if p.severity == "warning" else ""
+            place = (f"{p.path}:{p.line}:{p.col}:", "bold")
+            console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
+    ok = all(r.valid for r in reports)
+    console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)
+    return 0 if ok else 1
+
+
+@app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="The lesson's name, e.g. the-cat-sat.")],
+    tokens: Annotated[
+        str, typer.Option("--tokens", help='The words, separated by spaces: "the cat sat".')
+    ],
+    d_model: Annotated[
+        int, typer.Option("--d-model", help="Features per token.", min=1, max=16)
+    ] = 4,
+    d_k: Annotated[
+        int | None,
+        typer.Option("--d-k", help="Length of queries and keys [default: 2].", min=1, max=16),
+    ] = None,
+    d_v: Annotated[
+        int | None,
+        typer.Option("--d-v", help="Length of values [default: d_k].", min=1, max=16),
+    ] = None,
+    heads: Annotated[int, typer.Option("--heads", help="Attention heads.", min=1, max=4)] = 1,
+    causal: Annotated[
+        bool, typer.Option("--causal", help="A token sees only itself and earlier tokens.")
+    ] = False,
+    whole_root: Annotated[
+        bool,
+        typer.Option(
+            "--whole-root",
+            help="Pick d_k from 1, 4, 9 so √d_k is whole and the scaled scores stay fractions.",
+        ),
+    ] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Same seed, same lesson [default: random].")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Where to write it [default: NAME.yaml]; - for stdout."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a new, valid lesson with hand-friendly numbers and a comment on every key."""
+    import random
+
+    from tutor.author import (
+        Shape,
+        check_name,
+        command_line,
+        generate,
+        lesson_yaml,
+        parse_tokens,
+        pick_d_k,
+        write_new,
+    )
+
+    check_name(name)
+    k = pick_d_k(d_model, d_k, whole_root)
+    shape = Shape(parse_tokens(tokens), d_model, k, d_v or k, heads, causal)
+    seed = random.SystemRandom().randrange(10_000) if seed is None else seed
+    lesson, warnings = generate(name, shape, seed)
+    path = output or Path(f"{name}.yaml")
+    shown = f"{name}.yaml" if str(path) == "-" else str(path)
+    text = lesson_yaml(lesson, command_line(name, shape, seed, whole_root), shown)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    write_new(path, text, force)
+    console = make_console()
+    from rich.text import Text
+
+    facts = f"{len(shape.tokens)} tokens, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
+    facts += (f", {heads} heads" if heads > 1 else "") + (", causal" if causal else "")
+    console.print(Text(f"wrote {path}: {facts}, seed {seed}"), soft_wrap=True)
+    if warnings:
+        console.print(
+            Text(f"note: no draw avoided every teaching warning; see: attn-tutor check {path}"),
+            soft_wrap=True,
+        )
+    console.print(Text(f"next: edit it, then: attn-tutor check {path}"), soft_wrap=True)

@@ -18,7 +18,7 @@ import yaml.composer
 import yaml.cyaml
 import yaml.resolver
 
-from tutor.errors import AnswerError, LessonError, Problem
+from tutor.errors import AnswerError, LessonError, Problem, UsageError
 from tutor.numbers import parse_entry
 
 Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
@@ -28,6 +28,7 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_TOKENS = 128
 MAX_DIM = 512
 MAX_DEPTH = 16
+MAX_TOKEN_CHARS = 40
 
 STEP_NAMES = (
     "X",
@@ -94,7 +95,9 @@ class Lesson:
     precision: int = 2
     notes: dict[str, str] = field(default_factory=dict)
     quiz: dict[str, object] = field(default_factory=dict)
-    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> (line, col)
+    # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
+    # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
+    where: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -278,6 +281,7 @@ class Checker:
     def __init__(self, path: str) -> None:
         self.path = path
         self.problems: list[Problem] = []
+        self.where: dict[str, tuple[int, int]] = {}  # "X.2.3" (row 2, column 3) -> (line, col)
 
     def error(self, node: yaml.Node | None, message: str) -> None:
         line, col = _pos(node) if node is not None else (1, 1)
@@ -332,8 +336,10 @@ class Checker:
             self.error(node, f"{what}: {err}")
             return None
 
-    def matrix(self, node: yaml.Node, name: str, max_rows: int = MAX_DIM) -> Matrix | None:
-        """A non-empty rectangular list of lists of numbers."""
+    def matrix(
+        self, node: yaml.Node, name: str, max_rows: int = MAX_DIM, key: str | None = None
+    ) -> Matrix | None:
+        """A non-empty rectangular list of lists of numbers; ``key`` records entry positions."""
         if not isinstance(node, yaml.SequenceNode) or not node.value:
             shape = "an empty list" if isinstance(node, yaml.SequenceNode) else describe(node)
             self.error(node, f"{name} should be a matrix (a list of rows), but found {shape}")
@@ -379,6 +385,10 @@ class Checker:
             if any(c is None for c in cells):
                 ok = False
                 continue
+            if key is not None:
+                self.where[f"{key}.{i}"] = _pos(row)
+                for j, x in enumerate(row.value, 1):
+                    self.where[f"{key}.{i}.{j}"] = _pos(x)
             rows.append(tuple(cells))  # type: ignore[arg-type]
         return tuple(rows) if ok else None
 
@@ -436,7 +446,7 @@ def _build(
     tokens: list[str] | None = None
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
-    X = c.matrix(value("X"), "X", MAX_TOKENS) if "X" in keys else None
+    X = c.matrix(value("X"), "X", MAX_TOKENS, key="X") if "X" in keys else None
     if X is not None and len(X[0]) > MAX_DIM:
         X = None
     if tokens is not None and X is not None and len(tokens) != len(X):
@@ -450,7 +460,7 @@ def _build(
     heads = _heads(c, keys, root, d_model)
     W_O = None
     if "W_O" in keys:
-        W_O = c.matrix(value("W_O"), "W_O")
+        W_O = c.matrix(value("W_O"), "W_O", key="W_O")
         if W_O is not None and "heads" not in keys:
             c.error(
                 value("W_O"),
@@ -494,7 +504,7 @@ def _build(
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else {}
-    where = {k: _pos(v) for k, (_, v) in keys.items()}
+    where = {k: _pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
     assert title is not None and tokens is not None and X is not None and heads
@@ -531,19 +541,23 @@ def _tokens(c: Checker, node: yaml.Node) -> list[str] | None:
             c.error(t, f"token {i} should be a word, but found {describe(t)}")
             continue
         word = t.value.strip()
-        bad = next((ch for ch in word if ch in "[],#" or not ch.isprintable()), None)
-        if bad is not None:
-            c.error(
-                t,
-                f"token {i} ({word!r}) contains {bad!r}; tokens may not contain "
-                "[ ] , # or control characters",
-            )
+        problem = token_problem(word)
+        if problem is not None:
+            c.error(t, f"token {i} {problem}")
             continue
-        if len(word) > 40:
-            c.error(t, f"token {i} is {len(word)} characters long; at most 40")
-            continue
+        c.where[f"tokens.{i}"] = _pos(t)
         out.append(word)
     return out if len(out) == len(node.value) else None
+
+
+def token_problem(word: str) -> str | None:
+    """Why a (stripped, non-empty) word cannot be a token, or None when it can."""
+    bad = next((ch for ch in word if ch in "[],#" or not ch.isprintable()), None)
+    if bad is not None:
+        return f"({word!r}) contains {bad!r}; tokens may not contain [ ] , # or control characters"
+    if len(word) > MAX_TOKEN_CHARS:
+        return f"is {len(word)} characters long; at most {MAX_TOKEN_CHARS}"
+    return None
 
 
 def _weights(
@@ -552,6 +566,7 @@ def _weights(
     where: yaml.Node,
     d_model: int | None,
     prefix: str,
+    path: str = "",
 ) -> Head | None:
     """W_Q, W_K, W_V of one head, checked against X and each other."""
     mats = {}
@@ -560,7 +575,7 @@ def _weights(
         if node is None:
             c.error(where, f"missing key {key!r}{prefix}; expected a d_model × d matrix")
             continue
-        m = c.matrix(node, f"{key}{prefix}")
+        m = c.matrix(node, f"{key}{prefix}", key=f"{path}{key}")
         if m is None:
             continue
         if d_model is not None and len(m) != d_model:
@@ -612,7 +627,12 @@ def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list
         if "name" in hk:
             label = c.scalar(hk["name"][1], f"the name of head {i}")
         head = _weights(
-            c, lambda k, hk=hk: hk[k][1] if k in hk else None, h, d_model, f" of head {i}"
+            c,
+            lambda k, hk=hk: hk[k][1] if k in hk else None,
+            h,
+            d_model,
+            f" of head {i}",
+            f"heads.{i}.",
         )
         if head is not None:
             heads.append(Head(label, head.W_Q, head.W_K, head.W_V))
@@ -668,14 +688,44 @@ def bundled_dir() -> Path:
     return inside if inside.is_dir() else here.parent / "lessons"
 
 
+LESSONS_ENV = "ATTN_TUTOR_LESSONS"
+
+
 def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
-    """Where lessons are looked up by name, first match wins: (origin, folder)."""
-    dirs: list[tuple[str, Path]] = [("bundled", bundled_dir())]
-    return dirs + [("--lessons-dir", Path(d)) for d in (extra or [])]
+    """Where lessons are looked up by name, first match wins: (origin, folder).
+
+    The order: bundled, ``./lessons/`` of the current folder, each folder in
+    ``ATTN_TUTOR_LESSONS`` (separated by ``os.pathsep``; origin ``env``, or ``env 1``,
+    ``env 2`` … when there are several), then ``--lessons-dir``. A folder that
+    appears twice (in a checkout, ``./lessons/`` *is* the bundled folder) is kept only the first
+    time. Missing folders from the environment are skipped; a missing ``--lessons-dir`` is an
+    error.
+    """
+    for d in extra or []:
+        if not Path(d).is_dir():
+            raise UsageError(f"--lessons-dir {d}: no such folder")
+    env = [d for d in os.environ.get(LESSONS_ENV, "").split(os.pathsep) if d.strip()]
+    dirs = [("bundled", bundled_dir()), ("./lessons", Path("lessons"))]
+    dirs += _numbered("env", [Path(d) for d in env])
+    dirs += _numbered("--lessons-dir", [Path(d) for d in extra or []])
+    unique: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    for origin, folder in dirs:
+        if folder.resolve() not in seen:
+            seen.add(folder.resolve())
+            unique.append((origin, folder))
+    return unique
+
+
+def _numbered(origin: str, folders: list[Path]) -> list[tuple[str, Path]]:
+    """``(origin, folder)``, numbered ``origin 1``, ``origin 2`` … when there are several."""
+    if len(folders) == 1:
+        return [(origin, folders[0])]
+    return [(f"{origin} {i}", folder) for i, folder in enumerate(folders, 1)]
 
 
 def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Path]]:
-    """Every lesson file found: (name, origin, path), in lookup order."""
+    """Every lesson file found: (name, origin, path), in lookup order (shadowed ones too)."""
     for origin, folder in lesson_dirs(extra):
         if folder.is_dir():
             for p in sorted(folder.glob("*.yaml")):
@@ -692,5 +742,8 @@ def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
         return found[name]
     close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    known = ", ".join(sorted(found)) or "none"
-    raise LessonError.at(name, 1, 1, f"no lesson named {name!r}{hint} (known lessons: {known})")
+    names = sorted(found)
+    known = ", ".join(names[:10]) + (", … (see attn-tutor list)" if len(names) > 10 else "")
+    raise LessonError.at(
+        name, 1, 1, f"no lesson named {name!r}{hint} (known lessons: {known or 'none'})"
+    )

@@ -1,0 +1,187 @@
+"""check: every problem as file:line:col, teaching warnings that do not fail, one summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, LESSONS
+from tests.test_lesson import BAD, expectation
+from tutor.lesson import load_lesson
+from tutor.lint import decimal_places, hard_entry, teaching_warnings
+
+GOOD = FIXTURES / "lessons" / "good"
+
+
+def write(tmp_path: Path, text: str, name: str = "x.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problem_lines(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if not line.startswith("checked ")]
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_each_bad_fixture_is_reported_at_its_line_and_column(run, path: Path) -> None:  # type: ignore[no-untyped-def]
+    line, col, fragment = expectation(path)
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    first = problem_lines(result.stdout)[0]
+    assert first.startswith(f"{path}:{line}:{col}: "), first
+    assert fragment in first
+    assert result.stdout.splitlines()[-1].startswith("checked 1 lesson: invalid (")
+
+
+def test_every_problem_in_a_file_is_printed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(
+        tmp_path,
+        "title: Many mistakes\n"  # 1
+        "tokens: [a, b]\n"  # 2
+        "X: [[1, x], [1, 2, 3]]\n"  # 3
+        "W_Q: [[1], [1]]\n"  # 4
+        "W_k: [[1], [1]]\n"  # 5
+        "W_V: [[1], [1]]\n"  # 6
+        "mask: future\n",  # 7
+    )
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    lines = problem_lines(result.stdout)
+    assert f"{path}:3:9: X row 1, column 2: found 'x'" in result.stdout
+    assert f"{path}:3:13: row 2 of X has 3 entries, but row 1 has 2" in result.stdout
+    assert f"{path}:5:1: unknown key 'W_k' in the lesson (did you mean W_K?)" in result.stdout
+    assert f"{path}:7:7: mask is 'future'" in result.stdout
+    assert f"{path}:1:1: missing key 'W_K'" in result.stdout
+    assert len(lines) == 5
+    assert result.stdout.splitlines()[-1] == "checked 1 lesson: invalid (5 errors)"
+
+
+def test_valid_files_pass_and_the_summary_counts_them(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("check", str(GOOD / "single.yaml"), str(LESSONS / "the-cake.yaml"))
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout == "checked 2 lessons: all valid\n"
+
+
+def test_one_bad_file_among_good_ones_fails_and_all_are_checked(run) -> None:  # type: ignore[no-untyped-def]
+    bad = [str(BAD[0]), str(FIXTURES / "lessons" / "bad" / "wq-rows.yaml")]
+    result = run("check", str(GOOD / "single.yaml"), *bad)
+    assert result.exit_code == 1
+    assert str(BAD[0]) in result.stdout and "wq-rows.yaml:7:6:" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("checked 3 lessons: 1 valid, 2 invalid")
+
+
+def test_folders_and_names_are_checked_too(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    write(tmp_path, (GOOD / "single.yaml").read_text(), "mine.yaml")
+    result = run("check", "cats-chase-mice", "mine", "--lessons-dir", str(tmp_path))
+    assert result.exit_code == 0, result.stdout
+    assert result.stdout.splitlines()[-1].startswith("checked 2 lessons: all valid")
+    result = run("check", str(GOOD))
+    assert "checked 2 lessons" in result.stdout
+
+
+def test_an_unknown_name_is_a_problem_not_a_crash(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("check", "cats-chase-mouse", str(GOOD / "single.yaml"))
+    assert result.exit_code == 1
+    assert "no lesson named 'cats-chase-mouse'; did you mean cats-chase-mice?" in result.stdout
+    assert "checked 2 lessons: 1 valid, 1 invalid (1 error)" in result.stdout
+
+
+def test_check_needs_a_file(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("check").exit_code == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# teaching warnings
+
+UNIFORM = """\
+title: Even split
+tokens: [a, b, c]
+X:
+  - [1, 0]
+  - [0, 0]
+  - [1, 1]
+W_Q: [[1, 0], [0, 1]]
+W_K: [[1, 0], [0, 1]]
+W_V: [[1, 2], [3, 4]]
+"""
+
+
+def test_a_uniform_row_warns_at_its_row_of_x_but_does_not_fail(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("check", str(write(tmp_path, UNIFORM)))
+    assert result.exit_code == 0
+    lines = problem_lines(result.stdout)
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{tmp_path / 'x.yaml'}:5:5: warning: the weights of b are uniform")
+    assert "every score in its row is 0" in lines[0]
+    assert result.stdout.splitlines()[-1] == "checked 1 lesson: valid (1 warning)"
+
+
+def test_the_bundled_lesson_warns_about_its_deliberate_even_split(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("check", "cats-chase-mice")
+    assert result.exit_code == 0
+    assert ":10:5: warning: the weights of chase are uniform" in result.stdout
+
+
+def test_one_hot_weights_warn(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "title: Loud\ntokens: [a, b]\nX: [[3, 0], [0, 3]]\n"
+        "W_Q: [[3, 0], [0, 3]]\nW_K: [[3, 0], [0, 3]]\nW_V: [[1, 0], [0, 1]]\n",
+    )
+    warnings = teaching_warnings(load_lesson(path))
+    assert [(w.line, w.col) for w in warnings] == [(3, 5), (3, 13)]
+    assert all(w.severity == "warning" for w in warnings)
+    assert "nearly one-hot: 1.000 on a, as its scaled scores run from 0 to 57.28" in str(
+        warnings[0]
+    )
+
+
+def test_the_first_row_of_a_causal_lesson_is_not_uniform_by_accident(tmp_path: Path) -> None:
+    path = write(tmp_path, UNIFORM.replace("X:\n  - [1, 0]", "mask: causal\nX:\n  - [1, 0]"))
+    messages = [w.message for w in teaching_warnings(load_lesson(path))]
+    assert messages == [
+        "the weights of b are uniform: every score in its row is 0, so the 2 tokens it sees "
+        "get the same weight and Z[b] is a plain average; unless that is the point, change "
+        "this row of X, or W_Q or W_K"
+    ]
+
+
+def test_one_token_gives_no_warnings() -> None:
+    assert teaching_warnings(load_lesson(GOOD / "single.yaml")) == []
+
+
+def test_long_decimals_and_big_denominators_warn_at_the_entry(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "title: Fiddly\ntokens: [a, b]\nX: [[1, 0.1234], [0, 1]]\n"
+        "heads:\n"
+        "  - W_Q: [[1], [0]]\n    W_K: [[1], [1]]\n    W_V: [[1], [2]]\n"
+        '  - W_Q: [[1], [0]]\n    W_K: [[1], ["5/17"]]\n    W_V: [[0.125], ["1/12"]]\n',
+    )
+    warnings = [w for w in teaching_warnings(load_lesson(path)) if "row" in w.message]
+    found = {(w.line, w.col): w.message for w in warnings}
+    assert found[(3, 9)].startswith("X row 1, column 2 is 0.1234, with 4 decimal places")
+    assert found[(9, 17)].startswith("W_K of head 2 row 2, column 1 is 5/17; a denominator")
+    assert len([w for w in warnings if "decimal" in w.message or "denominator" in w.message]) == 2
+
+
+@pytest.mark.parametrize(
+    ("entry", "hard"),
+    [
+        ((3, 1), False),
+        ((1, 8), False),  # 0.125
+        ((-1, 3), False),
+        ((5, 12), False),
+        ((1, 16), True),  # 0.0625
+        ((1, 13), True),
+        ((7, 10000), True),
+    ],
+)
+def test_what_counts_as_hard_by_hand(entry: tuple[int, int], hard: bool) -> None:
+    assert (hard_entry(entry) is not None) is hard
+
+
+def test_decimal_places() -> None:
+    assert [decimal_places(q) for q in (1, 2, 8, 10, 16, 3, 12)] == [0, 1, 3, 1, 4, None, None]

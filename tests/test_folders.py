@@ -1,0 +1,150 @@
+"""Lesson folders: bundled, ./lessons/, ATTN_TUTOR_LESSONS, --lessons-dir; first found wins."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LESSONS, ROOT
+from tutor.errors import LessonError, UsageError
+from tutor.lesson import find_lesson, iter_lessons, lesson_dirs
+
+
+def lesson(folder: Path, name: str, title: str) -> Path:
+    """A minimal valid lesson file named ``name`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(
+        f"title: {title}\ntokens: [a, b]\nX: [[1, 0], [0, 1]]\n"
+        "W_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1], [2]]\n"
+    )
+    return path
+
+
+@pytest.fixture
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A current folder with ./lessons/, two env folders and one --lessons-dir folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    dirs = {
+        "cwd": work / "lessons",
+        "env1": tmp_path / "env1",
+        "env2": tmp_path / "env2",
+        "cli": tmp_path / "cli",
+    }
+    for d in dirs.values():
+        d.mkdir()
+    monkeypatch.setenv(
+        "ATTN_TUTOR_LESSONS", os.pathsep.join([str(dirs["env1"]), str(dirs["env2"])])
+    )
+    return dirs
+
+
+def test_the_order_is_bundled_cwd_env_then_option(folders: dict[str, Path]) -> None:
+    origins = [o for o, _ in lesson_dirs([folders["cli"]])]
+    assert origins == ["bundled", "./lessons", "env 1", "env 2",
+                       "--lessons-dir"]  # fmt: skip
+
+
+def test_first_found_wins_in_every_pairing(folders: dict[str, Path]) -> None:
+    lesson(folders["cwd"], "dup", "from cwd")
+    lesson(folders["env1"], "dup", "from env1")
+    lesson(folders["env2"], "dup", "from env2")
+    lesson(folders["cli"], "dup", "from cli")
+    assert find_lesson("dup", [folders["cli"]]).resolve() == folders["cwd"] / "dup.yaml"
+    (folders["cwd"] / "dup.yaml").unlink()
+    assert find_lesson("dup", [folders["cli"]]) == folders["env1"] / "dup.yaml"
+    (folders["env1"] / "dup.yaml").unlink()
+    assert find_lesson("dup", [folders["cli"]]) == folders["env2"] / "dup.yaml"
+    (folders["env2"] / "dup.yaml").unlink()
+    assert find_lesson("dup", [folders["cli"]]) == folders["cli"] / "dup.yaml"
+
+
+def test_a_bundled_name_cannot_be_replaced(folders: dict[str, Path]) -> None:
+    lesson(folders["cwd"], "cats-chase-mice", "an impostor")
+    assert find_lesson("cats-chase-mice") == LESSONS / "cats-chase-mice.yaml"
+
+
+def test_walk_finds_each_origin_by_name(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    lesson(folders["cwd"], "here", "Here")
+    lesson(folders["env2"], "there", "There")
+    lesson(folders["cli"], "given", "Given")
+    env = {"ATTN_TUTOR_LESSONS": os.environ["ATTN_TUTOR_LESSONS"]}
+    for name, title in (("here", "Here"), ("there", "There")):
+        result = run("walk", name, "--step", "Z", env=env)
+        assert result.exit_code == 0, result.stderr
+        assert title in result.stdout
+    result = run("walk", "given", "--lessons-dir", str(folders["cli"]), env=env)
+    assert result.exit_code == 0, result.stderr
+    assert run("walk", "given", env=env).exit_code == 1  # only for the command that names it
+
+
+def test_list_shows_origin_and_what_is_shadowed(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    lesson(folders["cwd"], "dup", "Local dup")
+    lesson(folders["env1"], "dup", "Env dup")
+    lesson(folders["cwd"], "cats-chase-mice", "Impostor")
+    env = {"ATTN_TUTOR_LESSONS": os.environ["ATTN_TUTOR_LESSONS"], "COLUMNS": "250"}
+    out = run("list", env=env).stdout
+    lines = {line for line in out.splitlines() if "dup" in line or "cats-chase-mice" in line}
+    assert any("./lessons" in x and "Local dup" in x and "shadowed" not in x for x in lines)
+    assert any("env 1" in x and "Env dup" in x and "(shadowed by ./lessons)" in x for x in lines)
+    assert any("Impostor" in x and "(shadowed by bundled)" in x for x in lines)
+    assert any("Cats chase mice" in x and "bundled" in x and "shadowed" not in x for x in lines)
+    legend = out.split("Folders, searched in this order")[1]
+    env1 = re.escape(f"{folders['env1']} (ATTN_TUTOR_LESSONS)")
+    assert re.search(rf"^env 1 +{env1}\s*$", legend, re.MULTILINE)
+    assert re.search(r"^\./lessons +lessons\s*$", legend, re.MULTILINE)
+
+
+def test_the_checkout_lessons_folder_is_not_listed_twice(
+    run,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    monkeypatch.chdir(ROOT)  # here ./lessons/ is the bundled folder itself
+    assert [o for o, _ in lesson_dirs()] == ["bundled"]
+    names = [n for n, _, _ in iter_lessons()]
+    assert len(names) == len(set(names))
+    out = run("list", env={"COLUMNS": "250"}).stdout
+    assert "shadowed" not in out
+    assert out.count("cats-chase-mice") == 1
+
+
+def test_the_same_folder_given_twice_is_listed_once(folders: dict[str, Path]) -> None:
+    lesson(folders["env1"], "once", "Once")
+    names = [n for n, _, _ in iter_lessons([folders["env1"]])]
+    assert names.count("once") == 1
+
+
+def test_missing_env_folders_are_skipped_but_a_missing_option_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATTN_TUTOR_LESSONS", str(tmp_path / "nowhere"))
+    find_lesson("cats-chase-mice")  # no error for the missing env folder
+    with pytest.raises(UsageError, match="no such folder"):
+        lesson_dirs([tmp_path / "missing"])
+
+
+def test_a_missing_lessons_dir_exits_2(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("list", "--lessons-dir", str(tmp_path / "missing"))
+    assert result.exit_code == 2
+    assert "no such folder" in result.stderr
+
+
+def test_unknown_name_names_it_and_the_closest_names(folders: dict[str, Path]) -> None:
+    lesson(folders["env1"], "self-attention-basics", "Basics")
+    with pytest.raises(LessonError) as err:
+        find_lesson("self-attention-basic")
+    text = str(err.value)
+    assert "'self-attention-basic'" in text
+    assert "did you mean self-attention-basics" in text
+
+
+def test_unknown_name_through_the_cli(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "cats-chase-mouse")
+    assert result.exit_code == 1
+    assert "no lesson named 'cats-chase-mouse'" in result.stderr
+    assert "cats-chase-mice" in result.stderr

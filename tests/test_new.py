@@ -1,0 +1,186 @@
+"""new: a valid, hand-friendly, commented lesson; same seed, same lesson; never overwrites."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tutor.engine import derive
+from tutor.lesson import load_lesson
+from tutor.schema import SCHEMA
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+SHAPES = {
+    "default": [],
+    "two-heads": ["--heads", "2"],
+    "three-heads-causal": ["--heads", "3", "--causal", "--d-model", "3"],
+    "d_v-not-d_k": ["--d-k", "2", "--d-v", "3"],
+    "causal": ["--causal", "--d-model", "3", "--d-k", "3"],
+    "whole-root": ["--whole-root"],
+    "tiny": ["--d-model", "1", "--d-k", "1"],
+    "wide": ["--d-model", "8", "--d-k", "4", "--d-v", "2"],
+}
+TOKENS = {
+    "default": "the cat sat",
+    "two-heads": "I saw it",
+    "three-heads-causal": "the dog saw the cat",  # a repeated word
+    "d_v-not-d_k": "a b",
+    "causal": "one two three four",
+    "whole-root": "cats chase mice",
+    "tiny": "x y z",
+    "wide": "the quick brown fox jumps",
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_new_check_walk_round_trip(run, here: Path, shape: str) -> None:  # type: ignore[no-untyped-def]
+    result = run("new", shape, "--tokens", TOKENS[shape], "--seed", "5", *SHAPES[shape])
+    assert result.exit_code == 0, result.stderr
+    path = here / f"{shape}.yaml"
+    assert f"wrote {shape}.yaml" in result.stdout
+    check = run("check", str(path))
+    assert check.exit_code == 0, check.stdout
+    assert check.stdout == "checked 1 lesson: valid\n"  # and no teaching warnings
+    walk = run("walk", str(path))
+    assert walk.exit_code == 0, walk.stderr
+    assert "Instructor's note" in walk.stdout
+    jsonschema.validate(yaml.safe_load(path.read_text()), SCHEMA)
+
+    lesson = load_lesson(path)
+    args = SHAPES[shape]
+    option = {a: int(args[i + 1]) for i, a in enumerate(args) if a.startswith("--d")}
+    assert lesson.tokens == tuple(TOKENS[shape].split())
+    assert lesson.d_model == option.get("--d-model", 4)
+    assert lesson.d_v == option.get("--d-v", lesson.d_k)
+    assert len(lesson.heads) == (int(args[1]) if "--heads" in args else 1)
+    assert lesson.mask == ("causal" if "--causal" in args else "none")
+    matrices = [lesson.X] + [m for h in lesson.heads for m in (h.W_Q, h.W_K, h.W_V)]
+    matrices += [lesson.W_O] if lesson.W_O else []
+    entries = [e for m in matrices for row in m for e in row]
+    assert all(q == 1 and abs(p) <= 3 for p, q in entries)  # small integers
+
+
+def test_one_token(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run("new", "alone", "--tokens", "alone", "--seed", "1").exit_code == 0
+    assert run("check", "alone.yaml").stdout == "checked 1 lesson: valid\n"
+    walk = run("walk", "alone.yaml")
+    assert walk.exit_code == 0
+    assert "one score to share" in walk.stdout
+
+
+def test_whole_root_makes_every_scaled_score_a_fraction(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    for d_model, d_k in ((4, 4), (2, 1), (3, 1), (9, 9), (16, 9)):
+        name = f"root{d_model}"
+        result = run("new", name, "--tokens", "a b c", "--d-model", str(d_model), "--whole-root")
+        assert result.exit_code == 0, result.stderr
+        lesson = load_lesson(here / f"{name}.yaml")
+        assert lesson.d_k == d_k
+        assert all(c.q is not None for row in derive(lesson).step("scaled").cells for c in row)
+    assert run("new", "r", "--tokens", "a b", "--d-k", "9", "--whole-root").exit_code == 0
+    assert load_lesson(here / "r.yaml").d_k == 9
+
+
+def test_whole_root_refuses_a_d_k_without_a_whole_root(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("new", "r", "--tokens", "a b", "--d-k", "2", "--whole-root")
+    assert result.exit_code == 2
+    assert "--d-k 2" in result.stderr
+    assert not (here / "r.yaml").exists()
+
+
+def test_same_seed_same_lesson_and_other_seeds_differ(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    texts = []
+    for seed in ("7", "7", "8"):
+        assert run("new", "s", "--tokens", "the cat sat", "--seed", seed, "--force").exit_code == 0
+        texts.append((here / "s.yaml").read_text())
+    assert texts[0] == texts[1]
+    assert texts[0] != texts[2]
+
+
+def test_without_a_seed_the_file_says_how_to_make_it_again(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    assert run("new", "r", "--tokens", "the cat sat", "--causal").exit_code == 0
+    first = (here / "r.yaml").read_text()
+    made_with = re.search(r"# Made with: attn-tutor (new .*)", first)
+    assert made_with and "--seed" in made_with[1] and "--causal" in made_with[1]
+    assert run(*shlex.split(made_with[1]), "--force").exit_code == 0
+    assert (here / "r.yaml").read_text() == first
+
+
+def test_every_key_has_a_comment(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    for name, extra in (("one", []), ("many", ["--heads", "2"])):
+        assert run("new", name, "--tokens", "a b", "--seed", "2", *extra).exit_code == 0
+        text = (here / f"{name}.yaml").read_text()
+        top = r"[A-Za-z_]+:|\s+(- )?(name|W_Q|W_K|W_V):"  # top-level keys and keys of heads
+        keys = [line for line in text.splitlines() if re.match(top, line)]
+        assert keys and all(" # " in k for k in keys), [k for k in keys if " # " not in k]
+
+
+def test_it_never_overwrites_without_force(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    (here / "mine.yaml").write_text("my own words\n")
+    result = run("new", "mine", "--tokens", "a b")
+    assert result.exit_code == 1
+    assert "mine.yaml already exists" in result.stderr
+    assert "--force" in result.stderr
+    assert (here / "mine.yaml").read_text() == "my own words\n"
+    assert run("new", "mine", "--tokens", "a b", "--force").exit_code == 0
+    assert load_lesson(here / "mine.yaml").tokens == ("a", "b")
+
+
+def test_output_elsewhere_and_to_stdout(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    (here / "sub").mkdir()
+    assert run("new", "x", "--tokens", "a b", "--output", "sub/y.yaml").exit_code == 0
+    assert load_lesson(here / "sub" / "y.yaml")
+    result = run("new", "x", "--tokens", "a b", "--seed", "3", "-o", "-")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# x: a lesson for attn-tutor")
+    assert not (here / "x.yaml").exists()
+    missing = run("new", "x", "--tokens", "a b", "-o", "nowhere/x.yaml")
+    assert missing.exit_code == 1
+    assert "cannot write nowhere/x.yaml" in missing.stderr
+    folder = run("new", "x", "--tokens", "a b", "-o", "sub")
+    assert folder.exit_code == 1
+    assert "is a folder" in folder.stderr
+
+
+def test_tokens_that_yaml_would_misread_are_quoted(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    tokens = "yes no null 3 it's on: {x} ~"
+    result = run("new", "odd", "--tokens", tokens, "--seed", "1")
+    assert result.exit_code == 0, result.stderr
+    path = here / "odd.yaml"
+    assert load_lesson(path).tokens == tuple(tokens.split())
+    assert yaml.safe_load(path.read_text())["tokens"] == tokens.split()  # strings, not True/None
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["bad name", "--tokens", "a"], "NAME 'bad name'"),
+        (["x.yaml", "--tokens", "a"], "without .yaml"),
+        (["x", "--tokens", "  "], "--tokens is empty"),
+        (["x", "--tokens", "a,b c"], "token 1 ('a,b') contains ','"),
+        (["x", "--tokens", "a #b"], "token 2 ('#b') contains '#'"),
+        (["x", "--tokens", "[a]"], "contains '['"),
+        (["x", "--tokens", "x" * 41], "at most 40"),
+        (["x", "--tokens", " ".join("a" * 17)], "at most 16"),
+        (["x", "--tokens", "a", "--d-model", "0"], "--d-model"),
+        (["x", "--tokens", "a", "--d-k", "17"], "--d-k"),
+        (["x", "--tokens", "a", "--heads", "5"], "--heads"),
+        (["x"], "--tokens"),
+    ],
+)
+def test_bad_options_exit_2_and_say_why(run, here: Path, args: list[str], fragment: str) -> None:  # type: ignore[no-untyped-def]
+    result = run("new", *args)
+    assert result.exit_code == 2
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(here.iterdir()) == []

@@ -1,0 +1,221 @@
+"""The JSON Schema agrees with the loader on every fixture it can judge.
+
+The fixtures are read with ``yaml.safe_load``, as a YAML 1.1 editor would: ``yes`` becomes true and
+``1:30`` becomes 90. That is deliberate; the schema is checked against what such a tool sees.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.conftest import FIXTURES, ROOT, bundled_lessons
+from tests.lessongen import lesson_text
+from tutor.lesson import HEAD_KEYS, QUIZ_KEYS, TOP_KEYS, load_lesson
+from tutor.schema import SCHEMA
+
+GOOD = sorted((FIXTURES / "lessons" / "good").glob("*.yaml"))
+BAD = FIXTURES / "lessons" / "bad"
+
+# Bad fixtures whose mistake JSON Schema can express: a missing or unknown key, a wrong type,
+# an entry that is not a number, a value out of range.
+SCHEMA_DETECTABLE = {
+    "empty",  # not a mapping at all (null)
+    "fraction-zero",  # "1/0": the entry pattern refuses a zero denominator
+    "missing-key",
+    "not-a-number",
+    "not-mapping",
+    "null-entry",
+    "precision",
+    "repeated-empty-token",
+    "unknown-key",
+    "unknown-note",
+    "yaml-bool",  # yes is true in YAML 1.1 and a non-number string in YAML 1.2: both refused
+    "bool-entry",
+    "head-missing-wv",
+    "head-name-list",
+    "head-unknown-key",
+    "heads-and-top-level",  # oneOf: W_Q/W_K/W_V or heads, never both
+    "heads-empty",
+    "heads-not-mapping",
+    "mask-unknown",
+    "nested-entry",
+}
+# Bad fixtures only `attn-tutor check` can see, and why.
+SCHEMA_BLIND = {
+    "alias": "anchors and aliases are resolved before a schema sees the data",
+    "bad-yaml": "not YAML at all, so there is no data to validate",
+    "duplicate-key": "YAML keeps the last of two equal keys; the data has only one",
+    "ragged-row": "rows of equal length cannot be said in JSON Schema",
+    "sexagesimal": "YAML 1.1 reads 1:30 as the number 90 (a YAML 1.2 editor would refuse it)",
+    "token-count": "one token per row of X relates two lengths",
+    "wk-cols": "W_K's columns must equal W_Q's: relates two lengths",
+    "wq-rows": "W_Q's rows must equal X's columns: relates two lengths",
+    "head-wk-cols": "a head's W_K columns must equal its W_Q's: relates two lengths",
+    "head-wq-rows": "a head's W_Q rows must equal X's columns: relates two lengths",
+    "wo-height": "W_O's rows must equal heads × d_v: relates lengths",
+    "wo-unequal-dv": "every head's W_V must have the same width: relates lengths",
+    "wo-without-heads": "W_O needs heads: a dependency the loader explains better",
+    "alias-bomb": "aliases are expanded by YAML before a schema sees the data",
+    "python-tag": "a YAML tag: safe loaders refuse it before there is data",
+    "inf-entry": "YAML reads .inf as a float, which JSON Schema's number type accepts",
+    "nan-entry": "YAML reads .nan as a float, which JSON Schema's number type accepts",
+    "huge-literal": "caps on digits are the loader's, not the schema's",
+    "huge-exponent": "caps on exponents are the loader's, not the schema's",
+}
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    return jsonschema.Draft202012Validator(SCHEMA)
+
+
+def errors_of(data: object) -> list[str]:
+    return [e.message for e in validator().iter_errors(data)]
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_the_schema_and_the_loader_know_the_same_keys() -> None:
+    assert set(SCHEMA["properties"]) == set(TOP_KEYS)
+    assert set(SCHEMA["properties"]["heads"]["items"]["properties"]) == set(HEAD_KEYS)
+    assert set(SCHEMA["properties"]["quiz"]["properties"]) == set(QUIZ_KEYS)
+
+
+@pytest.mark.parametrize("path", bundled_lessons() + GOOD, ids=lambda p: p.stem)
+def test_every_valid_lesson_validates(path: Path) -> None:
+    load_lesson(path)  # valid for the loader...
+    assert errors_of(yaml.safe_load(path.read_text())) == []  # ...and for the schema
+
+
+def test_random_valid_lessons_validate() -> None:
+    rng = random.Random(6)
+    for _ in range(100):
+        heads = rng.choice([0, 0, 2, 3])
+        text = lesson_text(
+            rng, rng.randint(1, 5), rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3),
+            heads=heads, causal=rng.random() < 0.5, w_o=heads > 0 and rng.random() < 0.5,
+        )  # fmt: skip
+        assert errors_of(yaml.safe_load(text)) == [], text
+
+
+def test_every_bad_fixture_is_classified() -> None:
+    names = {p.stem for p in BAD.glob("*.yaml")}
+    assert SCHEMA_DETECTABLE | set(SCHEMA_BLIND) == names
+    assert not SCHEMA_DETECTABLE & set(SCHEMA_BLIND)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA_DETECTABLE))
+def test_structurally_wrong_fixtures_are_rejected(name: str) -> None:
+    assert errors_of(yaml.safe_load((BAD / f"{name}.yaml").read_text()))
+
+
+@pytest.mark.parametrize(
+    "name", sorted(set(SCHEMA_BLIND) - {"bad-yaml", "alias", "alias-bomb", "python-tag"})
+)
+def test_blind_fixtures_really_pass_the_schema(name: str) -> None:
+    """If one of these starts failing, the schema learned something: move it to DETECTABLE."""
+    assert errors_of(yaml.safe_load((BAD / f"{name}.yaml").read_text())) == []
+
+
+BASE = {"title": "t", "tokens": ["a"], "X": [[1]], "W_Q": [[1]], "W_K": [[1]], "W_V": [[1]]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"W_Q": [["2/7"]], "W_K": [["-0.5"]], "W_V": [[0.25]], "X": [[" 1 / 3 "]]},
+        {"W_Q": [["1e1"]], "W_K": [[".5"]], "W_V": [["\u22123"]], "X": [[-3]]},
+        {"version": 1},
+        {"version": "1"},
+        {"mask": "causal"},
+        {"precision": 0},
+        {"precision": "10"},
+        {"tokens": ["New York"]},
+        {"tokens": [2024]},
+        {"notes": {"scores": "hi", "Z": 3}},
+        {"quiz": {"steps": ["Q", "weights"], "count": 5}},
+    ],
+)
+def test_the_schema_accepts_what_the_loader_accepts(change: dict, tmp_path: Path) -> None:
+    data = {**BASE, **change}
+    path = tmp_path / "x.yaml"
+    path.write_text(json.dumps(data))  # JSON is YAML
+    load_lesson(path)
+    assert errors_of(data) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"X": [["1/0"]]},
+        {"X": [["one"]]},
+        {"X": [[True]]},
+        {"X": [[]]},
+        {"X": []},
+        {"version": 2},
+        {"mask": "future"},
+        {"precision": 11},
+        {"tokens": ["a,b"]},
+        {"tokens": ["#1"]},
+        {"tokens": ["x" * 41]},
+        {"tokens": ["  "]},
+        {"notes": {"score": "typo"}},
+        {"quiz": {"count": 0}},
+        {"heads": [{"W_Q": [[1]], "W_K": [[1]], "W_V": [[1]]}]},  # and W_Q at the top too
+        {"W_q": [[1]]},
+    ],
+)
+def test_the_schema_rejects_what_the_loader_rejects(change: dict, tmp_path: Path) -> None:
+    data = {**BASE, **change}
+    path = tmp_path / "x.yaml"
+    path.write_text(json.dumps(data))
+    with pytest.raises(Exception, match=r"x\.yaml"):
+        load_lesson(path)
+    assert errors_of(data)
+
+
+def test_schema_command_prints_the_schema_as_json(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("schema")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == SCHEMA
+
+
+def test_schema_and_list_do_not_import_sympy_or_numpy() -> None:
+    code = (
+        "import sys\n"
+        "from tutor.cli import app\n"
+        "for args in (['schema'], ['list'], ['--help']):\n"
+        "    try:\n"
+        "        app(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'tutor.engine') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_readme_examples_are_valid_lessons(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    examples = [e for e in re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL) if "W_Q" in e]
+    single, multi = examples[0], examples[1]
+    multi = "title: t\ntokens: [a, b, c]\nX: [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0]]\n" + multi
+    for i, text in enumerate((single, multi)):
+        path = tmp_path / f"example{i}.yaml"
+        path.write_text(text)
+        load_lesson(path)
+        assert errors_of(yaml.safe_load(text)) == []

@@ -1,0 +1,399 @@
+"""``new``: a complete, valid, hand-friendly lesson as commented YAML, the same for the same seed.
+
+Entries are small integers (|x| ≤ 2, mostly 0 and 1). A lesson is drawn from
+``random.Random(seed)``, then changed one entry at a time, keeping each change that adds no
+teaching warning (see ``tutor.lint``: no uniform row of weights, no one-hot softmax), until none
+is left. With ``whole_root``, d_k is a perfect square, so √d_k is whole and the scaled scores
+stay rational.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import textwrap
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tutor.errors import TutorError, UsageError
+from tutor.lesson import Head, Lesson, Matrix, token_problem, unique_labels
+
+MAX_NEW_TOKENS = 16  # more than this is no longer a lesson worked by hand
+ATTEMPTS = 300
+# Entries: 0, or one of these. Wide shapes get more zeros, so the scores stay small enough for
+# softmax to share (see _density).
+X_NONZERO = (1, 1, 2)  # features
+W_NONZERO = (-1, 1, 1, 2)
+W_O_NONZERO = (-1, 1)
+WHOLE_ROOTS = (1, 4, 9)
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'. -]*")  # safe to write unquoted in YAML
+YAML11_WORDS = {"yes", "no", "on", "off", "true", "false", "y", "n", "null"}
+COMMENT_COLUMN = 32
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the instructor asked for."""
+
+    tokens: tuple[str, ...]
+    d_model: int = 4
+    d_k: int = 2
+    d_v: int = 2
+    heads: int = 1
+    causal: bool = False
+
+
+def check_name(name: str) -> None:
+    """A lesson name is a file stem: letters, digits, ``-`` and ``_``."""
+    if name.endswith((".yaml", ".yml")):
+        raise UsageError(
+            f"NAME {name!r}: give the name without .yaml (use --output to choose the file)"
+        )
+    if not NAME.fullmatch(name):
+        raise UsageError(
+            f"NAME {name!r}: use letters, digits, - and _ (starting with a letter or digit, "
+            "at most 64 characters), for example the-cat-sat"
+        )
+
+
+def parse_tokens(text: str) -> tuple[str, ...]:
+    """``"the cat sat"`` → the tokens, checked by the same rule as lesson files."""
+    tokens = tuple(text.split())
+    if not tokens:
+        raise UsageError('--tokens is empty; give words separated by spaces: --tokens "the cat"')
+    if len(tokens) > MAX_NEW_TOKENS:
+        raise UsageError(
+            f"--tokens has {len(tokens)} words; at most {MAX_NEW_TOKENS}, since a lesson is "
+            "worked by hand"
+        )
+    for i, word in enumerate(tokens, 1):
+        problem = token_problem(word)
+        if problem is not None:
+            raise UsageError(f"--tokens: token {i} {problem}")
+    return tokens
+
+
+def pick_d_k(d_model: int, d_k: int | None, whole_root: bool) -> int:
+    """d_k as asked; with ``whole_root`` a perfect square (default: the largest of 1, 4, 9 that
+    is not above d_model)."""
+    if not whole_root:
+        return 2 if d_k is None else d_k
+    if d_k is None:
+        return max(r for r in WHOLE_ROOTS if r <= max(d_model, 1))
+    if math.isqrt(d_k) ** 2 != d_k:
+        raise UsageError(
+            f"--whole-root needs a d_k whose square root is whole (1, 4, 9, 16); "
+            f"--d-k {d_k} has √{d_k} ≈ {math.sqrt(d_k):.2f}"
+        )
+    return d_k
+
+
+# ---------------------------------------------------------------------------------------------
+# drawing the numbers
+
+
+def _density(size: int) -> float:
+    """The share of non-zero entries in a row of ``size``: 2/3 up to 4, then about 3 per row."""
+    return min(2 / 3, 3 / size)
+
+
+def _entry(rng, nonzero: tuple[int, ...], density: float) -> int:  # type: ignore[no-untyped-def]
+    return rng.choice(nonzero) if rng.random() < density else 0
+
+
+def _matrix(rng, rows: int, cols: int, nonzero: tuple[int, ...]) -> Matrix:  # type: ignore[no-untyped-def]
+    p = _density(rows)
+    return tuple(tuple((_entry(rng, nonzero, p), 1) for _ in range(cols)) for _ in range(rows))
+
+
+def _x_row(rng, d_model: int, avoid: list[tuple[int, ...]]) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
+    """A row of features, never all zero (it would score 0 against everything), and unlike the
+    rows in ``avoid`` while there are enough rows to go round."""
+    distinct = len(avoid) < 3**d_model // 4
+    row = (0,) * d_model
+    while not any(row) or (distinct and row in avoid):
+        row = tuple(_entry(rng, X_NONZERO, _density(d_model)) for _ in range(d_model))
+    return row
+
+
+def _x(rng, tokens: tuple[str, ...], d_model: int) -> Matrix:  # type: ignore[no-untyped-def]
+    """X: one row per token; a repeated word repeats its row."""
+    rows: dict[str, tuple[int, ...]] = {}
+    for word in tokens:
+        if word not in rows:
+            rows[word] = _x_row(rng, d_model, list(rows.values()))
+    return tuple(tuple((x, 1) for x in rows[word]) for word in tokens)
+
+
+def draw(rng, shape: Shape, name: str) -> Lesson:  # type: ignore[no-untyped-def]
+    """One candidate lesson."""
+    heads = tuple(
+        Head(
+            f"head {h}" if shape.heads > 1 else None,
+            _matrix(rng, shape.d_model, shape.d_k, W_NONZERO),
+            _matrix(rng, shape.d_model, shape.d_k, W_NONZERO),
+            _matrix(rng, shape.d_model, shape.d_v, W_NONZERO),
+        )
+        for h in range(1, shape.heads + 1)
+    )
+    X = _x(rng, shape.tokens, shape.d_model)
+    W_O = None
+    if shape.heads > 1:
+        W_O = _matrix(rng, shape.heads * shape.d_v, shape.d_model, W_O_NONZERO)
+    return Lesson(
+        name=name,
+        path=f"{name}.yaml",
+        title=title_of(shape.tokens),
+        description=description_of(shape),
+        tokens=shape.tokens,
+        X=X,
+        heads=heads,
+        multi_head=shape.heads > 1,
+        W_O=W_O,
+        mask="causal" if shape.causal else "none",
+    )
+
+
+def tweak(rng, lesson: Lesson) -> Lesson:  # type: ignore[no-untyped-def]
+    """The lesson with one change that can move the weights: a token's features, or one entry
+    of a head's W_Q or W_K."""
+    if rng.random() < 1 / 3:
+        word = rng.choice(lesson.tokens)
+        others = [
+            tuple(p for p, _ in r)
+            for t, r in zip(lesson.tokens, lesson.X, strict=True)
+            if t != word
+        ]
+        row = tuple((x, 1) for x in _x_row(rng, lesson.d_model, others))
+        X = tuple(row if t == word else r for t, r in zip(lesson.tokens, lesson.X, strict=True))
+        return replace(lesson, X=X)
+    h = rng.randrange(len(lesson.heads))
+    key = rng.choice(("W_Q", "W_K"))
+    m = getattr(lesson.heads[h], key)
+    i, j = rng.randrange(len(m)), rng.randrange(len(m[0]))
+    value = rng.choice([w for w in (0, *W_NONZERO) if w != m[i][j][0]])
+    changed = tuple(
+        tuple((value, 1) if (a, b) == (i, j) else e for b, e in enumerate(row))
+        for a, row in enumerate(m)
+    )
+    heads = list(lesson.heads)
+    heads[h] = replace(heads[h], **{key: changed})
+    return replace(lesson, heads=tuple(heads))
+
+
+def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
+    """A lesson drawn from ``seed``, then changed one entry at a time (keeping every change that
+    does not add a teaching warning) until none is left or the budget is spent:
+    (lesson, warnings left)."""
+    import random
+
+    from tutor.lint import head_warnings
+
+    memo: dict[tuple, int] = {}  # a tweak changes one head (or X): the other heads are known
+
+    def count_of(lesson: Lesson) -> int:
+        total = 0
+        for h, head in enumerate(lesson.heads, 1):
+            key = (lesson.X, head.W_Q, head.W_K, h)
+            if key not in memo:
+                memo[key] = sum(1 for _ in head_warnings(lesson, h, head))
+            total += memo[key]
+        return total
+
+    rng = random.Random(seed)
+    lesson = draw(rng, shape, name)
+    count = count_of(lesson)
+    for _ in range(ATTEMPTS):
+        if count == 0:
+            break
+        candidate = tweak(rng, lesson)
+        n = count_of(candidate)
+        if n <= count:
+            lesson, count = candidate, n
+    return lesson, count
+
+
+def title_of(tokens: tuple[str, ...]) -> str:
+    text = " ".join(tokens)
+    return text[:1].upper() + text[1:]
+
+
+NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def _count(n: int, word: str) -> str:
+    spelled = NUMBER_WORDS[n - 1] if n <= len(NUMBER_WORDS) else str(n)
+    return f"{spelled} {word}" + ("" if n == 1 else "s")
+
+
+def description_of(shape: Shape) -> str:
+    n = len(shape.tokens)
+    text = (
+        f"{_count(n, 'token')} with {_count(shape.d_model, 'feature')} each, projected to "
+        f"d_k = {shape.d_k} and d_v = {shape.d_v}"
+    )
+    if shape.heads > 1:
+        text += f" by {_count(shape.heads, 'head')}"
+    if shape.causal:
+        text += ", with a causal mask"
+    return text[:1].upper() + text[1:] + "."
+
+
+def notes_of(lesson: Lesson) -> dict[str, str]:
+    """Notes that are true of these numbers: where the largest weight falls, what Z is."""
+    from tutor.engine import derive
+    from tutor.format import number
+
+    notes = {
+        "scaled": f"d_k = {lesson.d_k}, so every score is divided by √{lesson.d_k}"
+        + (f" = {math.isqrt(lesson.d_k)}." if math.isqrt(lesson.d_k) ** 2 == lesson.d_k else ".")
+    }
+    if lesson.mask == "causal":
+        notes["masked"] = "Each token sees only itself and the tokens before it."
+    labels = lesson.labels
+    if lesson.n == 1:
+        notes["weights"] = "With one token there is one score to share: its weight is 1."
+    elif lesson.multi_head:
+        notes["weights"] = (
+            "Each head has its own W_Q and W_K, so each spreads its weights its own way."
+        )
+    else:
+        weights = derive(lesson).step("weights")
+        causal = lesson.mask == "causal"
+        pairs = [  # rows with a choice to make: all of them, or after the first when causal
+            (i, j)
+            for i in range(int(causal), lesson.n)
+            for j in range(i + 1 if causal else lesson.n)
+        ]
+        i, j = max(pairs, key=lambda ij: weights.cells[ij[0]][ij[1]].approx)
+        target = "itself" if i == j else labels[j]
+        notes["weights"] = (
+            f"{labels[i]} puts its largest weight, {number(weights.cells[i][j], 2)}, on {target}."
+        )
+    notes["Z"] = "Each row of Z is a blend of the rows of V, mixed by that token's weights."
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# writing YAML by hand, so every key carries its comment
+
+
+def yaml_text(text: str) -> str:
+    """A string as a YAML scalar: plain when that is safe, else double-quoted (JSON is YAML)."""
+    if PLAIN.fullmatch(text) and not text.endswith(" ") and text.lower() not in YAML11_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _commented(code: str, comment: str) -> str:
+    if not comment:
+        return code
+    return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
+
+
+def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list[str]:
+    cells = [[str(p) for p, _ in row] for row in m]
+    width = max(len(c) for row in cells for c in row)
+    out = []
+    for i, row in enumerate(cells):
+        code = f"{indent}- [{', '.join(c.rjust(width) for c in row)}]"
+        out.append(_commented(code, labels[i] if labels else ""))
+    return out
+
+
+def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
+    """The lesson as commented YAML (format version 1)."""
+    d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
+    n = lesson.n
+    lines = [
+        f"# {lesson.name}: a lesson for attn-tutor (format version 1).",
+        f"# Made with: {command}",
+        f"# Change any word or number, then check it: attn-tutor check {file}",
+        '# Entries may be integers, decimals (0.5) or fractions in quotes ("1/3").',
+        _commented("version: 1", "the lesson format"),
+        _commented(f"title: {yaml_text(lesson.title)}", "shown at the top of the walk"),
+        _commented("description: >-", "a sentence or two under the title"),
+        *(f"  {line}" for line in textwrap.wrap(lesson.description, 88)),
+        _commented(
+            f"tokens: [{', '.join(yaml_text(t) for t in lesson.tokens)}]",
+            "one label per row of X",
+        ),
+        _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
+        *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+    ]
+    what = {
+        "W_Q": ("d_k", d_k, "queries, what a token looks for"),
+        "W_K": ("d_k", d_k, "keys, what a token offers"),
+        "W_V": ("d_v", d_v, "values, what a token passes on"),
+    }
+    if not lesson.multi_head:
+        head = lesson.heads[0]
+        for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+            dim, size, why = what[key]
+            lines.append(_commented(f"{key}:", f"{d_model} × {size} (d_model × {dim}): {why}"))
+            lines += _rows(m, "  ")
+    else:
+        lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
+        for head in lesson.heads:
+            lines.append(_commented(f"  - name: {yaml_text(head.name or '')}", "optional"))
+            for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+                dim, size, why = what[key]
+                lines.append(
+                    _commented(f"    {key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                )
+                lines += _rows(m, "      ")
+        assert lesson.W_O is not None
+        h = len(lesson.heads)
+        lines.append(
+            _commented("W_O:", f"{h * d_v} × {d_model} ((heads × d_v) × d_model): mixes the heads")
+        )
+        lines += _rows(lesson.W_O, "  ")
+    mask_why = (
+        "a token sees only itself and earlier tokens"
+        if lesson.mask == "causal"
+        else "or causal: a token sees only itself and earlier ones"
+    )
+    lines += [
+        _commented(f"mask: {lesson.mask}", mask_why),
+        _commented("precision: 2", "decimals shown in the walk, 0 to 10"),
+        _commented("notes:", "your words, shown at a step: Q, K, V, scores, weights, Z, …"),
+    ]
+    lines += [
+        f"  {step}: {json.dumps(text, ensure_ascii=False)}"
+        for step, text in notes_of(lesson).items()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def command_line(name: str, shape: Shape, seed: int, whole_root: bool) -> str:
+    """The ``attn-tutor new`` command that makes this lesson again."""
+    parts = ["attn-tutor new", shlex.quote(name), "--tokens", shlex.quote(" ".join(shape.tokens))]
+    parts += [f"--d-model {shape.d_model}", f"--d-k {shape.d_k}"]
+    if shape.d_v != shape.d_k:
+        parts.append(f"--d-v {shape.d_v}")
+    if shape.heads > 1:
+        parts.append(f"--heads {shape.heads}")
+    if shape.causal:
+        parts.append("--causal")
+    if whole_root:
+        parts.append("--whole-root")
+    parts.append(f"--seed {seed}")
+    return " ".join(parts)
+
+
+def write_new(path: Path, text: str, force: bool) -> None:
+    """Write the lesson; never replace an existing file unless ``force``."""
+    if path.is_dir():
+        raise TutorError(f"{path} is a folder; give --output a file name such as {path}/x.yaml")
+    try:
+        with path.open("w" if force else "x", encoding="utf-8") as f:
+            f.write(text)
+    except FileExistsError:
+        raise TutorError(
+            f"{path} already exists; use --force to replace it, or --output to write elsewhere"
+        ) from None
+    except OSError as err:
+        raise TutorError(f"cannot write {path}: {err.strerror}") from None

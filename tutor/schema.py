@@ -1,0 +1,142 @@
+"""The JSON Schema (draft 2020-12) of the lesson format, for editors that validate YAML.
+
+A static dict: printing it needs neither sympy nor numpy. It says what JSON Schema can say
+(keys, types, entries, ranges); what it cannot (W_Q needs as many rows as X has columns, rows of
+equal length, one token per row of X) only ``attn-tutor check`` finds.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tutor.lesson import MASKS, MAX_DIM, MAX_TOKEN_CHARS, MAX_TOKENS, STEP_NAMES
+
+# the written forms tutor.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
+ENTRY_PATTERN = (
+    r"^\s*[+\-\u2212]?(?:"
+    r"\d+\s*/\s*0*[1-9]\d*"  # a fraction
+    r"|\d+(?:\.\d*)?(?:[eE][+\-]?\d+)?"  # an integer or a decimal
+    r"|\.\d+(?:[eE][+\-]?\d+)?"  # .5
+    r")\s*$"
+)
+# a token: no [ ] , # or control characters, 1 to 40 characters once trimmed
+_T = r"[^\s\[\],#\x00-\x1f\x7f]"  # a character a token may start or end with
+TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{_T})?\s*$"
+
+# YAML reads `title: 2024` or `name: yes` as a number or a boolean; the loader takes the text
+SCALAR = {"type": ["string", "number", "boolean"]}
+
+
+def _matrix(description: str, max_rows: int = MAX_DIM) -> dict:
+    return {
+        "description": description,
+        "type": "array",
+        "minItems": 1,
+        "maxItems": max_rows,
+        "items": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_DIM,
+            "items": {"$ref": "#/$defs/entry"},
+        },
+    }
+
+
+_WEIGHTS = {
+    "W_Q": _matrix("d_model × d_k: turns each token's features into its query."),
+    "W_K": _matrix("d_model × d_k: turns each token's features into its key."),
+    "W_V": _matrix("d_model × d_v: turns each token's features into its value."),
+}
+
+SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "attn-tutor lesson (format version 1)",
+    "description": "A lesson for attn-tutor. Check one with: attn-tutor check FILE",
+    "type": "object",
+    "required": ["title", "tokens", "X"],
+    "additionalProperties": False,
+    "properties": {
+        "version": {"description": "The lesson format: 1.", "enum": [1, "1"]},
+        "title": {**SCALAR, "description": "Shown at the top of the walk."},
+        "description": {**SCALAR, "description": "A sentence or two under the title."},
+        "tokens": {
+            "description": "One label per row of X; repeats are shown as the#1, the#2.",
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_TOKENS,
+            "items": {
+                "anyOf": [
+                    {"type": "string", "pattern": TOKEN_PATTERN},
+                    {"type": ["number", "boolean"]},
+                ]
+            },
+        },
+        "X": _matrix("N × d_model: one row of features per token.", MAX_TOKENS),
+        **_WEIGHTS,
+        "heads": {
+            "description": "Several heads instead of a top-level W_Q, W_K, W_V.",
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["W_Q", "W_K", "W_V"],
+                "additionalProperties": False,
+                "properties": {"name": {**SCALAR, "description": "The head's name."}, **_WEIGHTS},
+            },
+        },
+        "W_O": _matrix("(heads × d_v) × d_out: projects the heads' concatenation."),
+        "mask": {
+            "description": "causal: a token sees only itself and the tokens before it.",
+            "enum": list(MASKS),
+        },
+        "precision": {
+            "description": "Decimals shown, 0 to 10 (default 2).",
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 10},
+                {"type": "string", "pattern": r"^0*(?:[0-9]|10)$"},
+            ],
+        },
+        "notes": {
+            "description": "The instructor's words, by step name.",
+            "type": "object",
+            "propertyNames": {"enum": list(STEP_NAMES)},
+            "additionalProperties": SCALAR,
+        },
+        "quiz": {
+            "description": "Quiz defaults.",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "steps": {"type": "array", "items": {"enum": list(STEP_NAMES)}},
+                "count": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": 1, "maximum": 200},
+                        {"type": "string", "pattern": r"^0*(?:[1-9]\d?|1\d\d|200)$"},
+                    ]
+                },
+            },
+        },
+    },
+    # one head (W_Q, W_K, W_V at the top) or several (heads), never both
+    "oneOf": [
+        {"required": ["W_Q", "W_K", "W_V"], "not": {"required": ["heads"]}},
+        {
+            "required": ["heads"],
+            "not": {"anyOf": [{"required": [k]} for k in ("W_Q", "W_K", "W_V")]},
+        },
+    ],
+    "$defs": {
+        "entry": {
+            "description": 'An integer, a decimal, or a fraction in quotes ("1/3").',
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string", "pattern": ENTRY_PATTERN},
+            ],
+        }
+    },
+}
+
+
+def schema_text() -> str:
+    """The schema as pretty JSON text."""
+    return json.dumps(SCHEMA, indent=2, ensure_ascii=False) + "\n"
