@@ -48,6 +48,7 @@ SCHEMA_DETECTABLE = {
     "heads-not-mapping",
     "mask-unknown",
     "nested-entry",
+    "title-empty",
 }
 # Bad fixtures only `attn-tutor check` can see, and why.
 SCHEMA_BLIND = {

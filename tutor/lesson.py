@@ -439,6 +439,9 @@ def _build(
         if v is not None and v != "1":
             c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
     title = c.scalar(value("title"), "title") if "title" in keys else None
+    if title is not None and not title.strip():
+        c.error(value("title"), "title is empty; expected a few words naming the lesson")
+        title = None
     description = ""
     if "description" in keys:
         description = c.scalar(value("description"), "description") or ""

@@ -57,7 +57,12 @@ SCHEMA: dict = {
     "additionalProperties": False,
     "properties": {
         "version": {"description": "The lesson format: 1.", "enum": [1, "1"]},
-        "title": {**SCALAR, "description": "Shown at the top of the walk."},
+        "title": {
+            "type": ["string", "number", "boolean"],
+            "minLength": 1,
+            "pattern": "\\S",
+            "description": "Shown at the top of the walk.",
+        },
         "description": {**SCALAR, "description": "A sentence or two under the title."},
         "tokens": {
             "description": "One label per row of X; repeats are shown as the#1, the#2.",
