@@ -129,8 +129,8 @@ PAYLOADS = [
 ]
 
 
-def assert_clean(text: str) -> None:
-    """One call: a real finite sympy number or AnswerError, within BOUND seconds."""
+def once(text: str) -> float:
+    """One call: a real finite sympy number or AnswerError; returns the wall time taken."""
     start = time.perf_counter()
     try:
         value = parse_answer(text)
@@ -143,9 +143,17 @@ def assert_clean(text: str) -> None:
         assert approx.is_extended_real and approx.is_finite, (text, value)
         answer = read_answer(text)
         assert answer.value == value
-    elapsed = time.perf_counter() - start
-    assert elapsed < BOUND, (text, elapsed)
     assert not MARKER.exists(), text
+    return time.perf_counter() - start
+
+
+def assert_clean(text: str) -> None:
+    """Clean and within BOUND seconds; a slow call is timed again, so a busy machine's pause
+    is not taken for a hang (a hang is slow every time)."""
+    elapsed = once(text)
+    if elapsed >= BOUND:
+        elapsed = min(elapsed, once(text))
+    assert elapsed < BOUND, (text, elapsed)
 
 
 @pytest.fixture(autouse=True, scope="module")
