@@ -19,7 +19,7 @@ from tutor import quiz as qz
 from tutor.engine import derive
 from tutor.lesson import load_lesson
 
-LARGE = FIXTURES / "lessons" / "good" / "large-scores.yaml"
+LARGE = FIXTURES / "lessons" / "large-scores.yaml"
 BAD_WORDS = ("nan", "inf", "NaN", "Infinity")
 
 
