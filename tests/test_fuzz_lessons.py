@@ -90,6 +90,19 @@ def mutants(draw: st.DrawFn) -> bytes:
     return data
 
 
+def also_explain_and_quiz(run, path: Path, token: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A valid mutant also explains a cell and runs a short quiz cleanly."""
+    z = "head1.Z" if "heads" in path.read_text(errors="replace") else "Z"
+    explained = run("explain", str(path), f"{z}[{token}, 1]", env=PLAIN_ENV)
+    assert explained.exit_code in (0, 2), explained.stderr  # 2: a token that is no cell name
+    home = {**PLAIN_ENV, "ATTN_TUTOR_HOME": str(tmp_path / "home")}
+    quizzed = run("quiz", str(path), "--count", "2", "--seed", "0", input="skip\n1\n", env=home)
+    assert quizzed.exit_code == 0, quizzed.stderr
+    for r in (explained, quizzed):
+        assert "Traceback" not in r.stdout + r.stderr
+        assert "internal error" not in r.stderr, r.stderr
+
+
 @settings(
     max_examples=EXAMPLES,
     deadline=3000,
@@ -113,6 +126,7 @@ def test_mutated_lessons_fail_cleanly_or_agree_with_numpy(run, tmp_path: Path, d
             got = np.array([[np.nan if v is None else v for v in row] for row in step["value"]])
             mask = np.isfinite(expected)
             np.testing.assert_allclose(got[mask], expected[mask], rtol=1e-9, atol=1e-12)
+        also_explain_and_quiz(run, path, lesson.tokens[0], tmp_path)
     else:
         assert result.exit_code == 1, (result.exit_code, result.stderr)
         assert str(path) in result.stderr

@@ -94,3 +94,29 @@ def test_payloads_and_huge_values_are_refused_quickly(text: str) -> None:
     with pytest.raises(AnswerError):
         parse_answer(text)
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(1-1e-30)^(-1e30)",  # a float rounds the base to 1, so the size check was skipped
+        "(1+1e-30)^1e30",
+        "(1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30)^1e30",  # underflow
+        "((1+1e-30)^60)^(1/3)",
+    ],
+)
+def test_powers_too_large_to_work_exactly_are_refused_quickly(text: str) -> None:
+    """Regression: these ran for ever (sympy worked the exact power digit by digit)."""
+    start = time.perf_counter()
+    with pytest.raises(AnswerError, match="power is too large"):
+        parse_answer(text)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_sensible_powers_still_work() -> None:
+    assert parse_answer("(2/sqrt(2))^2") == 2
+    assert parse_answer("(-2)^3") == -8
+    assert parse_answer("0^2") == 0
+    assert parse_answer("(1+1e-30)^2") == sympy.Rational(10**30 + 1, 10**30) ** 2
+    with pytest.raises(AnswerError, match="divides by zero"):
+        parse_answer("0^-1")

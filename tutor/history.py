@@ -49,6 +49,9 @@ def append(record: dict, path: Path | None = None) -> list[str]:  # type: ignore
     """Append one record; returns problems (in words) instead of raising."""
     path = path or history_path()
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    problems = []
+    if path.is_dir() or (path.is_file() and path.stat().st_size > MAX_BYTES):
+        problems.append(_set_aside(path, ValueError("not a history file")))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab") as f:
@@ -58,8 +61,8 @@ def append(record: dict, path: Path | None = None) -> list[str]:  # type: ignore
             f.flush()
             os.fsync(f.fileno())
     except OSError as err:
-        return [f"could not save this quiz to {path}: {err.strerror or err}"]
-    return []
+        return [*problems, f"could not save this quiz to {path}: {err.strerror or err}"]
+    return problems
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -78,16 +81,16 @@ def read(path: Path | None = None) -> History:
     try:
         if path.is_dir() or path.stat().st_size > MAX_BYTES:
             raise ValueError("not a history file")
-        text = path.read_bytes().decode("utf-8")
+        data = path.read_bytes()
     except (OSError, ValueError) as err:
         out.problems.append(_set_aside(path, err))
         return out
-    lines = text.split("\n")
+    lines = data.split(b"\n")
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
+        try:  # line by line, so one damaged line never hides the records around it
+            rec = json.loads(line.decode("utf-8"))
             if not isinstance(rec, dict) or not isinstance(rec.get("cells"), list):
                 raise ValueError("not a quiz record")
         except ValueError:
@@ -98,6 +101,8 @@ def read(path: Path | None = None) -> History:
             )
             continue
         out.records.append(rec)
+    if not out.records and out.problems:  # nothing of ours in it: keep it, but out of the way
+        out.problems = [_set_aside(path, ValueError("no quiz records in it"))]
     return out
 
 

@@ -28,6 +28,7 @@ MAX_EXPONENT = 30  # |n| in 1e-n style literals
 MAX_ANSWER_CHARS = 200
 MAX_ANSWER_NODES = 80
 MAX_LOG10 = 60  # no intermediate value may exceed 1e60 in size
+MAX_POWER_DIGITS = 2000  # |exponent| × digits in the base: the size of an exact power
 
 _ENTRY = re.compile(
     r"""^(?P<sign>[+-])?
@@ -202,7 +203,6 @@ class _Builder:
         raise self.fail()
 
     def binop(self, a: sympy.Expr, op: ast.operator, b: sympy.Expr) -> sympy.Expr:
-        sp = self.sp
         match op:
             case ast.Add():
                 return self.checked(a + b)
@@ -215,12 +215,28 @@ class _Builder:
                     raise self.fail("it divides by zero")
                 return self.checked(a / b)
             case ast.Pow():
-                fa, fb = abs(float(a.evalf(20))), float(b.evalf(20))
-                if fa == 0 and fb < 0:
-                    raise self.fail("it divides by zero")
-                if fa not in (0.0, 1.0) and abs(fb * math.log10(fa)) > MAX_LOG10:
-                    raise self.fail("that power is too large")
-                if fa != 0 and a.evalf(20) < 0 and not b.is_integer:
-                    raise self.fail("it is not a real number")
-                return self.checked(sp.Pow(a, b))
+                return self.power(a, b)
         raise self.fail()
+
+    def power(self, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+        """a^b, refused before sympy builds it when the value or its exact form is too large.
+
+        The size of a power is judged from log10|a| taken in sympy (a float would underflow to
+        0 for a tiny base or round 1 + 1e-30 to 1, and then ``(1 + 1e-30)^1e30`` looks harmless
+        while sympy works it out exactly, digit by digit, for ever).
+        """
+        sp = self.sp
+        if a.is_zero:
+            if b.evalf(20) < 0:
+                raise self.fail("it divides by zero")
+            return self.checked(sp.Pow(a, b))
+        size = abs(b.evalf(20))
+        log10 = sp.log(abs(a).evalf(30)).evalf(30) / math.log(10)
+        if size * abs(log10) > MAX_LOG10:
+            raise self.fail("that power is too large")
+        digits = sum(len(str(abs(r.p))) + len(str(r.q)) for r in a.atoms(sp.Rational))
+        if size * max(digits, 1) > MAX_POWER_DIGITS:
+            raise self.fail("that power is too large to work out exactly")
+        if a.evalf(20) < 0 and not b.is_integer:
+            raise self.fail("it is not a real number")
+        return self.checked(sp.Pow(a, b))

@@ -1,0 +1,226 @@
+"""Fuzzing typed answers: the parser returns a real number or a clean AnswerError, fast, and
+never runs code; the judge never raises on any answer for any cell of any bundled lesson.
+
+Set FUZZ_EXAMPLES to try more (the default keeps the suite fast).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import bundled_lessons
+from tutor import judge as jd
+from tutor import quiz as qz
+from tutor.engine import derive
+from tutor.errors import AnswerError
+from tutor.lesson import load_lesson
+from tutor.numbers import MAX_ANSWER_CHARS, parse_answer, read_answer
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
+BOUND = 1.0  # seconds for one answer, however hostile
+MARKER = Path(os.environ.get("TMPDIR", "/tmp")) / "attn-tutor-fuzz-marker"
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=2000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+NUMBERS = (
+    st.sampled_from(
+        ["0", "1", "2", "-1", "0.5", "1.41", "0.16", "1e30", "1e-30", "9" * 30, "1/1e30", "138"]
+    )
+    | st.integers(-(10**6), 10**6).map(str)
+    | st.decimals(
+        min_value=-1000, max_value=1000, allow_nan=False, allow_infinity=False, places=3
+    ).map(str)
+)
+ATOMS = NUMBERS | st.sampled_from(
+    ["e", "pi", "π", "x", "os", "__import__", "sqrt", "True", "None", "...", "'1'", "1j", "√2"]
+)
+FUNCTIONS = st.sampled_from(
+    ["sqrt", "exp", "ln", "log", "abs", "eval", "__import__", "getattr", "sin", "f"]
+)
+BINARY = st.sampled_from(["+", "-", "*", "/", "^", "**", "×", "·", "÷", "//", "%", "@", "<<", "&"])
+
+
+def expressions() -> st.SearchStrategy[str]:
+    """ast-like expression strings: numbers, names, operators, calls, attributes, brackets."""
+    return st.recursive(
+        ATOMS,
+        lambda inner: st.one_of(
+            st.tuples(inner, BINARY, inner).map(lambda t: f"{t[0]}{t[1]}{t[2]}"),
+            st.tuples(st.sampled_from(["-", "+", "−", "~", "not "]), inner).map("".join),
+            inner.map(lambda x: f"({x})"),
+            st.tuples(FUNCTIONS, inner).map(lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(FUNCTIONS, inner, inner).map(lambda t: f"{t[0]}({t[1]}, {t[2]})"),
+            st.tuples(inner, st.sampled_from(["__class__", "real", "__globals__", "p"])).map(
+                lambda t: f"{t[0]}.{t[1]}"
+            ),
+            st.tuples(inner, inner).map(lambda t: f"{t[0]}[{t[1]}]"),
+            st.tuples(inner, inner).map(lambda t: f"[{t[0]}, {t[1]}]"),
+        ),
+        max_leaves=12,
+    )
+
+
+def arithmetic() -> st.SearchStrategy[str]:
+    """Expressions the parser accepts in form: the hard cases are their sizes and values."""
+    return st.recursive(
+        NUMBERS | st.sampled_from(["e", "pi", "√2"]),
+        lambda inner: st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "^"]), inner).map(
+                lambda t: f"({t[0]}){t[1]}({t[2]})"
+            ),
+            inner.map(lambda x: f"-({x})"),
+            st.tuples(st.sampled_from(["sqrt", "exp", "ln"]), inner).map(
+                lambda t: f"{t[0]}({t[1]})"
+            ),
+        ),
+        max_leaves=8,
+    )
+
+
+PAYLOADS = [
+    f"__import__('pathlib').Path({str(MARKER)!r}).touch()",
+    f"open({str(MARKER)!r}, 'w')",
+    f"exec(\"open({str(MARKER)!r}, 'w')\")",
+    "sqrt.__globals__['__builtins__']",
+    "().__class__.__bases__[0].__subclasses__()",
+    "(lambda: 1)()",
+    "[x for x in ()]",
+    "{1: 2}",
+    "f'{1}'",
+    "a := 1",
+    "1; 2",
+    "9**9**9",
+    "2^2^2^2^2^2",
+    "(1-1e-30)^(-1e30)",
+    "(1+1e-30)^1e30",
+    "(1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30*1e-30)^1e30",
+    "exp(exp(exp(exp(2))))",
+    "e^(e^(e^2))",
+    "1e30^1e30",
+    "10^(1/1e30)",
+    "sqrt(" * 30 + "2" + ")" * 30,
+    "-" * 199 + "1",
+    "(" * 100 + "1" + ")" * 99,
+    "1" * 201,
+    "\x00",
+    "1\x00",
+    "\ud800",
+    "١٢",
+    "𝟏",
+    "ℯ",
+    "0^-1",
+    "0.0^-0.5",
+    "ln(1)^-1",
+    "(e-e)^-1",
+    "(sqrt(2)^2-2)^-1",
+    "1/(exp(1)-e)",
+    "log(-e)",
+    "sqrt(-pi)",
+]
+
+
+def once(text: str) -> float:
+    """One call: a real finite sympy number or AnswerError; returns the wall time taken."""
+    start = time.perf_counter()
+    try:
+        value = parse_answer(text)
+    except AnswerError as err:
+        assert str(err)
+    else:
+        assert isinstance(value, sympy.Expr)
+        assert value.is_number and value.is_finite is not False
+        approx = value.evalf(30)
+        assert approx.is_extended_real and approx.is_finite, (text, value)
+        answer = read_answer(text)
+        assert answer.value == value
+    assert not MARKER.exists(), text
+    return time.perf_counter() - start
+
+
+def assert_clean(text: str) -> None:
+    """Clean and within BOUND seconds; a slow call is timed again, so a busy machine's pause
+    is not taken for a hang (a hang is slow every time)."""
+    elapsed = once(text)
+    if elapsed >= BOUND:
+        elapsed = min(elapsed, once(text))
+    assert elapsed < BOUND, (text, elapsed)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_marker():  # type: ignore[no-untyped-def]
+    MARKER.unlink(missing_ok=True)
+    parse_answer("1")  # import sympy before the clock starts
+    yield
+    assert not MARKER.exists()
+
+
+@pytest.mark.parametrize("text", PAYLOADS)
+def test_payloads(text: str) -> None:
+    assert_clean(text)
+
+
+@FUZZ
+@given(text=st.text(max_size=MAX_ANSWER_CHARS + 20))
+def test_random_text(text: str) -> None:
+    assert_clean(text)
+
+
+@FUZZ
+@given(text=expressions())
+def test_random_expressions(text: str) -> None:
+    assert_clean(text)
+
+
+@FUZZ
+@given(text=arithmetic())
+def test_random_well_formed_arithmetic(text: str) -> None:
+    assert_clean(text)
+
+
+@FUZZ
+@given(text=st.text(alphabet="0123456789.e+-*/^()√ ", max_size=60))
+def test_random_arithmetic(text: str) -> None:
+    assert_clean(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# the judge, on any answer for any cell
+
+
+DERIVATIONS = [derive(load_lesson(p, name=p.stem)) for p in bundled_lessons()]
+
+
+def readable_answers() -> st.SearchStrategy:
+    def read(text: str):  # type: ignore[no-untyped-def]
+        try:
+            return read_answer(text)
+        except AnswerError:
+            return None
+
+    return (arithmetic() | expressions() | NUMBERS).map(read).filter(lambda a: a is not None)
+
+
+@FUZZ
+@given(data=st.data(), answer=readable_answers(), places=st.integers(0, 10))
+def test_judge_never_raises(data: st.DataObject, answer, places: int) -> None:  # type: ignore[no-untyped-def]
+    d = data.draw(st.sampled_from(DERIVATIONS))
+    step = data.draw(st.sampled_from(d.steps))
+    i = data.draw(st.integers(0, len(step.rows) - 1))
+    j = data.draw(st.integers(0, len(step.cols) - 1))
+    start = time.perf_counter()
+    verdict = jd.judge_cell(step, i, j, answer.value, places, exact_form=answer.exact_form)
+    assert isinstance(verdict.right, bool) and verdict.message
+    jd.judge(answer.value, answer.value, places, exact_form=answer.exact_form)
+    jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
+    qz.read_as(answer, places)
+    assert time.perf_counter() - start < 2 * BOUND
