@@ -375,73 +375,6 @@ def grade(
         console.print(part)
 
 
-def _run(invoke: Callable[[], object]) -> int:
-    """Run the command; turn every failure into one message on stderr and an exit code."""
-    from typer.exceptions import Abort, Exit, TyperException
-
-    err = None
-    try:
-        rv = invoke()
-        code = rv if isinstance(rv, int) else 0
-    except TutorError as e:
-        err, code = str(e), e.exit_code
-    except Exit as e:
-        code = e.exit_code
-    except TyperException as e:  # click's errors, vendored by typer: bad options and arguments
-        usage = any(c.__name__ == "UsageError" for c in type(e).__mro__)
-        if hasattr(e, "show"):
-            e.show()
-        else:
-            err = str(e)
-        code = 2 if usage else e.exit_code
-    except (Abort, KeyboardInterrupt, EOFError) as e:
-        interrupted = isinstance(e, KeyboardInterrupt) or isinstance(
-            e.__context__, KeyboardInterrupt
-        )
-        err, code = ("interrupted", 130) if interrupted else ("aborted", 1)
-    except BrokenPipeError:
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away; say nothing
-        code = 0
-    except Exception:
-        if os.environ.get("ATTN_TUTOR_DEBUG"):
-            raise
-        import traceback
-
-        kind, _, tb = sys.exc_info()
-        last = traceback.extract_tb(tb)[-1]
-        err = (
-            f"internal error ({kind.__name__ if kind else '?'} at {Path(last.filename).name}:"
-            f"{last.lineno}). This is a bug in attn-tutor; please report it with the command "
-            "you ran. Set ATTN_TUTOR_DEBUG=1 to see the traceback."
-        )
-        code = 70
-    if err:
-        from rich.markup import escape
-
-        make_console(stderr=True).print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True)
-    return code
-
-
-class TutorGroup(typer.core.TyperGroup):
-    """The app's click group: every run, from a shell or a CliRunner, goes through ``_run``."""
-
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def, override]
-        code = _run(
-            lambda: super(TutorGroup, self).main(
-                args, prog_name, complete_var, standalone_mode=False, **extra
-            )
-        )
-        sys.exit(code)
-
-
-app.info.cls = TutorGroup
-
-
-def main() -> None:
-    """Console-script entry point."""
-    app()
-
-
 @app.command()
 def explain(
     lesson: Annotated[
@@ -624,3 +557,74 @@ def new(
             soft_wrap=True,
         )
     console.print(Text(f"next: edit it, then: attn-tutor check {path}"), soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the one error path
+
+
+def _run(invoke: Callable[[], object]) -> int:
+    """Run the command; turn every failure into one message on stderr and an exit code."""
+    from typer.exceptions import Abort, Exit, TyperException
+
+    err = None
+    try:
+        rv = invoke()
+        code = rv if isinstance(rv, int) else 0
+    except TutorError as e:
+        err, code = str(e), e.exit_code
+    except Exit as e:
+        code = e.exit_code
+    except TyperException as e:  # click's errors, vendored by typer: bad options and arguments
+        usage = any(c.__name__ == "UsageError" for c in type(e).__mro__)
+        if hasattr(e, "show"):
+            e.show()
+        else:
+            err = str(e)
+        code = 2 if usage else e.exit_code
+    except (Abort, KeyboardInterrupt, EOFError) as e:
+        interrupted = isinstance(e, KeyboardInterrupt) or isinstance(
+            e.__context__, KeyboardInterrupt
+        )
+        err, code = ("interrupted", 130) if interrupted else ("aborted", 1)
+    except BrokenPipeError:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away; say nothing
+        code = 0
+    except Exception:
+        if os.environ.get("ATTN_TUTOR_DEBUG"):
+            raise
+        import traceback
+
+        kind, _, tb = sys.exc_info()
+        last = traceback.extract_tb(tb)[-1]
+        err = (
+            f"internal error ({kind.__name__ if kind else '?'} at {Path(last.filename).name}:"
+            f"{last.lineno}). This is a bug in attn-tutor; please report it with the command "
+            "you ran. Set ATTN_TUTOR_DEBUG=1 to see the traceback."
+        )
+        code = 70
+    if err:
+        from rich.markup import escape
+
+        make_console(stderr=True).print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True)
+    return code
+
+
+class TutorGroup(typer.core.TyperGroup):
+    """The app's click group: every run, from a shell or a CliRunner, goes through ``_run``."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def, override]
+        code = _run(
+            lambda: super(TutorGroup, self).main(
+                args, prog_name, complete_var, standalone_mode=False, **extra
+            )
+        )
+        sys.exit(code)
+
+
+app.info.cls = TutorGroup
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
