@@ -65,8 +65,9 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 
 
 @st.composite
-def mutants(draw: st.DrawFn) -> bytes:
-    text = draw(st.sampled_from(SEEDS))
+def mutants(draw: st.DrawFn, seeds: list[str] = SEEDS) -> bytes:
+    """A seed text with 1 to 4 insertions, replacements, dropped or doubled lines, truncations."""
+    text = draw(st.sampled_from(seeds))
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["insert", "replace", "drop-line", "dup-line", "truncate"]))
         lines = text.splitlines(keepends=True)
