@@ -120,3 +120,14 @@ def test_sensible_powers_still_work() -> None:
     assert parse_answer("(1+1e-30)^2") == sympy.Rational(10**30 + 1, 10**30) ** 2
     with pytest.raises(AnswerError, match="divides by zero"):
         parse_answer("0^-1")
+
+
+def test_leading_zeros_read_as_in_lesson_files() -> None:
+    assert parse_answer("010") == 10
+    assert parse_answer("007+1") == 8
+    assert parse_answer("0.05") == sympy.Rational(1, 20)
+
+
+def test_a_decimal_comma_gets_a_hint() -> None:
+    with pytest.raises(AnswerError, match=r"use a decimal point: 0\.5"):
+        parse_answer("0,5")

@@ -68,3 +68,15 @@ def test_bad_numbers_exit_2_with_one_line(run, args, fragment: str) -> None:  # 
     assert result.exit_code == 2
     assert fragment in result.stderr + result.stdout
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_small_inputs_are_shifted_so_the_working_adds_up(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("softmax", "--", "-5", "-6").stdout
+    assert "1.00 / 1.37 ≈ 0.73" in out
+    assert "0.37 / 1.37 ≈ 0.27" in out
+
+
+def test_an_astronomical_input_is_worked_not_crashed(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", "1e30", "1")
+    assert result.exit_code == 0, result.stderr
+    assert "≈ 1.00" in result.stdout

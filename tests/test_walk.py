@@ -142,3 +142,67 @@ def test_python_dash_m_works() -> None:
     )
     assert out.returncode == 0
     assert json.loads(out.stdout)["steps"][0]["value"][0] == [2.0, 0.0]
+
+
+def test_a_table_title_wider_than_its_table_is_not_cut(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("walk", "the-cake-two-heads", "--step", "Q", "--head", "1", env={"COLUMNS": "80"})
+    assert "head1.W_Q (4 × 2)" in out.stdout
+
+
+def test_a_whole_root_keeps_scaled_scores_exact(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("walk", "the-cake", "--step", "scaled").stdout
+    assert "divided by √4 = 2, and the scaled scores stay exact" in out
+    assert "scaled[I, cake] = 2 / √4 = 2 / 2 = 1" in out
+
+
+def test_huge_scores_walk_quickly_without_internal_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "huge.yaml"
+    path.write_text(
+        "title: t\ntokens: [a, b]\nX: [[1e15, 0], [0, 1]]\n"
+        "W_Q: [[1e15], [0]]\nW_K: [[1], [0]]\nW_V: [[1], [0]]\n"
+    )
+    commands = [
+        ("walk", str(path)),
+        ("walk", str(path), "--exact"),
+        ("explain", str(path), "weights[a, b]"),
+        ("export", str(path), "--format", "md"),
+    ]
+    for args in commands:
+        result = run(*args)
+        assert result.exit_code == 0, (args, result.stderr)
+    assert "weights" in run("walk", str(path)).stdout
+
+
+def test_closed_stdin_does_not_crash_quiz_or_pause() -> None:
+    import subprocess
+    import sys
+
+    for args in (["quiz", "--count", "1"], ["walk", "--pause", "--step", "Q"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "tutor", *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        closed = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import os, sys, runpy; os.close(0); sys.stdin = None; "
+                f"sys.argv = ['attn-tutor', *{args!r}]; "
+                "runpy.run_module('tutor', run_name='__main__')",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert closed.returncode == 0, closed.stderr
+        assert "internal error" not in closed.stderr
+
+
+def test_empty_step_option_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "--step", ",")
+    assert result.exit_code == 2
+    assert "--step needs a step name" in result.stderr

@@ -6,6 +6,7 @@ Heavy modules (sympy, numpy, the engine) are imported inside the commands that n
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -64,6 +65,8 @@ def _check_steps(steps: list[str] | None, available: list[str]) -> list[str] | N
     from tutor.lesson import STEP_NAMES, suggest
 
     chosen = [s.strip() for item in steps for s in item.split(",") if s.strip()]
+    if not chosen:
+        raise UsageError(f"--step needs a step name; steps: {', '.join(available)}")
     for s in chosen:
         if s not in STEP_NAMES:
             raise UsageError(
@@ -288,7 +291,9 @@ def quiz(
             f"  ({len(questions)} questions, seed {seed}; answers to {d.lesson.precision} places)",
         )
     )
-    stream = None if sys.stdin.isatty() else sys.stdin
+    # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
+    stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
+    stream = None if stdin.isatty() else stdin
     result = qz.run(d, questions, console, stream)
     when = datetime.now(UTC).isoformat(timespec="seconds")
     for problem in history.append(qz.record(result, d.lesson.name, seed, when)):
@@ -434,12 +439,12 @@ def softmax(
         console.print(part)
 
 
-def wait_for_enter(console: Console, stream: TextIO) -> bool:
+def wait_for_enter(console: Console, stream: TextIO | None) -> bool:
     """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
 
     Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
     """
-    if not stream.isatty():
+    if stream is None or not stream.isatty():
         return True
     console.print("[dim]── Enter: next step · q: stop ──[/]", end="")
     line = stream.readline()
@@ -473,7 +478,8 @@ def check(
     for report in reports:
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
-            place = (f"{p.path}:{p.line}:{p.col}:", "bold")
+            where = f"{p.path}:{p.line}:{p.col}" if p.line else p.path
+            place = (f"{where}:", "bold")
             console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
     ok = all(r.valid for r in reports)
     console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)

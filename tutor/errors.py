@@ -33,7 +33,8 @@ class Problem:
 
     def __str__(self) -> str:
         tag = "warning: " if self.severity == "warning" else ""
-        return f"{self.path}:{self.line}:{self.col}: {tag}{self.message}"
+        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path  # 0: no place
+        return f"{where}: {tag}{self.message}"
 
 
 class LessonError(TutorError):

@@ -27,15 +27,24 @@ _DIGITS = 400  # decimal working precision: far more than any value here needs
 
 def round_decimal(d: Decimal, places: int) -> Decimal:
     """Round a decimal to ``places`` places, ties away from zero."""
+    unit = Decimal(1).scaleb(-places)
+    if d.adjusted() < -places - 1:  # far below half a unit: rounds to zero, whatever its size
+        return Decimal(0).quantize(unit)
     with localcontext(prec=_DIGITS):
-        return d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        return d.quantize(unit, rounding=ROUND_HALF_UP)
 
 
 def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
-    """A 40-digit mpmath value as a Decimal, digit for digit."""
+    """A 40-digit mpmath value as a Decimal, digit for digit.
+
+    Scientific notation keeps the text short however tiny or huge the value (e^(−1000) is
+    a few dozen characters, not a thousand zeros).
+    """
     from tutor.engine import MP
 
-    return Decimal(MP.nstr(x, 40, min_fixed=-(10**9), max_fixed=10**9))
+    if x != 0 and MP.mag(x) < -100_000:  # e.g. e^(−10³⁰): zero at any precision we show
+        return Decimal(0)
+    return Decimal(MP.nstr(x, 40, min_fixed=-20, max_fixed=60))
 
 
 def round_half_up(cell: Cell, places: int) -> Decimal:
@@ -136,6 +145,8 @@ def _printer():  # type: ignore[no-untyped-def]
 
         def _print_exp(self, expr):  # type: ignore[no-untyped-def]
             arg = expr.args[0]
+            if arg == sympy_half():
+                return "√e"
             inner = self._print(arg)
             simple = (
                 (arg.is_Integer and arg >= 0)

@@ -731,7 +731,7 @@ def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Pa
     """Every lesson file found: (name, origin, path), in lookup order (shadowed ones too)."""
     for origin, folder in lesson_dirs(extra):
         if folder.is_dir():
-            for p in sorted(folder.glob("*.yaml")):
+            for p in sorted(folder.glob("*.yaml"), key=lambda p: p.stem):
                 yield p.stem, origin, p
 
 
@@ -747,6 +747,6 @@ def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     names = sorted(found)
     known = ", ".join(names[:10]) + (", … (see attn-tutor list)" if len(names) > 10 else "")
-    raise LessonError.at(
-        name, 1, 1, f"no lesson named {name!r}{hint} (known lessons: {known or 'none'})"
+    raise LessonError.at(  # line 0: a name, not a place in a file
+        name, 0, 0, f"no lesson named {name!r}{hint} (known lessons: {known or 'none'})"
     )

@@ -88,6 +88,8 @@ def _tidy(text: str) -> str:
         s = s.replace(a, b)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?)", r"sqrt(\1)", s)
     s = s.replace("√(", "sqrt(")
+    # 010 means ten, as in lesson files (Python's grammar would refuse the leading zero)
+    s = re.sub(r"(?<![\w.])0+(?=\d)", "", s)
     return s
 
 
@@ -126,6 +128,11 @@ def parse_answer(text: str) -> sympy.Expr:
     """
     if len(text) > MAX_ANSWER_CHARS:
         raise AnswerError(f"that answer is {len(text)} characters long; at most {MAX_ANSWER_CHARS}")
+    if re.fullmatch(r"\s*[-+−]?\d+,\d+\s*", text):  # 0,5: a decimal comma
+        point = text.strip().replace(",", ".")
+        raise AnswerError(
+            f"could not read {text.strip()!r} as a number; use a decimal point: {point}"
+        )
     src = _tidy(text)
     if not src:
         raise AnswerError("could not read that as a number: the answer is empty")

@@ -7,6 +7,7 @@ come from. All numbers go through ``tutor.format``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -16,7 +17,6 @@ from rich.cells import cell_len
 from rich.color import Color
 from rich.console import Group, RenderableType
 from rich.measure import Measurement
-from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.segment import Segment
@@ -46,6 +46,7 @@ COLOURS = {
     "output": "gold3",
 }
 HIGHLIGHT = Style(reverse=True, bold=True)
+HEAT_MARK = Style(bold=True, underline=True)
 BOLD = Style(bold=True)
 
 TITLES = {
@@ -167,7 +168,8 @@ def matrix_tables(
     for block in blocks:
         title = title_base
         if len(blocks) > 1:
-            title += f", columns {step.cols[block[0]]}–{step.cols[block[-1]]}"
+            first, last = step.cols[block[0]], step.cols[block[-1]]
+            title += f", column {first}" if first == last else f", columns {first}–{last}"
         header = [(step.cols[j], widths[j] - 3) for j in block]
         body = []
         for i, row in enumerate(step.cells):
@@ -178,7 +180,8 @@ def matrix_tables(
                 if step.name == "weights" and not row[j].masked:
                     style = _heat(row[j])
                 if i in rows or j in cols or cell == (i, j):
-                    style = HIGHLIGHT
+                    # on the heatmap, mark the worked cells without hiding their colour
+                    style = style + HEAT_MARK if style else HIGHLIGHT
                 out.append((texts[i][j], style))
             body.append((label, out))
         tables.append(MatrixGrid(title, label_w - 4, header, body, colour))
@@ -203,7 +206,9 @@ class MatrixGrid:
         self.title, self.label_width, self.header, self.body = title, label_width, header, body
         self.border = Style.parse(colour)
         self.strong = Style.parse(f"bold {colour}")
-        self.width = label_width + 3 + sum(w + 3 for _, w in header) + 1
+        table = label_width + 3 + sum(w + 3 for _, w in header) + 1
+        self.width = max(table, cell_len(title))  # a long title is never cut off
+        self.indent = Segment(" " * ((self.width - table) // 2))  # centre a narrow table
 
     def __rich_measure__(self, console: object, options: object) -> Measurement:
         return Measurement(self.width, self.width)
@@ -211,7 +216,7 @@ class MatrixGrid:
     def _rule(self, left: str, mid: str, right: str) -> list[Segment]:
         widths = [self.label_width] + [w for _, w in self.header]
         rule = left + mid.join("─" * (w + 2) for w in widths) + right
-        return [Segment(rule, self.border), Segment.line()]
+        return [self.indent, Segment(rule, self.border), Segment.line()]
 
     def __rich_console__(self, console: object, options: object) -> Iterable[Segment]:
         # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
@@ -221,6 +226,7 @@ class MatrixGrid:
         yield Segment.line()
         yield from self._rule("╭", "┬", "╮")
         bar = Segment("│", self.border)
+        yield self.indent
         yield bar
         yield Segment(" " * (self.label_width + 2))
         yield bar
@@ -230,6 +236,7 @@ class MatrixGrid:
         yield Segment.line()
         yield from self._rule("├", "┼", "┤")
         for (label, label_style), cells in self.body:
+            yield self.indent
             yield bar
             yield Segment(" ")
             yield Segment(label + " " * (self.label_width - cell_len(label)), label_style)
@@ -428,19 +435,23 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
     widths = [table_width(scores, places, exact), table_width(step, places, exact)]
     cell = step.cells[i][j]
     d_k = step.divisor
-    exact_form = fmt.exact_text(cell.exact)
+    root = math.isqrt(d_k)
+    whole = root * root == d_k  # √4 = 2: the division stays exact
     line = f" = {fmt.operand(scores.cells[i][j], places)} / √{d_k}"
+    if whole:
+        line += f" = {fmt.operand(scores.cells[i][j], places)} / {root}"
     if fmt.is_rounded(cell, places):
-        line += f" = {exact_form} ≈ {fmt.shown(cell, step, places)}"
+        line += f" = {fmt.exact_text(cell.exact)} ≈ {fmt.shown(cell, step, places)}"
     else:
-        line += f" = {fmt.shown(cell, step, places)}"
+        line += f" = {fmt.operand(cell, places)}"
+    divisor = (
+        f"√{d_k} = {root}, and the scaled scores stay exact"
+        if whole
+        else f"√{d_k} ≈ {fmt.decimal_text(_sqrt_rounded(d_k, places))}"
+    )
     return [
         side_by_side(parts, width, widths),
-        Text(
-            f"d_k = {d_k}, so every score is divided by √{d_k} ≈ "
-            f"{fmt.decimal_text(_sqrt_rounded(d_k, places))}.",
-            style="dim",
-        ),
+        Text(f"d_k = {d_k}, so every score is divided by {divisor}.", style="dim"),
         Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
     ]
 
@@ -451,7 +462,7 @@ def _sqrt_rounded(n: int, places: int) -> Decimal:
     return fmt.round_decimal(fmt.mp_decimal(MP.sqrt(n)), places)
 
 
-SHIFT_ABOVE, SHIFT_BELOW = 10, -5  # outside this range the largest x is subtracted first
+SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
 
 
 def softmax_table(
@@ -499,7 +510,8 @@ def softmax_table(
     if shift:
         notes.append(
             f"m = {fmt.operand(row[top], places)} is the largest x. Subtracting it changes no "
-            "share (e^(−m) cancels above and below the line) and keeps e^x from overflowing."
+            "share (e^(−m) cancels above and below the line) and keeps every e^x readable: "
+            "no overflow, no rounding to 0."
         )
     hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
     if hidden:
@@ -633,7 +645,7 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_concat(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
-    return Padding(Group(*parts), (0, 0, 1, 0), expand=False)
+    return Group(*parts, Text(""))  # the Rule spans the terminal; a blank line closes the step
 
 
 def header(d: Derivation) -> RenderableType:
