@@ -276,6 +276,7 @@ def quiz(
     from tutor import history
     from tutor import quiz as qz
     from tutor.engine import derive
+    from tutor.format import plural
 
     d = derive(open_lesson(lesson, lessons_dir))
     chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
@@ -285,7 +286,8 @@ def quiz(
     console.print(
         Text.assemble(
             (f"Quiz: {d.lesson.title}", "bold"),
-            f"  ({len(questions)} questions, seed {seed}; answers to {d.lesson.precision} places)",
+            f"  ({plural(len(questions), 'question')}, seed {seed}; "
+            f"answers to {plural(d.lesson.precision, 'place')})",
         )
     )
     stream = None if sys.stdin.isatty() else sys.stdin
@@ -306,6 +308,7 @@ def progress(
     from rich.text import Text
 
     from tutor import history
+    from tutor.format import plural
 
     console, err = make_console(), make_console(stderr=True)
     found = history.read()
@@ -317,7 +320,9 @@ def progress(
         console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
         return
     rows = history.progress(records)
-    console.print(Text(f"Progress over {len(records)} quizzes ({history.history_path()})"))
+    console.print(
+        Text(f"Progress over {plural(len(records), 'quiz', 'quizzes')} ({history.history_path()})")
+    )
     for name in dict.fromkeys(r.lesson for r in rows):
         table = Table(title=name, title_justify="left")
         for col in ("step", "asked", "first try", "after hints", "missed", "recent"):

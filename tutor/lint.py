@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
-from tutor.format import MINUS, decimal_text, number, round_half_up
+from tutor.format import MINUS, decimal_text, number, plural, round_half_up
 from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson
 
 ONE_HOT = 0.99
@@ -70,17 +70,13 @@ def summary(reports: list[Report]) -> str:
     warnings = sum(p.severity == "warning" for r in reports for p in r.problems)
     invalid = sum(not r.valid for r in reports)
     n = len(reports)
-    counts = [_plural(errors, "error")] if errors else []
-    counts += [_plural(warnings, "warning")] if warnings else []
+    counts = [plural(errors, "error")] if errors else []
+    counts += [plural(warnings, "warning")] if warnings else []
     verdict = f"{n - invalid} valid, {invalid} invalid" if invalid else "all valid"
     if n == 1:
         verdict = "invalid" if invalid else "valid"
     tail = f" ({', '.join(counts)})" if counts else ""
-    return f"checked {_plural(n, 'lesson')}: {verdict}{tail}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"checked {plural(n, 'lesson')}: {verdict}{tail}"
 
 
 # ---------------------------------------------------------------------------------------------
