@@ -428,14 +428,15 @@ def softmax(
 ) -> None:
     """Work softmax by hand for any numbers: each e^x, the total and each share."""
     from tutor.render import softmax_warmup
-    from tutor.warmup import read_number, read_numbers, softmax_row
+    from tutor.warmup import read_number, read_numbers, softmax_row, times_effect, times_text
 
     values = read_numbers(numbers)
     factor = read_number(times, "--times")
     weights = softmax_row(values, factor)
     plain = softmax_row(values) if factor != (1, 1) else None
     console = make_console()
-    for part in softmax_warmup(weights, precision, plain, times):
+    effect = times_effect(factor)
+    for part in softmax_warmup(weights, precision, plain, times_text(factor), effect):
         console.print(part)
 
 
