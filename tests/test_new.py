@@ -72,7 +72,9 @@ def test_new_check_walk_round_trip(run, here: Path, shape: str) -> None:  # type
 
 
 def test_one_token(run, here: Path) -> None:  # type: ignore[no-untyped-def]
-    assert run("new", "alone", "--tokens", "alone", "--seed", "1").exit_code == 0
+    new = run("new", "alone", "--tokens", "alone", "--seed", "1")
+    assert new.exit_code == 0
+    assert "wrote alone.yaml: 1 token, d_model 4" in new.stdout
     assert run("check", "alone.yaml").stdout == "checked 1 lesson: valid\n"
     walk = run("walk", "alone.yaml")
     assert walk.exit_code == 0

@@ -554,7 +554,9 @@ def new(
     console = make_console()
     from rich.text import Text
 
-    facts = f"{len(shape.tokens)} tokens, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
+    from tutor.format import plural
+
+    facts = f"{plural(len(shape.tokens), 'token')}, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
     facts += (f", {heads} heads" if heads > 1 else "") + (", causal" if causal else "")
     console.print(Text(f"wrote {path}: {facts}, seed {seed}"), soft_wrap=True)
     if warnings:
