@@ -236,3 +236,22 @@ def test_output_to_a_folder_or_missing_folder_is_a_clean_error(tmp_path, run) ->
     assert result.exit_code == 1 and "folder" in result.stderr
     result = run("export", "cats-chase-mice", "-o", str(tmp_path / "no" / "such.md"))
     assert result.exit_code == 1 and "cannot write" in result.stderr
+
+
+def test_output_dash_is_stdout_as_for_new(tmp_path, run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    result = run("export", "cats-chase-mice", "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("# Cats chase mice: answer key")
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+def test_html_has_the_lessons_title_escaped(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    html = export(run, "cats-chase-mice", "--format", "html")
+    assert "<title>Cats chase mice: attn-tutor walk cats-chase-mice</title>" in html
+    lesson = tmp_path / "odd.yaml"
+    lesson.write_text(
+        'title: "<b>A & {B}</b>"\ntokens: [a]\nX: [[1]]\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n'
+    )
+    html = export(run, str(lesson), "--format", "html")
+    assert "<title>&lt;b&gt;A &amp; {B}&lt;/b&gt;: attn-tutor walk odd</title>" in html

@@ -175,7 +175,7 @@ EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
 
 def write_output(text: str, output: Path | None, force: bool) -> None:
     """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force)."""
-    if output is None:
+    if output is None or str(output) == "-":  # - is stdout, as for new --output
         sys.stdout.write(text)
         return
     if output.is_dir():
@@ -211,7 +211,15 @@ def recorded_walk(d: object, kind: str, width: int = 100) -> str:
     title = f"attn-tutor walk {d.lesson.name}"  # type: ignore[attr-defined]
     if kind == "svg":
         return console.export_svg(title=title)
-    return console.export_html(inline_styles=True)
+    import html
+
+    from rich._export_format import CONSOLE_HTML_FORMAT
+
+    # rich's page has no <title>; the lesson's title names the tab (escaped, braces doubled)
+    head = html.escape(f"{d.lesson.title}: {title}").replace("{", "{{").replace("}", "}}")  # type: ignore[attr-defined]
+    charset = '<meta charset="UTF-8">\n'
+    page = CONSOLE_HTML_FORMAT.replace(charset, f"{charset}<title>{head}</title>\n", 1)
+    return console.export_html(inline_styles=True, code_format=page)
 
 
 @app.command()
@@ -225,7 +233,8 @@ def export(
         typer.Option("--no-answers", help="A worksheet: leave the cells to fill blank (md, tex)."),
     ] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
     lessons_dir: LessonsDirOpt = None,
