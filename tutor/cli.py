@@ -272,7 +272,8 @@ def quiz(
         int | None, typer.Option(help="How many cells to ask (default 8).", min=1, max=200)
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Choose the same questions again.", min=0)
+        int | None,
+        typer.Option(help="Choose the same questions again (a seed, 0 or more).", min=0),
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -524,7 +525,8 @@ def new(
         ),
     ] = False,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Same seed, same lesson [default: random].")
+        int | None,
+        typer.Option("--seed", help="Same seed (0 or more), same lesson [default: random].", min=0),
     ] = None,
     output: Annotated[
         Path | None,
