@@ -61,7 +61,8 @@ def check_one(name: str, extra: list[Path] | None = None) -> Report:
     lesson, problems = check_lesson(path, path.stem)
     if lesson is not None:
         problems = problems + teaching_warnings(lesson)
-    return Report(str(path), lesson, problems)
+    # in file order, as an editor lists them (stable: one place keeps the order found)
+    return Report(str(path), lesson, sorted(problems, key=lambda p: (p.line, p.col)))
 
 
 def summary(reports: list[Report]) -> str:
@@ -167,6 +168,7 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
     labels = lesson.labels
     causal = lesson.mask == "causal"
     of_head = f" (head {h})" if lesson.multi_head else ""
+    z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
     scores, scaled_step, weights = attention(lesson, head)
     for i, label in enumerate(labels):
         seen = list(range(i + 1)) if causal else list(range(len(labels)))
@@ -182,7 +184,7 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
                 col,
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
                 f"{number(row[0], 2, whole=True)}, so {those} get the same weight and "
-                f"Z[{label}] is a plain average; unless that is the point, change this row "
+                f"{z}[{label}] is a plain average; unless that is the point, change this row "
                 "of X, or W_Q or W_K",
                 "warning",
             )
