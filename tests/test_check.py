@@ -34,17 +34,19 @@ def test_each_bad_fixture_is_reported_at_its_line_and_column(run, path: Path) ->
     assert result.stdout.splitlines()[-1].startswith("checked 1 lesson: invalid (")
 
 
+MANY_MISTAKES = (
+    "title: Many mistakes\n"  # 1
+    "tokens: [a, b]\n"  # 2
+    "X: [[1, x], [1, 2, 3]]\n"  # 3
+    "W_Q: [[1], [1]]\n"  # 4
+    "W_k: [[1], [1]]\n"  # 5
+    "W_V: [[1], [1]]\n"  # 6
+    "mask: future\n"  # 7
+)
+
+
 def test_every_problem_in_a_file_is_printed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = write(
-        tmp_path,
-        "title: Many mistakes\n"  # 1
-        "tokens: [a, b]\n"  # 2
-        "X: [[1, x], [1, 2, 3]]\n"  # 3
-        "W_Q: [[1], [1]]\n"  # 4
-        "W_k: [[1], [1]]\n"  # 5
-        "W_V: [[1], [1]]\n"  # 6
-        "mask: future\n",  # 7
-    )
+    path = write(tmp_path, MANY_MISTAKES)
     result = run("check", str(path))
     assert result.exit_code == 1
     lines = problem_lines(result.stdout)
@@ -187,16 +189,7 @@ def test_decimal_places() -> None:
 
 
 def test_problems_are_listed_in_file_order(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = write(
-        tmp_path,
-        "title: Many mistakes\n"  # 1
-        "tokens: [a, b]\n"  # 2
-        "X: [[1, x], [1, 2, 3]]\n"  # 3
-        "W_Q: [[1], [1]]\n"  # 4
-        "W_k: [[1], [1]]\n"  # 5
-        "W_V: [[1], [1]]\n"  # 6
-        "mask: future\n",  # 7
-    )
+    path = write(tmp_path, MANY_MISTAKES)
     lines = problem_lines(run("check", str(path)).stdout)
     places = [tuple(int(n) for n in line.split(":")[1:3]) for line in lines]
     assert places == sorted(places) == [(1, 1), (3, 9), (3, 13), (5, 1), (7, 7)]
