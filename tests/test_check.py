@@ -29,23 +29,24 @@ def test_each_bad_fixture_is_reported_at_its_line_and_column(run, path: Path) ->
     line, col, fragment = expectation(path)
     result = run("check", str(path))
     assert result.exit_code == 1
-    first = problem_lines(result.stdout)[0]
-    assert first.startswith(f"{path}:{line}:{col}: "), first
-    assert fragment in first
+    lines = problem_lines(result.stdout)  # in file order: the expected one need not be first
+    assert any(x.startswith(f"{path}:{line}:{col}: ") and fragment in x for x in lines), lines
     assert result.stdout.splitlines()[-1].startswith("checked 1 lesson: invalid (")
 
 
+MANY_MISTAKES = (
+    "title: Many mistakes\n"  # 1
+    "tokens: [a, b]\n"  # 2
+    "X: [[1, x], [1, 2, 3]]\n"  # 3
+    "W_Q: [[1], [1]]\n"  # 4
+    "W_k: [[1], [1]]\n"  # 5
+    "W_V: [[1], [1]]\n"  # 6
+    "mask: future\n"  # 7
+)
+
+
 def test_every_problem_in_a_file_is_printed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = write(
-        tmp_path,
-        "title: Many mistakes\n"  # 1
-        "tokens: [a, b]\n"  # 2
-        "X: [[1, x], [1, 2, 3]]\n"  # 3
-        "W_Q: [[1], [1]]\n"  # 4
-        "W_k: [[1], [1]]\n"  # 5
-        "W_V: [[1], [1]]\n"  # 6
-        "mask: future\n",  # 7
-    )
+    path = write(tmp_path, MANY_MISTAKES)
     result = run("check", str(path))
     assert result.exit_code == 1
     lines = problem_lines(result.stdout)
@@ -185,3 +186,20 @@ def test_what_counts_as_hard_by_hand(entry: tuple[int, int], hard: bool) -> None
 
 def test_decimal_places() -> None:
     assert [decimal_places(q) for q in (1, 2, 8, 10, 16, 3, 12)] == [0, 1, 3, 1, 4, None, None]
+
+
+def test_problems_are_listed_in_file_order(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, MANY_MISTAKES)
+    lines = problem_lines(run("check", str(path)).stdout)
+    places = [tuple(int(n) for n in line.split(":")[1:3]) for line in lines]
+    assert places == sorted(places) == [(1, 1), (3, 9), (3, 13), (5, 1), (7, 7)]
+
+
+def test_uniform_weights_name_the_heads_cell_in_a_multi_head_lesson(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("check", str(LESSONS / "the-cake-two-heads.yaml")).stdout
+    assert "the weights of cake (head 2) are uniform" in out
+    assert "head2.Z[cake] is a plain average" in out and " Z[cake]" not in out
+    places = [tuple(int(n) for n in line.split(":")[1:3]) for line in problem_lines(out)]
+    assert places == sorted(places)
+    single = run("check", str(LESSONS / "cats-chase-mice.yaml")).stdout
+    assert " Z[chase] is a plain average" in single

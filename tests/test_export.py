@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, bundled_lessons
 
 TWO_HEADS = str(FIXTURES / "grade" / "two-heads-causal.yaml")
 STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z")
@@ -113,19 +113,37 @@ def test_tex_escapes_specials_in_the_lessons_words(tmp_path, run) -> None:  # ty
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
 @pytest.mark.parametrize("answers", [True, False])
-def test_tex_compiles_with_pdflatex(tmp_path, run, answers: bool) -> None:  # type: ignore[no-untyped-def]
-    for lesson in ("cats-chase-mice", "the-cake", TWO_HEADS):
-        tex = export(run, lesson, "--format", "tex", *([] if answers else ["--no-answers"]))
-        (tmp_path / "sheet.tex").write_text(tex)
-        done = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "sheet.tex"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stdout[-3000:]
-        assert (tmp_path / "sheet.pdf").stat().st_size > 1000
+@pytest.mark.parametrize("lesson", [p.stem for p in bundled_lessons()] + [TWO_HEADS])
+def test_tex_compiles_with_pdflatex_and_fits_the_page(
+    tmp_path, run, lesson: str, answers: bool
+) -> None:  # type: ignore[no-untyped-def]
+    # the-cake's Z working once ran 139pt off the page and its align* 1185pt past the bottom
+    tex = export(run, lesson, "--format", "tex", *([] if answers else ["--no-answers"]))
+    (tmp_path / "sheet.tex").write_text(tex)
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "sheet.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (tmp_path / "sheet.pdf").stat().st_size > 1000
+    log = (tmp_path / "sheet.log").read_text(errors="replace")
+    assert "Overfull" not in log, [line for line in log.splitlines() if "Overfull" in line]
+
+
+def test_tex_breaks_long_sums_and_puts_the_rounding_remark_on_its_own_row(run) -> None:  # type: ignore[no-untyped-def]
+    tex = export(run, "the-cake", "--format", "tex")
+    assert "\\allowdisplaybreaks" in tex
+    block = tex[tex.index("Z_{\\text{I}, 2} &=") :]
+    first, second, remark = block.splitlines()[:3]
+    assert first.count("\\cdot") == 4 and first.endswith("+ \\\\")
+    assert second.count("\\cdot") == 4 and "\\approx 0.19" in second
+    assert remark == "&\\phantom{=}\\ \\text{(the rounded inputs shown give $0.20$)} \\\\"
+    # Markdown keeps the one-line form
+    md = export(run, "the-cake", "--format", "md")
+    assert "\\approx 0.19 \\quad (\\text{the rounded inputs shown give } 0.20)$" in md
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,3 +236,22 @@ def test_output_to_a_folder_or_missing_folder_is_a_clean_error(tmp_path, run) ->
     assert result.exit_code == 1 and "folder" in result.stderr
     result = run("export", "cats-chase-mice", "-o", str(tmp_path / "no" / "such.md"))
     assert result.exit_code == 1 and "cannot write" in result.stderr
+
+
+def test_output_dash_is_stdout_as_for_new(tmp_path, run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    result = run("export", "cats-chase-mice", "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("# Cats chase mice: answer key")
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+def test_html_has_the_lessons_title_escaped(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    html = export(run, "cats-chase-mice", "--format", "html")
+    assert "<title>Cats chase mice: attn-tutor walk cats-chase-mice</title>" in html
+    lesson = tmp_path / "odd.yaml"
+    lesson.write_text(
+        'title: "<b>A & {B}</b>"\ntokens: [a]\nX: [[1]]\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n'
+    )
+    html = export(run, str(lesson), "--format", "html")
+    assert "<title>&lt;b&gt;A &amp; {B}&lt;/b&gt;: attn-tutor walk odd</title>" in html

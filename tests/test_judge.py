@@ -142,6 +142,31 @@ def test_misconceptions_are_named(cell: tuple[str, str, str], text: str, name: s
     assert slip(*cell, text) == name
 
 
+def test_a_slip_is_named_only_within_the_tolerance_of_a_right_answer() -> None:
+    # column 1 of V gives Z[cats, 1]: 0.4907 exactly, 0.48 from the rounded weights shown
+    assert slip("Z", "cats", "2", "0.48") == "wrong-V-column"  # that hand value, exactly
+    assert slip("Z", "cats", "2", "0.49") == "wrong-V-column"  # the exact one, rounded
+    assert slip("Z", "cats", "2", "0.47") is None  # a whole unit from both: not that slip
+    assert slip("Z", "cats", "2", "0.50") is None
+    # and 0.48 for Z[cats, 1] itself is right (hand rounding), never a slip
+    assert verdict("Z", "cats", "1", "0.48").right
+
+
+def test_quiz_does_not_blame_a_near_miss_on_a_slip(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {"ATTN_TUTOR_HOME": str(tmp_path)}
+    r = run(
+        "quiz", "--steps", "Z", "--count", "1", "--seed", "1", input="0.47\n0.48\nquit\n", env=env
+    )
+    assert "Question 1/1: Z[cats, 2]" in r.stdout
+    lines = [line for line in r.stdout.splitlines() if line.startswith("✗")]
+    assert lines == [
+        "✗ Not quite.",
+        "✗ Not quite: that blends column 1 of V; Z[cats, 2] blends column 2.",
+    ]
+    r = run("quiz", "--steps", "Z", "--count", "1", "--seed", "2", input="0.48\n", env=env)
+    assert "Question 1/1: Z[cats, 1]" in r.stdout and "✓ Right" in r.stdout
+
+
 def test_no_slip_for_a_plain_wrong_answer_or_a_right_one() -> None:
     assert slip("scores", "cats", "chase", "17") is None
     assert slip("Z", "cats", "1", "0.49") is None  # right answers are never blamed

@@ -100,3 +100,47 @@ def test_unreadable_paths_give_one_line(tmp_path: Path, make, fragment: str) -> 
     assert fragment in str(err.value)
     assert str(target) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# one of a thing is singular
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "tokens: [a, b]\nX: [[1, 2], [1]]\nW_Q: [[1], [1]]\nW_K: [[1], [1]]\nW_V: [[1], [1]]\n",
+            "row 2 of X has 1 entry, but row 1 has 2; every row needs 2",
+        ),
+        (
+            "tokens: [a, b]\nX: [[1], [2]]\nW_Q: [[1], [1]]\nW_K: [[1]]\nW_V: [[1]]\n",
+            "W_Q has 2 rows, but X has 1 column, so W_Q needs 1 row",
+        ),
+        (
+            "tokens: [a, b]\nX: [[1, 0], [0, 1]]\nheads:\n"
+            "  - {W_Q: [[1], [0]], W_K: [[0], [1]], W_V: [[1], [1]]}\nW_O: [[1], [1]]\n",
+            "W_O has 2 rows, but the concatenation has 1 × 1 = 1 column, so W_O needs 1 row",
+        ),
+        (
+            "tokens: [a, b]\nX: [[1, 0], [0, 1]]\nheads:\n"
+            "  - {W_Q: [[1], [0]], W_K: [[0], [1]], W_V: [[1], [1]]}\n"
+            "  - {W_Q: [[1], [0]], W_K: [[0], [1]], W_V: [[1], [1]]}\nW_O: [[1]]\n",
+            "W_O has 1 row, but the concatenation has 2 × 1 = 2 columns, so W_O needs 2 rows",
+        ),
+    ],
+)
+def test_counts_of_one_are_singular(tmp_path, run, text: str, message: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "one.yaml"
+    path.write_text("title: t\n" + text)
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    assert message in " ".join(result.stdout.split())
+
+
+def test_a_folder_for_an_answer_sheet_says_an(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    result = run("grade", "cats-chase-mice", str(tmp_path))
+    assert result.exit_code == 1
+    assert "is a folder; expected an answer sheet file (.yaml)" in result.stderr
+    result = run("walk", str(tmp_path))
+    assert "is a folder; expected a lesson file (.yaml)" in result.stderr

@@ -72,7 +72,9 @@ def test_new_check_walk_round_trip(run, here: Path, shape: str) -> None:  # type
 
 
 def test_one_token(run, here: Path) -> None:  # type: ignore[no-untyped-def]
-    assert run("new", "alone", "--tokens", "alone", "--seed", "1").exit_code == 0
+    new = run("new", "alone", "--tokens", "alone", "--seed", "1")
+    assert new.exit_code == 0
+    assert "wrote alone.yaml: 1 token, d_model 4" in new.stdout
     assert run("check", "alone.yaml").stdout == "checked 1 lesson: valid\n"
     walk = run("walk", "alone.yaml")
     assert walk.exit_code == 0
@@ -184,3 +186,27 @@ def test_bad_options_exit_2_and_say_why(run, here: Path, args: list[str], fragme
     assert fragment in result.stderr
     assert "Traceback" not in result.stderr
     assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("tokens", ["w w", "x x x"])
+def test_identical_tokens_get_an_honest_note_on_ties(run, here: Path, tokens: str) -> None:  # type: ignore[no-untyped-def]
+    for extra in ([], ["--causal"]):
+        result = run("new", "twins", "--tokens", tokens, "--seed", "1", "-o", "-", *extra)
+        assert result.exit_code == 0, result.stderr
+        note = yaml.safe_load(result.stdout)["notes"]["weights"]
+        assert "largest weight" not in note  # uniform weights have no largest one
+        assert note.startswith("In every row the scores are equal")
+
+
+def test_a_tie_for_the_largest_weight_is_not_given_to_one_token(run, here: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("new", "t", "--tokens", "a a b", "--seed", "1", "--causal", "-o", "-")
+    note = yaml.safe_load(result.stdout)["notes"]["weights"]
+    assert note == "No token puts its largest weight on one token alone: ties share it."
+
+
+@pytest.mark.parametrize("command", [["new", "x", "--tokens", "a"], ["quiz"]])
+def test_seeds_are_zero_or_more_for_new_and_quiz_alike(run, here: Path, command: list[str]) -> None:  # type: ignore[no-untyped-def]
+    result = run(*command, "--seed", "-5")
+    assert result.exit_code == 2
+    assert "--seed" in result.stderr and "greater than or equal to 0" in result.stderr
+    assert "0 or more" in " ".join(run(*command[:1], "--help").stdout.split())

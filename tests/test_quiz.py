@@ -206,6 +206,35 @@ def test_end_of_input_ends_cleanly_with_summary() -> None:
     assert out.rstrip().splitlines()[-1] == "Score: 1/1"
 
 
+def test_a_question_tried_then_quit_counts_as_asked_and_missed(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    # Q1 (Q[cats, 2] = 0) right, Q2 wrong once, then quit: two were asked, not one
+    r = run("quiz", "--seed", "1", input="0\n7\nquit\n")
+    assert r.exit_code == 0, r.stderr
+    assert "Quiz ended early: 2 of 8 questions asked." in r.stdout
+    assert "K[mice, 1] was left unfinished; it counts as missed." in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1] == "Score: 1/2"
+    cells = history.read().records[0]["cells"]
+    assert [(c["outcome"], c["unfinished"]) for c in cells] == [
+        ("first", False),
+        ("missed", True),
+    ]
+
+
+def test_a_question_only_shown_then_quit_is_not_counted() -> None:
+    result, out = play(["2", "quit"], [question("Q", 0, 0), question("K", 0, 0)])
+    assert "Quiz ended early: 1 of 2 questions asked." in out and "unfinished" not in out
+    result, out = play(["2", "hint"], [question("Q", 0, 0), question("K", 0, 0)])  # then Ctrl-D
+    assert result.ended == "ctrl-d" and result.items[1].unfinished
+    assert "Quiz ended early: 2 of 2 questions asked." in out
+
+
+def test_counts_are_singular_for_one(run) -> None:  # type: ignore[no-untyped-def]
+    r = run("quiz", "--count", "1", "--seed", "0", input="skip\n")
+    assert "(1 question, seed 0; answers to 2 places)" in r.stdout
+    r = run("progress")
+    assert "Progress over 1 quiz (" in r.stdout.replace("\n", "")
+
+
 def test_ctrl_c_ends_cleanly() -> None:
     class Interrupting(io.StringIO):
         def readline(self, *args):  # type: ignore[no-untyped-def, override]

@@ -52,6 +52,36 @@ def test_times_makes_softmax_peaky(run) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
+    ("times", "shown", "says", "flipped"),
+    [
+        ("10", "10", "peakier", False),
+        ("-2", "−2", "peakier", True),
+        ("1/3", "1/3", "flatter", False),
+        ("-0.5", "−0.5", "flatter", True),
+        ("0", "0", "every share is the same", False),
+        ("-1", "−1", "just as peaky", True),
+    ],
+)
+def test_times_says_what_the_factor_did(
+    run, times: str, shown: str, says: str, flipped: bool
+) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", "1", "2", "3", "--times", times)
+    assert result.exit_code == 0, result.stderr
+    out = " ".join(result.stdout.split())  # unwrapped
+    assert f"Each of 1, 2, 3 multiplied by {shown} first." in out
+    assert says in out
+    for other in {"peakier", "flatter", "every share is the same", "just as peaky"} - {says}:
+        assert other not in out
+    assert ("the smallest input gets the largest share" in out) == flipped
+
+
+def test_a_bad_number_on_the_command_line_needs_no_quotes(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("softmax", "1", "2", "--times", "ten")
+    assert result.exit_code == 2
+    assert "or a fraction (1/3)" in result.stderr and "quotes" not in result.stderr
+
+
+@pytest.mark.parametrize(
     ("args", "fragment"),
     [
         (("1", "two"), "number 2: found 'two'"),

@@ -263,16 +263,37 @@ def notes_of(lesson: Lesson) -> dict[str, str]:
     else:
         weights = derive(lesson).step("weights")
         causal = lesson.mask == "causal"
-        pairs = [  # rows with a choice to make: all of them, or after the first when causal
+        seen = {  # rows with a choice to make: all of them, or after the first when causal
+            i: range(i + 1 if causal else lesson.n) for i in range(int(causal), lesson.n)
+        }
+
+        def w(i: int, j: int) -> float:
+            return float(weights.cells[i][j].approx)
+
+        def tied(a: float, b: float) -> bool:  # equal scores give equal weights, to rounding
+            return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+        # a weight that is the largest of its row on its own; a tie is no one token's
+        alone = [
             (i, j)
-            for i in range(int(causal), lesson.n)
-            for j in range(i + 1 if causal else lesson.n)
+            for i, cols in seen.items()
+            for j in cols
+            if all(k == j or (not tied(w(i, j), w(i, k)) and w(i, j) > w(i, k)) for k in cols)
         ]
-        i, j = max(pairs, key=lambda ij: weights.cells[ij[0]][ij[1]].approx)
-        target = "itself" if i == j else labels[j]
-        notes["weights"] = (
-            f"{labels[i]} puts its largest weight, {number(weights.cells[i][j], 2)}, on {target}."
-        )
+        if alone:
+            i, j = max(alone, key=lambda ij: w(*ij))
+            target = "itself" if i == j else labels[j]
+            notes["weights"] = (
+                f"{labels[i]} puts its largest weight, {number(weights.cells[i][j], 2)}, "
+                f"on {target}."
+            )
+        elif all(tied(w(i, j), w(i, cols[0])) for i, cols in seen.items() for j in cols):
+            notes["weights"] = (
+                "In every row the scores are equal, so each token spreads its weight evenly over "
+                "the tokens it sees."
+            )
+        else:
+            notes["weights"] = "No token puts its largest weight on one token alone: ties share it."
     notes["Z"] = "Each row of Z is a blend of the rows of V, mixed by that token's weights."
     return notes
 

@@ -178,7 +178,7 @@ EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
 
 def write_output(text: str, output: Path | None, force: bool) -> None:
     """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force)."""
-    if output is None:
+    if output is None or str(output) == "-":  # - is stdout, as for new --output
         sys.stdout.write(text)
         return
     if output.is_dir():
@@ -214,7 +214,15 @@ def recorded_walk(d: object, kind: str, width: int = 100) -> str:
     title = f"attn-tutor walk {d.lesson.name}"  # type: ignore[attr-defined]
     if kind == "svg":
         return console.export_svg(title=title)
-    return console.export_html(inline_styles=True)
+    import html
+
+    from rich._export_format import CONSOLE_HTML_FORMAT
+
+    # rich's page has no <title>; the lesson's title names the tab (escaped, braces doubled)
+    head = html.escape(f"{d.lesson.title}: {title}").replace("{", "{{").replace("}", "}}")  # type: ignore[attr-defined]
+    charset = '<meta charset="UTF-8">\n'
+    page = CONSOLE_HTML_FORMAT.replace(charset, f"{charset}<title>{head}</title>\n", 1)
+    return console.export_html(inline_styles=True, code_format=page)
 
 
 @app.command()
@@ -228,7 +236,8 @@ def export(
         typer.Option("--no-answers", help="A worksheet: leave the cells to fill blank (md, tex)."),
     ] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
     lessons_dir: LessonsDirOpt = None,
@@ -266,7 +275,8 @@ def quiz(
         int | None, typer.Option(help="How many cells to ask (default 8).", min=1, max=200)
     ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Choose the same questions again.", min=0)
+        int | None,
+        typer.Option(help="Choose the same questions again (a seed, 0 or more).", min=0),
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -279,6 +289,7 @@ def quiz(
     from tutor import history
     from tutor import quiz as qz
     from tutor.engine import derive
+    from tutor.format import plural
 
     d = derive(open_lesson(lesson, lessons_dir))
     chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
@@ -288,7 +299,8 @@ def quiz(
     console.print(
         Text.assemble(
             (f"Quiz: {d.lesson.title}", "bold"),
-            f"  ({len(questions)} questions, seed {seed}; answers to {d.lesson.precision} places)",
+            f"  ({plural(len(questions), 'question')}, seed {seed}; "
+            f"answers to {plural(d.lesson.precision, 'place')})",
         )
     )
     # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
@@ -311,6 +323,7 @@ def progress(
     from rich.text import Text
 
     from tutor import history
+    from tutor.format import plural
 
     console, err = make_console(), make_console(stderr=True)
     found = history.read()
@@ -322,7 +335,9 @@ def progress(
         console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
         return
     rows = history.progress(records)
-    console.print(Text(f"Progress over {len(records)} quizzes ({history.history_path()})"))
+    console.print(
+        Text(f"Progress over {plural(len(records), 'quiz', 'quizzes')} ({history.history_path()})")
+    )
     for name in dict.fromkeys(r.lesson for r in rows):
         table = Table(title=name, title_justify="left")
         for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
@@ -428,14 +443,15 @@ def softmax(
 ) -> None:
     """Work softmax by hand for any numbers: each e^x, the total and each share."""
     from tutor.render import softmax_warmup
-    from tutor.warmup import read_number, read_numbers, softmax_row
+    from tutor.warmup import read_number, read_numbers, softmax_row, times_effect, times_text
 
     values = read_numbers(numbers)
     factor = read_number(times, "--times")
     weights = softmax_row(values, factor)
     plain = softmax_row(values) if factor != (1, 1) else None
     console = make_console()
-    for part in softmax_warmup(weights, precision, plain, times):
+    effect = times_effect(factor)
+    for part in softmax_warmup(weights, precision, plain, times_text(factor), effect):
         console.print(part)
 
 
@@ -515,7 +531,8 @@ def new(
         ),
     ] = False,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Same seed, same lesson [default: random].")
+        int | None,
+        typer.Option("--seed", help="Same seed (0 or more), same lesson [default: random].", min=0),
     ] = None,
     output: Annotated[
         Path | None,
@@ -554,7 +571,9 @@ def new(
     console = make_console()
     from rich.text import Text
 
-    facts = f"{len(shape.tokens)} tokens, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
+    from tutor.format import plural
+
+    facts = f"{plural(len(shape.tokens), 'token')}, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
     facts += (f", {heads} heads" if heads > 1 else "") + (", causal" if causal else "")
     console.print(Text(f"wrote {path}: {facts}, seed {seed}"), soft_wrap=True)
     if warnings:

@@ -207,3 +207,8 @@ def expr_rounded(expr: sympy.Expr, places: int) -> str:
     else:
         cell = Cell(None, MP.mpf(str(expr.evalf(45))))
     return decimal_text(round_half_up(cell, places))
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 question``, ``2 questions``; ``many`` for an irregular plural (``2 entries``)."""
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"

@@ -341,7 +341,8 @@ def _own_slip(
         if jd.distance(alt, mine) <= u:
             continue
         gap = jd.distance(answer.value, alt)
-        if (gap < jd.SAME) if answer.exact_form else (gap <= u):
+        # the tolerance a right answer from the student's own values gets (see _grade_cell)
+        if (gap < jd.SAME) if answer.exact_form else (gap <= jd.slack(step, places)):
             return slip
     return None
 

@@ -443,17 +443,27 @@ def misconception(
 ) -> Slip | None:
     """The slip a wrong answer for cell (i, j) matches, or None.
 
-    A slip counts only when its value differs from the true one by more than one unit, so an
-    answer is never blamed on a mistake that gives the right number.
+    A slip is named only when the answer would be *right* for the slip's value by the same rule
+    as a right answer (``judge``): the exact slip value for an exact form; for a decimal, within
+    ``u/2`` of the exact slip value or within ``slack`` of what the slip gives from the rounded
+    inputs shown. A slip counts only when its value differs from the true one by more than one
+    unit, so an answer is never blamed on a mistake that gives the right number.
     """
     true = step.cells[i][j]
     u = unit(precision)
-    lookups = [true_value] if exact_form else [true_value, shown_value(precision)]
-    for value in lookups:  # the slip made with exact inputs, then with the rounded ones shown
-        for slip, alt in alternatives(d, step, i, j, value):
-            if distance(alt, true) <= u:
+    if exact_form:
+        for slip, alt in alternatives(d, step, i, j, true_value):
+            if distance(alt, true) > u and distance(given, alt) < SAME:
+                return slip
+        return None
+    by_hand = dict(alternatives(d, step, i, j, shown_value(precision)))
+    for slip, alt in alternatives(d, step, i, j, true_value):
+        hand = by_hand.get(slip)
+        # (slip value, tolerance): exactly as ``judge`` accepts a right answer
+        targets = [(alt, u / 2), (hand, slack(step, precision))]
+        for target, tolerance in targets:
+            if target is None or distance(target, true) <= u:
                 continue
-            gap = distance(given, alt)
-            if (gap < SAME) if exact_form else (gap <= u):
+            if distance(given, target) <= tolerance:
                 return slip
     return None

@@ -143,17 +143,18 @@ def unique_labels(tokens: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def read_text(path: str | Path, what: str = "lesson") -> str:
     """Read a small UTF-8 text file, or raise a one-line error naming the path."""
+    a_what = ("an " if what[0] in "aeiou" else "a ") + what  # "a lesson", "an answer sheet"
     p = Path(path)
     shown = str(path)
     if not p.exists():
         raise LessonError.at(shown, 1, 1, f"no such {what} file")
     if p.is_dir():
-        raise LessonError.at(shown, 1, 1, f"is a folder; expected a {what} file (.yaml)")
+        raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
     try:
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
             raise LessonError.at(
-                shown, 1, 1, f"file is {size} bytes; a {what} file may be at most 1 MiB"
+                shown, 1, 1, f"file is {size} bytes; {a_what} file may be at most 1 MiB"
             )
         data = p.read_bytes()
     except OSError as err:
@@ -374,7 +375,8 @@ class Checker:
             elif len(row.value) != width:
                 self.error(
                     row,
-                    f"row {i} of {name} has {len(row.value)} entries, but row 1 has "
+                    f"row {i} of {name} has {len(row.value)} "
+                    f"{'entry' if len(row.value) == 1 else 'entries'}, but row 1 has "
                     f"{width}; every row needs {width}",
                 )
                 ok = False
@@ -483,9 +485,10 @@ def _build(
                 if len(W_O) != need:
                     c.error(
                         value("W_O"),
-                        f"W_O has {len(W_O)} rows, but the concatenation has "
-                        f"{len(heads)} × {len(heads[0].W_V[0])} = {need} columns, so W_O "
-                        f"needs {need} rows",
+                        f"W_O has {len(W_O)} {'row' if len(W_O) == 1 else 'rows'}, but the "
+                        f"concatenation has {len(heads)} × {len(heads[0].W_V[0])} = {need} "
+                        f"{'column' if need == 1 else 'columns'}, so W_O needs {need} "
+                        f"{'row' if need == 1 else 'rows'}",
                     )
 
     mask = "none"
@@ -584,8 +587,9 @@ def _weights(
         if d_model is not None and len(m) != d_model:
             c.error(
                 node,
-                f"{key}{prefix} has {len(m)} rows, but X has {d_model} columns, so "
-                f"{key} needs {d_model} rows",
+                f"{key}{prefix} has {len(m)} {'row' if len(m) == 1 else 'rows'}, but X has "
+                f"{d_model} {'column' if d_model == 1 else 'columns'}, so {key} needs "
+                f"{d_model} {'row' if d_model == 1 else 'rows'}",
             )
             continue
         mats[key] = (m, node)

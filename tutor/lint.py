@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
-from tutor.format import MINUS, decimal_text, number, round_half_up
+from tutor.format import MINUS, decimal_text, number, plural, round_half_up
 from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson
 
 ONE_HOT = 0.99
@@ -61,7 +61,8 @@ def check_one(name: str, extra: list[Path] | None = None) -> Report:
     lesson, problems = check_lesson(path, path.stem)
     if lesson is not None:
         problems = problems + teaching_warnings(lesson)
-    return Report(str(path), lesson, problems)
+    # in file order, as an editor lists them (stable: one place keeps the order found)
+    return Report(str(path), lesson, sorted(problems, key=lambda p: (p.line, p.col)))
 
 
 def summary(reports: list[Report]) -> str:
@@ -70,17 +71,13 @@ def summary(reports: list[Report]) -> str:
     warnings = sum(p.severity == "warning" for r in reports for p in r.problems)
     invalid = sum(not r.valid for r in reports)
     n = len(reports)
-    counts = [_plural(errors, "error")] if errors else []
-    counts += [_plural(warnings, "warning")] if warnings else []
+    counts = [plural(errors, "error")] if errors else []
+    counts += [plural(warnings, "warning")] if warnings else []
     verdict = f"{n - invalid} valid, {invalid} invalid" if invalid else "all valid"
     if n == 1:
         verdict = "invalid" if invalid else "valid"
     tail = f" ({', '.join(counts)})" if counts else ""
-    return f"checked {_plural(n, 'lesson')}: {verdict}{tail}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"checked {plural(n, 'lesson')}: {verdict}{tail}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +168,7 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
     labels = lesson.labels
     causal = lesson.mask == "causal"
     of_head = f" (head {h})" if lesson.multi_head else ""
+    z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
     scores, scaled_step, weights = attention(lesson, head)
     for i, label in enumerate(labels):
         seen = list(range(i + 1)) if causal else list(range(len(labels)))
@@ -186,7 +184,7 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
                 col,
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
                 f"{number(row[0], 2, whole=True)}, so {those} get the same weight and "
-                f"Z[{label}] is a plain average; unless that is the point, change this row "
+                f"{z}[{label}] is a plain average; unless that is the point, change this row "
                 "of X, or W_Q or W_K",
                 "warning",
             )

@@ -41,17 +41,19 @@ _ENTRY = re.compile(
 )
 
 EXPECTED_NUMBER = 'a number: an integer (3), a decimal (0.25) or a fraction in quotes ("1/3")'
+# on a command line a fraction needs no quotes (quotes are YAML advice for lesson files)
+EXPECTED_ARGUMENT = "a number: an integer (3), a decimal (0.25) or a fraction (1/3)"
 
 
-def parse_entry(text: str) -> tuple[int, int]:
+def parse_entry(text: str, expected: str = EXPECTED_NUMBER) -> tuple[int, int]:
     """Read an integer, decimal or fraction exactly: ``"0.1"`` gives ``(1, 10)``.
 
-    Raises ``AnswerError`` with a message saying what was found and what was expected.
+    Raises ``AnswerError`` with a message saying what was found and ``expected``.
     """
     s = text.strip().replace("\u2212", "-")
     m = _ENTRY.match(s)
     if not m:
-        raise AnswerError(f"found {text!r}, expected {EXPECTED_NUMBER}")
+        raise AnswerError(f"found {text!r}, expected {expected}")
     digits = sum(ch.isdigit() for ch in s)
     if digits > MAX_DIGITS:
         raise AnswerError(f"found a number with {digits} digits; at most {MAX_DIGITS} are allowed")

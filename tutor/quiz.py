@@ -282,6 +282,7 @@ class Item:
     hinted: bool = False
     skipped: bool = False
     slips: list[str] = field(default_factory=list)
+    unfinished: bool = False  # the quiz ended while this question was being worked (missed)
 
 
 @dataclass
@@ -322,9 +323,11 @@ def ask(
     console: Console,
     stream: TextIO | None,
     places: int,
+    item: Item | None = None,
 ) -> Item:
-    """Ask one question until it is right, missed, skipped or shown."""
-    item = Item(q)
+    """Ask one question until it is right, missed, skipped or shown. ``item`` (a fresh one by
+    default) is filled in as the student goes, so a quiz ended mid-question still has it."""
+    item = Item(q) if item is None else item
     console.print()
     console.print(Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, "bold cyan")))
     console.print(Text(FORMULAS.get(q.step.name, ""), style="dim"))
@@ -404,9 +407,12 @@ def run(
             style="dim",
         )
     )
+    current: Item | None = None
     try:
         for n, q in enumerate(questions, 1):
-            result.items.append(ask(d, q, n, len(questions), console, stream, places))
+            current = Item(q)
+            result.items.append(ask(d, q, n, len(questions), console, stream, places, current))
+            current = None
     except _Quit:
         result.ended = "quit"
     except KeyboardInterrupt:
@@ -414,6 +420,10 @@ def run(
         console.print()
     except EOFError:
         result.ended = "ctrl-d"
+    if current is not None and (current.tries or current.hinted):
+        # ended mid-question after a try or a hint: it was asked, and it counts as missed
+        current.unfinished = True
+        result.items.append(current)
     for part in summary(result):
         console.print(part)
     return result
@@ -424,7 +434,12 @@ def summary(result: Result) -> list[RenderableType]:
     out: list[RenderableType] = [Text()]
     done = len(result.items)
     if result.ended != "finished":
-        out.append(Text(f"Quiz ended early: {done} of {result.planned} questions asked."))
+        out.append(
+            Text(f"Quiz ended early: {done} of {fmt.plural(result.planned, 'question')} asked.")
+        )
+        for item in result.items:
+            if item.unfinished:
+                out.append(Text(f"{item.question.name} was left unfinished; it counts as missed."))
     if result.items:
         table = Table(title="Summary")
         for col in ("step", "right first try", "right after hints", "missed"):
@@ -460,6 +475,7 @@ def record(result: Result, lesson: str, seed: int, when: str) -> dict[str, objec
                 "tries": it.tries,
                 "skipped": it.skipped,
                 "slips": it.slips,
+                "unfinished": it.unfinished,
             }
             for it in result.items
         ],

@@ -701,9 +701,10 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
 
 
 def softmax_warmup(
-    weights: Step, places: int, plain: Step | None = None, times: str = ""
+    weights: Step, places: int, plain: Step | None = None, times: str = "", effect: str = ""
 ) -> list[RenderableType]:
-    """``attn-tutor softmax``: the working of one row, and with --times how it got peaky."""
+    """``attn-tutor softmax``: the working of one row, and with --times (``times``, as text) what
+    multiplying did (``effect``, in words)."""
     (x,) = weights.args
     title = "softmax(" + ", ".join(fmt.operand(c, places) for c in x.cells[0]) + ")"
     table, notes = softmax_table(weights, 0, places, title=title, key="#")
@@ -715,10 +716,5 @@ def softmax_warmup(
     if plain is not None:
         before = ", ".join(fmt.number(c, places) for c in plain.cells[0])
         after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
-        out.append(
-            Text(
-                f"Shares before multiplying: {before}; after: {after}. Bigger inputs make "
-                "softmax peakier; that is why attention divides its scores by √d_k first."
-            )
-        )
+        out.append(Text(f"Shares before multiplying: {before}; after: {after}. {effect}".rstrip()))
     return out

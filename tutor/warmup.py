@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tutor import format as fmt
 from tutor.engine import Cell, Step, softmax
 from tutor.errors import AnswerError, UsageError
-from tutor.numbers import parse_entry
+from tutor.numbers import EXPECTED_ARGUMENT, parse_entry
 
 MAX_NUMBERS = 64
 
@@ -19,7 +20,7 @@ MAX_NUMBERS = 64
 def read_number(text: str, what: str) -> tuple[int, int]:
     """One number, exactly; a ``UsageError`` that says which one was bad."""
     try:
-        return parse_entry(text)
+        return parse_entry(text, EXPECTED_ARGUMENT)
     except AnswerError as err:
         raise UsageError(f"{what}: {err}") from None
 
@@ -42,3 +43,45 @@ def softmax_row(values: Sequence[tuple[int, int]], times: tuple[int, int] = (1, 
     cols = tuple(str(k) for k in range(1, len(values) + 1))
     x = Step("x", None, ("x",), cols, (cells,))
     return softmax("softmax", x)
+
+
+def times_text(times: tuple[int, int]) -> str:
+    """The --times factor exactly, as the rest shows numbers: ``−1``, ``1/3``, ``10``."""
+    from decimal import Decimal, localcontext
+
+    p, q = times
+    rest = q
+    for prime in (2, 5):
+        while rest % prime == 0:
+            rest //= prime
+    if rest == 1 and q != 1:  # a terminating decimal: shown as one (2.5, not 5/2)
+        with localcontext(prec=len(str(p)) + 4 * len(str(q))):  # enough for any 2^a·5^b
+            return fmt.decimal_text(Decimal(p) / Decimal(q))
+    return fmt.tidy_minus(str(p) if q == 1 else f"{p}/{q}")
+
+
+def times_effect(times: tuple[int, int]) -> str:
+    """What multiplying every input by ``times`` did to the shares, in words."""
+    p, q = times
+    if p == 0:
+        return (
+            "Multiplying by 0 makes every input equal, so every share is the same: the flattest "
+            "softmax there is."
+        )
+    if abs(p) > q:
+        effect = (
+            "Inputs further apart make softmax peakier; that is why attention divides its "
+            "scores by √d_k first."
+        )
+    elif abs(p) < q:
+        effect = (
+            "Inputs closer together make softmax flatter; dividing the scores by √d_k does "
+            "this in attention."
+        )
+    else:
+        effect = "The inputs are as far apart as before, so softmax is just as peaky."
+    if p < 0:
+        effect += (
+            " A negative factor turns the order round: the smallest input gets the largest share."
+        )
+    return effect

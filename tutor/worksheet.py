@@ -179,19 +179,29 @@ def _result(cell: Cell, step: Step, places: int) -> str:
 
 def working(step: Step, i: int, j: int, places: int) -> str:
     """The worked line of one cell as LaTeX math, from the exact inputs shown rounded."""
+    terms, result, hand = working_parts(step, i, j, places)
+    line = " + ".join(terms) + (" " if terms else "") + result
+    if hand is not None:
+        line += rf" \quad (\text{{the rounded inputs shown give }} {hand})"
+    return line
+
+
+def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], str, str | None]:
+    """A cell's working in pieces: the terms of a sum (empty when it is not one), the rest of the
+    line up to the result, and what the rounded inputs shown give when that differs (else None).
+    The pieces let the LaTeX key break a long line between terms."""
     cell = step.cells[i][j]
     if step.op == "matmul":
         pairs = step.terms(i, j)
-        terms = " + ".join(rf"{_operand(a, places)} \cdot {_operand(b, places)}" for a, b in pairs)
+        terms = [rf"{_operand(a, places)} \cdot {_operand(b, places)}" for a, b in pairs]
         by_hand = fmt.round_decimal(
             sum((_as_shown(a, places) * _as_shown(b, places) for a, b in pairs), Decimal(0)), places
         )
-        note = ""
+        hand = None
         if not fmt.step_is_whole(step) and by_hand != fmt.round_half_up(cell, places):
             # the trap of rounding early: say so, so a grader does not mark it as a slip
             hand = tex_num(fmt.decimal_text(by_hand))
-            note = rf" \quad (\text{{the rounded inputs shown give }} {hand})"
-        return f"{terms} {_result(cell, step, places)}{note}"
+        return terms, _result(cell, step, places), hand
     if step.op == "scale":
         score = step.args[0].cells[i][j]
         exact = ""
@@ -199,23 +209,47 @@ def working(step: Step, i: int, j: int, places: int) -> str:
             import sympy
 
             exact = f" = {sympy.latex(cell.exact)}"
-        return (
+        line = (
             rf"{_operand(score, places)} / \sqrt{{{step.divisor}}}{exact} "
             f"{_result(cell, step, places)}"
         )
+        return [], line, None
     if step.op == "softmax":
         scaled = step.args[0].cells[i]
         if scaled[j].masked:
-            return r"e^{-\infty} / \ldots = 0"
+            return [], r"e^{-\infty} / \ldots = 0", None
         seen = [c for c in scaled if not c.masked]
         total = " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
         top = f"e^{{{tex_num(fmt.operand(scaled[j], places))}}}"
-        return rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}"
+        return [], rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}", None
     if step.op == "concat":
         part = next(s for s in step.args if step.cols[j].startswith(f"h{s.head}."))
         jj = part.cols.index(step.cols[j].split(".", 1)[1])
-        return f"{cell_tex(part, i, jj)} {_result(cell, step, places)}"
-    return tex_num(fmt.shown(cell, step, places))
+        return [], f"{cell_tex(part, i, jj)} {_result(cell, step, places)}", None
+    return [], tex_num(fmt.shown(cell, step, places)), None
+
+
+TEX_TERMS_PER_LINE = 4  # a longer sum is broken after every 4 terms, so it fits the page
+
+
+def tex_working_lines(step: Step, i: int, j: int, places: int) -> list[str]:
+    """One cell's working as ``align*`` rows: the sum broken every few terms, and the remark on
+    what the rounded inputs give in text on a row of its own (it would run off the page)."""
+    terms, result, hand = working_parts(step, i, j, places)
+    name = cell_tex(step, i, j)
+    if len(terms) <= TEX_TERMS_PER_LINE + 1:
+        rows = [" + ".join(terms) + (" " if terms else "") + result]
+    else:
+        chunks = [
+            " + ".join(terms[k : k + TEX_TERMS_PER_LINE])
+            for k in range(0, len(terms), TEX_TERMS_PER_LINE)
+        ]
+        rows = [chunk + " +" for chunk in chunks[:-1]] + [f"{chunks[-1]} {result}"]
+        rows = [rows[0]] + [r"\phantom{=}\ " + row for row in rows[1:]]
+    lines = [f"{name} &= {rows[0]}"] + [f"&{row}" for row in rows[1:]]
+    if hand is not None:
+        lines.append(rf"&\phantom{{=}}\ \text{{(the rounded inputs shown give ${hand}$)}}")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,6 +379,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         r"\usepackage{amsmath,amssymb}",
         r"\usepackage{graphicx}",
         r"\usepackage[margin=2cm]{geometry}",
+        r"\allowdisplaybreaks",  # long align* blocks of working may break across pages
         rf"\setcounter{{MaxMatrixCols}}{{{max(10, widest)}}}",
         r"\setlength{\parindent}{0pt}",
         r"\begin{document}",
@@ -377,9 +412,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out += _tex_block(step, places, answers)
         if answers and step.op != "input":
             out.append(r"\begin{align*}")
-            lines = [
-                f"{cell_tex(step, i, j)} &= {working(step, i, j, places)}" for i, j in _ij(step)
-            ]
+            lines = [line for i, j in _ij(step) for line in tex_working_lines(step, i, j, places)]
             out.append(" \\\\\n".join(lines))
             out += [r"\end{align*}", ""]
     out.append(r"\end{document}")
