@@ -147,7 +147,10 @@ def _number(x: Cell | sympy.Expr) -> sympy.Expr:
         if x.q is not None:
             return sympy.Rational(x.q.numerator, x.q.denominator)
         return sympy.Float(x.approx, DIGITS)
-    x = sympy.sympify(x)  # a sympy object already; never user text
+    if not isinstance(x, sympy.Basic):  # a plain int from the code, never text
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise TypeError(f"expected a sympy number or an int, got {x!r}")
+        x = sympy.Integer(x)
     return x if x.is_Rational else x.evalf(DIGITS)
 
 
