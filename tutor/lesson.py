@@ -20,52 +20,21 @@ import yaml.resolver
 
 from tutor.errors import AnswerError, LessonError, Problem, UsageError
 from tutor.numbers import parse_entry
+from tutor.spec import (
+    HEAD_KEYS,
+    MASKS,
+    MAX_DEPTH,
+    MAX_DIM,
+    MAX_FILE_BYTES,
+    MAX_TOKEN_CHARS,
+    MAX_TOKENS,
+    QUIZ_KEYS,
+    STEP_NAMES,
+    TOP_KEYS,
+)
 
 Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
 Matrix = tuple[tuple[Entry, ...], ...]
-
-MAX_FILE_BYTES = 1024 * 1024
-MAX_TOKENS = 128
-MAX_DIM = 512
-MAX_DEPTH = 16
-MAX_TOKEN_CHARS = 40
-
-STEP_NAMES = (
-    "X",
-    "W_Q",
-    "W_K",
-    "W_V",
-    "Q",
-    "K",
-    "V",
-    "scores",
-    "scaled",
-    "masked",
-    "weights",
-    "Z",
-    "concat",
-    "W_O",
-    "output",
-)
-TOP_KEYS = (
-    "version",
-    "title",
-    "description",
-    "tokens",
-    "X",
-    "W_Q",
-    "W_K",
-    "W_V",
-    "heads",
-    "W_O",
-    "mask",
-    "precision",
-    "notes",
-    "quiz",
-)
-HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
-QUIZ_KEYS = ("steps", "count")
-MASKS = ("none", "causal")
 
 
 @dataclass(frozen=True)
