@@ -55,7 +55,9 @@ class Cell:
 
     @property
     def value(self) -> float:
-        """The value as a double (−inf for a masked score)."""
+        """The value as a double (−inf for a masked score), correctly rounded."""
+        if self.q is not None:  # int / int true division rounds correctly, no mpf needed
+            return self.q.numerator / self.q.denominator
         return float(self.approx)
 
     @property
@@ -185,10 +187,44 @@ def matmul(
             tuple(Cell(QQ(sum(x * y for x, y in zip(row, col, strict=True)), den)) for col in bt)
             for row in a
         )
+    elif ints_b:  # weights · V: irrational rows times a rational matrix
+        (b, db) = ints_b
+        bt = b if transpose else [list(col) for col in zip(*b, strict=True)]
+        cells = tuple(_fixed_row(row, bt, db, Bt) for row in A.cells)
     else:
         cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
     labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
     return Step(name, head, A.rows, labels, cells, "matmul", (A, B), transpose)
+
+
+FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than MP's 40
+
+
+def _fixed_row(
+    row: Sequence[Cell], cols: list[list[int]], den: int, col_cells: Sequence[Sequence[Cell]]
+) -> tuple[Cell, ...]:
+    """One row of A · B when B is rational: the row's 40-digit values become integers over a
+    common power of two, so every dot product is exact integer arithmetic (fast), and only
+    the sum is rounded to 40 digits. Exact forms are still built from the cells on demand.
+    """
+    if all(c.q is not None for c in row):
+        return tuple(_dot(row, col) for col in col_cells)
+    raw = [c.approx._mpf_ for c in row]  # (sign, mantissa, exponent, bits)
+    parts = [(-m if sign else m, e) for sign, m, e, _ in raw]
+    top = max((e + m.bit_length() for m, e in parts if m), default=0)
+    base = top - FIXED_BITS
+    fixed = [m << (e - base) if e >= base else m >> (base - e) for m, e in parts]
+    out = []
+    for col, cells in zip(cols, col_cells, strict=True):
+        total = sum(x * y for x, y in zip(fixed, col, strict=True))
+        pairs = list(zip(row, cells, strict=True))
+        approx = MP.mpf((total, base)) / den
+        out.append(Cell(None, approx, lambda pairs=pairs: _sum_of_products(pairs)))
+    return tuple(out)
+
+
+def _sum_of_products(pairs: Sequence[tuple[Cell, Cell]]) -> sympy.Expr:
+    return sympy.together(sympy.Add(*(a.exact * b.exact for a, b in pairs)))
 
 
 def _dot(row: Sequence[Cell], col: Sequence[Cell]) -> Cell:
@@ -196,9 +232,7 @@ def _dot(row: Sequence[Cell], col: Sequence[Cell]) -> Cell:
     if all(a.q is not None and b.q is not None for a, b in pairs):
         return Cell(sum((a.q * b.q for a, b in pairs), QQ(0)))
     approx = MP.fsum(a.approx * b.approx for a, b in pairs if a.q != 0 and b.q != 0)
-    return Cell(
-        None, approx, lambda: sympy.together(sympy.Add(*(a.exact * b.exact for a, b in pairs)))
-    )
+    return Cell(None, approx, lambda: _sum_of_products(pairs))
 
 
 def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:

@@ -7,6 +7,7 @@ come from. All numbers go through ``tutor.format``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -129,6 +130,12 @@ def cell_text(cell: Cell, step: Step, places: int, exact: bool) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=64)  # a step's table is drawn again as the next step's operand
+def cell_texts(step: Step, places: int, exact: bool) -> tuple[tuple[str, ...], ...]:
+    """Every cell of a step as its table shows it."""
+    return tuple(tuple(cell_text(c, step, places, exact) for c in row) for row in step.cells)
+
+
 def _col_width(texts: Iterable[str]) -> int:
     return max(cell_len(t) for t in texts) + 3  # padding 1 + 1, border 1
 
@@ -157,7 +164,7 @@ def matrix_tables(
     transpose_title: bool = False,
 ) -> list[MatrixGrid]:
     """The step as one or more tables (column blocks) that fit in ``width`` columns."""
-    texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
+    texts = cell_texts(step, places, exact)
     label_w = _col_width([*step.rows, ""]) + 1
     widths = [_col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
@@ -255,9 +262,7 @@ def transposed(step: Step) -> Step:
     return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
-def side_by_side(
-    parts: Sequence[RenderableType | str], width: int, widths: Sequence[int] = ()
-) -> RenderableType:
+def side_by_side(parts: Sequence[RenderableType | str], width: int) -> RenderableType:
     """Tables in a row with operators between them if they fit, else one under another."""
     from rich.console import Console
     from rich.measure import Measurement
@@ -281,15 +286,6 @@ def side_by_side(
         grid.add_row(*line)
         grids.append(grid)
     return grids[0] if len(grids) == 1 else Group(*grids)
-
-
-def table_width(step: Step, places: int, exact: bool) -> int:
-    texts = [[cell_text(c, step, places, exact) for c in row] for row in step.cells]
-    return (
-        _col_width([*step.rows, ""])
-        + 1
-        + sum(_col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols))
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +335,6 @@ def work_matmul(
     left, right = step.args
     i, j = _pick_worked_cell(d, step)
     out: list[RenderableType] = []
-    lw, rw, sw = (table_width(s, places, exact) for s in (left, right, step))
     if step.transpose:
         right_tables = matrix_tables(
             transposed(right), places, width, exact, cols=[j], transpose_title=True
@@ -354,7 +349,7 @@ def work_matmul(
         "=",
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
-    out.append(side_by_side(parts, width, [lw, rw, sw]))
+    out.append(side_by_side(parts, width))
     sum_text, rounded = dot_working(step, i, j, places)
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
@@ -432,7 +427,6 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
         f"÷ √{step.divisor} =",
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
-    widths = [table_width(scores, places, exact), table_width(step, places, exact)]
     cell = step.cells[i][j]
     d_k = step.divisor
     root = math.isqrt(d_k)
@@ -450,7 +444,7 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
         else f"√{d_k} ≈ {fmt.decimal_text(_sqrt_rounded(d_k, places))}"
     )
     return [
-        side_by_side(parts, width, widths),
+        side_by_side(parts, width),
         Text(f"d_k = {d_k}, so every score is divided by {divisor}.", style="dim"),
         Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
     ]
@@ -543,8 +537,7 @@ def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[Rende
         "→",
         *matrix_tables(step, places, width, exact, rows=[i]),
     ]
-    widths = [table_width(scaled, places, exact), table_width(step, places, exact)]
-    out: list[RenderableType] = [side_by_side(parts, width, widths), table]
+    out: list[RenderableType] = [side_by_side(parts, width), table]
     out += [Text(n, style="italic") for n in notes]
     out.append(Text("e^x is computed from the exact score and shown rounded.", style="dim"))
     return out
@@ -564,14 +557,13 @@ def work_concat(step: Step, places: int, width: int, exact: bool) -> list[Render
         parts += ["|"] if k else []
         parts += matrix_tables(Z, places, width, exact, rows=[0])
     parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
-    widths = [table_width(s, places, exact) for s in (*step.args, step)]
     pieces = " | ".join(", ".join(fmt.shown(c, Z, places) for c in Z.cells[0]) for Z in step.args)
     names = " | ".join(f"{Z.key}[{step.rows[0]}]" for Z in step.args)
     line = Text.assemble(
         (f"{step.key}[{step.rows[0]}]", f"bold {COLOURS['concat']}"),
         f" = [{names}]\n    = [{pieces}]",
     )
-    return [side_by_side(parts, width, widths), line]
+    return [side_by_side(parts, width), line]
 
 
 def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
@@ -581,10 +573,9 @@ def work_mask(step: Step, places: int, width: int, exact: bool) -> list[Renderab
         "→",
         *matrix_tables(step, places, width, exact),
     ]
-    widths = [table_width(scaled, places, exact), table_width(step, places, exact)]
     first, last = step.rows[0], step.rows[-1]
     return [
-        side_by_side(parts, width, widths),
+        side_by_side(parts, width),
         Text(
             f"{first} sees only itself; {last} sees every token up to and including itself.",
             style="italic",
