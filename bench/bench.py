@@ -88,8 +88,15 @@ def main() -> None:
     big = folder / "n32.yaml"
     big.write_text(lesson_text(32, 64, 16, 16, seed=32))
 
+    minimal = folder / "minimal_app.py"  # the framework's own cost of running a subcommand
+    minimal.write_text(
+        "import typer\napp = typer.Typer()\n"
+        "@app.command()\ndef a() -> None:\n    pass\n"
+        "@app.command()\ndef b() -> None:\n    pass\napp()\n"
+    )
     commands = {
         "floor: import typer": [PY, "-c", "import typer"],
+        "ref: minimal typer app": [PY, str(minimal), "a"],
         "floor: import typer, rich, sympy, yaml": [PY, "-c", "import typer, rich, sympy, yaml"],
         "--help": [*CLI, "--help"],
         "list": [*CLI, "list"],
@@ -114,6 +121,7 @@ def main() -> None:
         med["floor: import typer, rich, sympy, yaml"],
     )
     targets = [
+        ("ref: minimal typer app", typer_floor, "import typer", 2.0),
         ("--help", typer_floor, "import typer", 2.0),
         ("list", typer_floor, "import typer", 2.0),
         ("schema", typer_floor, "import typer", 2.0),

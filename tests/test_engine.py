@@ -134,3 +134,14 @@ def test_large_scores_do_not_overflow(tmp_path: Path) -> None:
     assert all(np.isfinite(values))
     assert values[0] == pytest.approx(1.0)
     assert_matches_numpy(path)
+
+
+@pytest.mark.parametrize(("n", "heads", "causal"), [(32, 0, False), (64, 0, True), (32, 2, False)])
+def test_large_lessons_agree_with_numpy(tmp_path: Path, n: int, heads: int, causal: bool) -> None:
+    """The sizes the benchmark measures (d_model 64, d_k = d_v = 16) stay exact."""
+    rng = random.Random(n)
+    path = tmp_path / "large.yaml"
+    path.write_text(
+        lessongen.lesson_text(rng, n, 64, 16, 16, "i", heads=heads, causal=causal, w_o=heads > 0)
+    )
+    assert_matches_numpy(path)
