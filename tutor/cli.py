@@ -35,12 +35,15 @@ app = typer.Typer(
 LessonArg = Annotated[
     str,
     typer.Argument(
-        help="A bundled lesson's name (see 'attn-tutor list') or a path to a .yaml file."
+        help="A bundled lesson's name (see 'attn-tutor list') or a path to a .yaml file.",
+        metavar="LESSON",
     ),
 ]
 LessonsDirOpt = Annotated[
     list[Path] | None,
-    typer.Option("--lessons-dir", help="Also look for lessons by name in this folder."),
+    typer.Option(
+        "--lessons-dir", help="Also look for lessons by name in this folder.", metavar="DIR"
+    ),
 ]
 
 
@@ -84,14 +87,19 @@ def walk(
     lesson: LessonArg = "cats-chase-mice",
     step: Annotated[
         list[str] | None,
-        typer.Option("--step", "-s", help="Show only this step (repeat, or give a,b,c)."),
+        typer.Option(
+            "--step", "-s", help="Show only this step (repeat, or give a,b,c).", metavar="STEP"
+        ),
     ] = None,
-    head: Annotated[int | None, typer.Option(help="Show only this head (1-based).", min=1)] = None,
+    head: Annotated[
+        int | None, typer.Option(help="Show only this head (1-based).", min=1, metavar="N")
+    ] = None,
     exact: Annotated[
         bool, typer.Option("--exact", help="Show exact forms beside decimals.")
     ] = False,
     precision: Annotated[
-        int | None, typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10)
+        int | None,
+        typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10, metavar="N"),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object and nothing else.")
@@ -269,14 +277,21 @@ def quiz(
     lesson: LessonArg = "cats-chase-mice",
     steps: Annotated[
         list[str] | None,
-        typer.Option("--steps", help="Ask only about these steps (repeat, or give Q,scores,Z)."),
+        typer.Option(
+            "--steps",
+            help="Ask only about these steps (repeat, or give Q,scores,Z).",
+            metavar="STEPS",
+        ),
     ] = None,
     count: Annotated[
-        int | None, typer.Option(help="How many cells to ask (default 8).", min=1, max=200)
+        int | None,
+        typer.Option(help="How many cells to ask (default 8).", min=1, max=200, metavar="N"),
     ] = None,
     seed: Annotated[
         int | None,
-        typer.Option(help="Choose the same questions again (a seed, 0 or more).", min=0),
+        typer.Option(
+            help="Choose the same questions again (a seed, 0 or more).", min=0, metavar="N"
+        ),
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -409,11 +424,14 @@ def explain(
         ),
     ],
     precision: Annotated[
-        int | None, typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10)
+        int | None,
+        typer.Option(help="Decimals shown (default: the lesson's).", min=0, max=10, metavar="N"),
     ] = None,
     limit: Annotated[
         int,
-        typer.Option(help="Show at most this many cells per group; the rest are counted.", min=1),
+        typer.Option(
+            help="Show at most this many cells per group; the rest are counted.", min=1, metavar="N"
+        ),
     ] = 8,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -439,7 +457,7 @@ def softmax(
         ),
     ],
     times: Annotated[str, typer.Option(help="Multiply every number by this first, e.g. 10.")] = "1",
-    precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10)] = 2,
+    precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10, metavar="N")] = 2,
 ) -> None:
     """Work softmax by hand for any numbers: each e^x, the total and each share."""
     from tutor.render import softmax_warmup
@@ -509,17 +527,21 @@ def new(
         str, typer.Option("--tokens", help='The words, separated by spaces: "the cat sat".')
     ],
     d_model: Annotated[
-        int, typer.Option("--d-model", help="Features per token.", min=1, max=16)
+        int, typer.Option("--d-model", help="Features per token.", min=1, max=16, metavar="N")
     ] = 4,
     d_k: Annotated[
         int | None,
-        typer.Option("--d-k", help="Length of queries and keys [default: 2].", min=1, max=16),
+        typer.Option(
+            "--d-k", help="Length of queries and keys [default: 2].", min=1, max=16, metavar="N"
+        ),
     ] = None,
     d_v: Annotated[
         int | None,
-        typer.Option("--d-v", help="Length of values [default: d_k].", min=1, max=16),
+        typer.Option("--d-v", help="Length of values [default: d_k].", min=1, max=16, metavar="N"),
     ] = None,
-    heads: Annotated[int, typer.Option("--heads", help="Attention heads.", min=1, max=4)] = 1,
+    heads: Annotated[
+        int, typer.Option("--heads", help="Attention heads.", min=1, max=4, metavar="N")
+    ] = 1,
     causal: Annotated[
         bool, typer.Option("--causal", help="A token sees only itself and earlier tokens.")
     ] = False,
@@ -532,7 +554,12 @@ def new(
     ] = False,
     seed: Annotated[
         int | None,
-        typer.Option("--seed", help="Same seed (0 or more), same lesson [default: random].", min=0),
+        typer.Option(
+            "--seed",
+            help="Same seed (0 or more), same lesson [default: random].",
+            min=0,
+            metavar="N",
+        ),
     ] = None,
     output: Annotated[
         Path | None,
