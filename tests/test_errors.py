@@ -37,15 +37,16 @@ def arguments(name: str) -> list:  # type: ignore[type-arg]
     return [p for p in COMMANDS[name].params if p.param_type_name == "argument"]
 
 
+def _is_int(p) -> bool:  # type: ignore[no-untyped-def]
+    descriptor = getattr(p, "type_descriptor", None)
+    if descriptor is not None:  # typer 0.29 keeps the annotation
+        return descriptor.annotation is int
+    return getattr(p.type, "name", "") in ("integer", "int range", "integer range")  # click
+
+
 def int_options(name: str) -> list:  # type: ignore[type-arg]
-    """Options whose value is an int (typer 0.29 vendors click: read its type descriptor)."""
-    return [
-        p
-        for p in COMMANDS[name].params
-        if p.param_type_name == "option"
-        and getattr(p, "type_descriptor", None) is not None
-        and p.type_descriptor.annotation is int
-    ]
+    """Options whose value is an int."""
+    return [p for p in COMMANDS[name].params if p.param_type_name == "option" and _is_int(p)]
 
 
 def clean(result) -> str:  # type: ignore[no-untyped-def]
