@@ -30,6 +30,7 @@ import yaml
 
 from tutor import format as fmt
 from tutor import judge as jd
+from tutor.cells import cell_name
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, LessonError, Problem
 from tutor.lesson import Checker, compose, describe, read_text
@@ -179,8 +180,7 @@ def _matrix(
             return None
         rows.append(
             tuple(
-                _entry(x, f"{step.key}[{step.rows[i]}, {step.cols[j]}]", path, unreadable)
-                for j, x in enumerate(row.value)
+                _entry(x, cell_name(step, i, j), path, unreadable) for j, x in enumerate(row.value)
             )
         )
     return tuple(rows)
@@ -224,7 +224,7 @@ class Graded:
 
     @property
     def name(self) -> str:
-        return f"{self.step.key}[{self.step.rows[self.i]}, {self.step.cols[self.j]}]"
+        return cell_name(self.step, self.i, self.j)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from tutor import format as fmt
 from tutor import judge as jd
-from tutor.cells import dot_phrase
+from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, UsageError
 from tutor.numbers import Answer, read_answer
@@ -59,7 +59,7 @@ class Question:
     @property
     def name(self) -> str:
         """``Q[cats, 1]``, ``head2.Z[cats, 1]``."""
-        return f"{self.step.key}[{self.step.rows[self.i]}, {self.step.cols[self.j]}]"
+        return cell_name(self.step, self.i, self.j)
 
 
 def quiz_steps(d: Derivation) -> list[str]:
@@ -147,7 +147,7 @@ def inputs(q: Question, places: int) -> list[str]:
             ]
         case "scale":
             (scores,) = step.args
-            name = f"{scores.key}[{scores.rows[i]}, {scores.cols[j]}]"
+            name = cell_name(scores, i, j)
             return [
                 f"{name} = {fmt.operand(scores.cells[i][j], places)}",
                 f"d_k = {step.divisor}",
@@ -190,10 +190,7 @@ def hint(q: Question, places: int) -> str:
         case "scale":
             (scores,) = step.args
             s = fmt.operand(scores.cells[i][j], places)
-            return (
-                f"{q.name} = scores[{step.rows[i]}, {step.cols[j]}] / √d_k = {s} / √{step.divisor}"
-                f" = {s} / __"
-            )
+            return f"{q.name} = {cell_name(scores, i, j)} / √d_k = {s} / √{step.divisor} = {s} / __"
         case "softmax":
             top, total = _softmax_parts(q, places)
             return (
