@@ -14,6 +14,8 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import sympy
 
     from tutor.engine import Cell, Step
@@ -95,6 +97,19 @@ def shown(cell: Cell, step: Step, places: int) -> str:
 def operand(cell: Cell, places: int) -> str:
     """A number inside working: whole numbers as they are, others rounded."""
     return number(cell, places, whole=True)
+
+
+def as_shown(cell: Cell, places: int) -> Decimal:
+    """The value a student reads off the table: integers as they are, others rounded."""
+    if is_integer(cell):
+        return Decimal(cell.q.numerator)
+    return round_half_up(cell, places)
+
+
+def rounded_dot(pairs: Iterable[tuple[Cell, Cell]], places: int) -> Decimal:
+    """What the rounded inputs shown give for a sum of products, rounded to ``places``."""
+    total = sum((as_shown(a, places) * as_shown(b, places) for a, b in pairs), Decimal(0))
+    return round_decimal(total, places)
 
 
 def is_rounded(cell: Cell, places: int) -> bool:

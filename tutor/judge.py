@@ -63,9 +63,7 @@ def shown_value(precision: int) -> Value:
         cell = step.cells[i][j]
         if cell.masked:
             return -sympy.oo
-        if cell.q is not None and not fmt.is_rounded(cell, precision):
-            return exact_value(cell)
-        return sympy.Rational(str(fmt.round_half_up(cell, precision)))
+        return sympy.Rational(*fmt.as_shown(cell, precision).as_integer_ratio())
 
     return value
 

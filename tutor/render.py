@@ -388,17 +388,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     )
     out: list[RenderableType] = [text]
     # what a student gets from the rounded weights, and whether it differs
-    by_hand = []
-    for j in range(len(step.cols)):
-        total = sum(
-            (
-                _rounded(weights.cells[i][k], places) * _rounded(V.cells[k][j], places)
-                for k in range(len(row_w))
-                if not weights.cells[i][k].masked
-            ),
-            Decimal(0),
-        )
-        by_hand.append(fmt.round_decimal(total, places))
+    by_hand = [fmt.rounded_dot(step.terms(i, j), places) for j in range(len(step.cols))]
     exact_rounded = [fmt.round_half_up(c, places) for c in step.cells[i]]
     if by_hand != exact_rounded:
         shown_hand = ", ".join(fmt.decimal_text(x) for x in by_hand)
@@ -413,10 +403,6 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     elif any(fmt.is_rounded(w, places) for w in row_w):
         out.append(_rounding_note(places))
     return out
-
-
-def _rounded(cell: Cell, places: int) -> Decimal:
-    return Decimal(cell.q.numerator) if fmt.is_integer(cell) else fmt.round_half_up(cell, places)
 
 
 def work_scale(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:

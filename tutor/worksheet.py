@@ -13,7 +13,6 @@ weights it makes (0 above the diagonal) are on the sheet.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 
 from tutor import format as fmt
 from tutor.engine import Cell, Derivation, Step
@@ -160,13 +159,6 @@ def cell_tex(step: Step, i: int, j: int) -> str:
     return f"{step_tex(step)}_{{{tex_label(step.rows[i])}, {tex_label(step.cols[j])}}}"
 
 
-def _as_shown(cell: Cell, places: int) -> Decimal:
-    """The value a student reads off the table: integers as they are, others rounded."""
-    if fmt.is_integer(cell):
-        return Decimal(cell.q.numerator)
-    return fmt.round_half_up(cell, places)
-
-
 def _operand(cell: Cell, places: int) -> str:
     t = tex_num(fmt.operand(cell, places))
     return f"({t})" if t.startswith("-") else t
@@ -194,9 +186,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
     if step.op == "matmul":
         pairs = step.terms(i, j)
         terms = [rf"{_operand(a, places)} \cdot {_operand(b, places)}" for a, b in pairs]
-        by_hand = fmt.round_decimal(
-            sum((_as_shown(a, places) * _as_shown(b, places) for a, b in pairs), Decimal(0)), places
-        )
+        by_hand = fmt.rounded_dot(pairs, places)
         hand = None
         if not fmt.step_is_whole(step) and by_hand != fmt.round_half_up(cell, places):
             # the trap of rounding early: say so, so a grader does not mark it as a slip
