@@ -121,6 +121,20 @@ def is_rounded(cell: Cell, places: int) -> bool:
     return (cell.q * 10**places).denominator != 1
 
 
+def factor(cell: Cell, places: int) -> str:
+    """A number as a factor in working: as ``operand``, in brackets when negative."""
+    t = operand(cell, places)
+    return f"({t})" if t.startswith(MINUS) else t
+
+
+def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
+    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
+    pairs = step.terms(i, j)
+    rounded = any(is_rounded(a, places) or is_rounded(b, places) for a, b in pairs)
+    text = " + ".join(f"{factor(a, places)}·{factor(b, places)}" for a, b in pairs)
+    return text.replace("+ −", "− "), rounded
+
+
 # ---------------------------------------------------------------------------------------------
 # exact forms
 

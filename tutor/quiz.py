@@ -163,9 +163,7 @@ def inputs(q: Question, places: int) -> list[str]:
 
 def _sum_terms(q: Question, places: int) -> str:
     """``1·1 + 0·0 + 1·1 + 0·0`` from the inputs as shown."""
-    from tutor.render import dot_working
-
-    return dot_working(q.step, q.i, q.j, places)[0]
+    return fmt.dot_working(q.step, q.i, q.j, places)[0]
 
 
 def _softmax_parts(q: Question, places: int) -> tuple[str, str]:

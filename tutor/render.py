@@ -292,19 +292,6 @@ def side_by_side(parts: Sequence[RenderableType | str], width: int) -> Renderabl
 # working
 
 
-def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
-    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
-    pairs = step.terms(i, j)
-    rounded = any(fmt.is_rounded(a, places) or fmt.is_rounded(b, places) for a, b in pairs)
-    text = " + ".join(f"{_factor(a, places)}·{_factor(b, places)}" for a, b in pairs)
-    return text.replace("+ −", "− "), rounded
-
-
-def _factor(c: Cell, places: int) -> str:
-    t = fmt.operand(c, places)
-    return f"({t})" if t.startswith(fmt.MINUS) else t
-
-
 def value_text(cell: Cell, step: Step, places: int) -> str:
     """``= 2`` or ``≈ 0.49`` depending on whether the shown value is exact."""
     shown = fmt.shown(cell, step, places)
@@ -350,7 +337,7 @@ def work_matmul(
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     out.append(side_by_side(parts, width))
-    sum_text, rounded = dot_working(step, i, j, places)
+    sum_text, rounded = fmt.dot_working(step, i, j, places)
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
