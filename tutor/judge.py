@@ -204,20 +204,15 @@ def judge(
             "right for the rounded inputs shown; the exact value rounds to "
             + _rounded_text(expected, precision),
         )
-    return Verdict(False, False, "wrong", f"not within {fmt.decimal_text(_dec(u))} of the value")
-
-
-def _dec(r: sympy.Rational):  # type: ignore[no-untyped-def]
-    from decimal import Decimal
-
-    return Decimal(int(r.p)) / Decimal(int(r.q))
+    return Verdict(
+        False, False, "wrong", f"not within {fmt.expr_rounded(u, precision)} of the value"
+    )
 
 
 def _rounded_text(x: Cell | sympy.Expr, precision: int) -> str:
-    if not isinstance(x, Cell):
-        n = _number(x)
-        x = Cell(None, MP.mpf(str(n if not n.is_Rational else n.evalf(DIGITS))))
-    return fmt.decimal_text(fmt.round_half_up(x, precision))
+    if isinstance(x, Cell):
+        return fmt.decimal_text(fmt.round_half_up(x, precision))
+    return fmt.expr_rounded(x if isinstance(x, sympy.Basic) else sympy.Integer(x), precision)
 
 
 def hand_value(step: Step, i: int, j: int, precision: int) -> sympy.Expr | None:
