@@ -321,30 +321,10 @@ def _grade_cell(
         return Graded(step, i, j, entry, "correct", note="from your own rounded answers")
     slip = jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
     if slip is None and carried:
-        slip = _own_slip(d, step, i, j, answer, own, mine, places)
+        slip = jd.misconception(
+            d, step, i, j, answer.value, places, exact_form=answer.exact_form, value=own
+        )
     return Graded(step, i, j, entry, "wrong", own=mine if carried else None, slip=slip)
-
-
-def _own_slip(
-    d: Derivation,
-    step: Step,
-    i: int,
-    j: int,
-    answer: Answer,
-    own: jd.Value,
-    mine: sympy.Expr,
-    places: int,
-) -> jd.Slip | None:
-    """A classic slip made on top of the student's own earlier answers."""
-    u = jd.unit(places)
-    for slip, alt in jd.alternatives(d, step, i, j, own):
-        if jd.distance(alt, mine) <= u:
-            continue
-        gap = jd.distance(answer.value, alt)
-        # the tolerance a right answer from the student's own values gets (see _grade_cell)
-        if (gap < jd.SAME) if answer.exact_form else (gap <= jd.slack(step, places)):
-            return slip
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

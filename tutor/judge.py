@@ -436,6 +436,7 @@ def misconception(
     precision: int,
     *,
     exact_form: bool,
+    value: Value = true_value,
 ) -> Slip | None:
     """The slip a wrong answer for cell (i, j) matches, or None.
 
@@ -444,16 +445,22 @@ def misconception(
     ``u/2`` of the exact slip value or within ``slack`` of what the slip gives from the rounded
     inputs shown. A slip counts only when its value differs from the true one by more than one
     unit, so an answer is never blamed on a mistake that gives the right number.
+
+    ``value`` gives the operands (the true ones by default). With a student's own answers the
+    operands are already as the student rounded them, so the slip's value itself is the hand
+    value, and "the true one" is what those answers give.
     """
-    true = step.cells[i][j]
+    own = value is not true_value
+    true = cell_from(step, i, j, value) if own else step.cells[i][j]
     u = unit(precision)
+    slips = alternatives(d, step, i, j, value)
     if exact_form:
-        for slip, alt in alternatives(d, step, i, j, true_value):
+        for slip, alt in slips:
             if distance(alt, true) > u and distance(given, alt) < SAME:
                 return slip
         return None
-    by_hand = dict(alternatives(d, step, i, j, shown_value(precision)))
-    for slip, alt in alternatives(d, step, i, j, true_value):
+    by_hand = dict(slips if own else alternatives(d, step, i, j, shown_value(precision)))
+    for slip, alt in slips:
         hand = by_hand.get(slip)
         # (slip value, tolerance): exactly as ``judge`` accepts a right answer
         targets = [(alt, u / 2), (hand, slack(step, precision))]
