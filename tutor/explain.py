@@ -87,7 +87,7 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
             return f"{step.cols[j]} comes after {step.rows[i]}, so it is hidden"
         return f"{cell_name(source, i, j)}, visible ({step.cols[j]} is not after {step.rows[i]})"
     if step.op == "softmax":
-        if source.cells[i][j].masked:
+        if step.hidden(i, j):
             hidden = f"{cell_name(source, i, j)} = {fmt.NEG_INF_TEXT}"
             return f"e^({fmt.NEG_INF_TEXT}) / total, since {hidden}: {step.cols[j]} is hidden"
         row = source.cells[i]
@@ -142,7 +142,7 @@ def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
         return [] if step.cells[i][j].masked else [[(step.args[0], i, j)]]
     if step.op == "softmax":
         (source,) = step.args
-        if source.cells[i][j].masked:
+        if step.hidden(i, j):
             return []
         return [[(source, i, k) for k, c in enumerate(source.cells[i]) if not c.masked]]
     if step.op == "concat":

@@ -367,7 +367,7 @@ def alternatives(
                     sympy.exp(x),
                 )
             )
-        raw = _raw_scores(scaled, i)
+        raw = _raw_scores(step, i)
         if raw is not None:
             out.append(
                 (
@@ -414,15 +414,15 @@ def _row_label(step: Step, i: int) -> str:
     return step.rows[i]
 
 
-def _raw_scores(src: Step, i: int) -> list[sympy.Expr] | None:
-    """Row i of the raw scores behind a softmax input (masked alike), or None if √d_k is 1."""
-    masked = src.op == "mask"
-    scaled = src.args[0] if masked else src
+def _raw_scores(weights: Step, i: int) -> list[sympy.Expr] | None:
+    """Row i of the raw scores behind a softmax (masked alike), or None if √d_k is 1."""
+    (src,) = weights.args
+    scaled = src.args[0] if src.op == "mask" else src
     if scaled.op != "scale" or scaled.divisor == 1:
         return None
     (scores,) = scaled.args
     return [
-        -sympy.oo if masked and src.cells[i][k].masked else true_value(scores, i, k)
+        -sympy.oo if weights.hidden(i, k) else true_value(scores, i, k)
         for k in range(len(scores.cols))
     ]
 

@@ -71,7 +71,7 @@ def _askable(step: Step, i: int, j: int) -> bool:
     """Not a masked score, and not a weight that the mask forces to 0."""
     if step.cells[i][j].masked:
         return False
-    return not (step.op == "softmax" and step.args[0].cells[i][j].masked)
+    return not step.hidden(i, j)
 
 
 def choose(

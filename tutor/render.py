@@ -359,12 +359,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     row_w = weights.cells[i]
     terms = []
     for k, w in enumerate(row_w):
-        if (
-            w.q == 0
-            and weights.op == "softmax"
-            and weights.args
-            and weights.args[0].cells[i][k].masked
-        ):
+        if weights.hidden(i, k):
             continue
         vec = ", ".join(fmt.operand(v, places) for v in V.cells[k])
         terms.append(f"{fmt.operand(w, places)} × [{vec}]")

@@ -206,7 +206,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
         return [], line, None
     if step.op == "softmax":
         scaled = step.args[0].cells[i]
-        if scaled[j].masked:
+        if step.hidden(i, j):
             return [], r"e^{-\infty} / \ldots = 0", None
         seen = [c for c in scaled if not c.masked]
         total = " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
