@@ -98,7 +98,7 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
         where = f"softmax of the {step.rows[i]} row of {source.key}"
         return f"{where}: e^{fmt.factor(row[j], b.places)} / ({total})"
     if step.op == "concat":
-        Z, k = _concat_source(step, j)
+        Z, k = step.source_of_column(j)
         return f"{cell_name(Z, i, k)}, column {j + 1} of {len(step.cols)} side by side"
     return step.op
 
@@ -119,15 +119,6 @@ def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
 # the cells each cell is made from
 
 
-def _concat_source(step: Step, j: int) -> tuple[Step, int]:
-    """Which head's Z (and which of its columns) column j of concat comes from."""
-    for Z in step.args:
-        if j < len(Z.cols):
-            return Z, j
-        j -= len(Z.cols)
-    raise IndexError(j)
-
-
 def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
     """The cells this one is computed from, in groups (each group is limited on its own)."""
     if step.op == "matmul":
@@ -146,7 +137,7 @@ def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
             return []
         return [[(source, i, k) for k, c in enumerate(source.cells[i]) if not c.masked]]
     if step.op == "concat":
-        Z, k = _concat_source(step, j)
+        Z, k = step.source_of_column(j)
         return [[(Z, i, k)]]
     return []
 

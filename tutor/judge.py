@@ -128,10 +128,8 @@ def cell_from(
             (scaled,) = step.args
             return softmax_share([value(scaled, i, k) for k in range(len(scaled.cols))], j)
         case "concat":
-            for part in step.args:
-                if j < len(part.cols):
-                    return value(part, i, j)
-                j -= len(part.cols)
+            Z, k = step.source_of_column(j)
+            return value(Z, i, k)
     raise ValueError(f"cannot compute a cell of {step.key} ({step.op})")
 
 

@@ -213,8 +213,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
         top = f"e^{{{tex_num(fmt.operand(scaled[j], places))}}}"
         return [], rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}", None
     if step.op == "concat":
-        part = next(s for s in step.args if step.cols[j].startswith(f"h{s.head}."))
-        jj = part.cols.index(step.cols[j].split(".", 1)[1])
+        part, jj = step.source_of_column(j)
         return [], f"{cell_tex(part, i, jj)} {_result(cell, step, places)}", None
     return [], tex_num(fmt.shown(cell, step, places)), None
 
