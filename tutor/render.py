@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor import format as fmt
+from tutor import words
 from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Cell, Derivation, Step
 
@@ -49,24 +50,6 @@ COLOURS = {
 HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(bold=True, underline=True)
 BOLD = Style(bold=True)
-
-TITLES = {
-    "X": "X, the tokens",
-    "W_Q": "W_Q, learned query weights",
-    "W_K": "W_K, learned key weights",
-    "W_V": "W_V, learned value weights",
-    "Q": "Q = X · W_Q, the queries",
-    "K": "K = X · W_K, the keys",
-    "V": "V = X · W_V, the values",
-    "scores": "scores = Q · Kᵀ",
-    "scaled": "scaled = scores / √d_k",
-    "masked": "masked: the causal mask",
-    "weights": "weights = softmax of each row",
-    "Z": "Z = weights · V",
-    "concat": "concat: the heads side by side",
-    "W_O": "W_O, the output projection",
-    "output": "output = concat · W_O",
-}
 
 WHY = {
     "X": "Each row describes one token before attention: the same vector whatever sentence the "
@@ -563,12 +546,8 @@ def shape_line(step: Step) -> str:
     """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
     if step.op == "matmul":
-        left, right = step.args
-        a, b = left.shape
-        c, e = right.shape
-        if step.transpose:
-            return f"({a} × {b}) · ({e} × {c}) = {n} × {m}   (Kᵀ is K turned on its side)"
-        return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+        turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
+        return words.matmul_shape(step) + turned
     if step.op == "concat":
         h, d_vs = len(step.args), [s.shape[1] for s in step.args]
         if len(set(d_vs)) == 1:
@@ -584,7 +563,9 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
     colour = COLOURS.get(step.name, "white")
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
-        Rule(Text(head + TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"),
+        Rule(
+            Text(head + words.TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"
+        ),
         Text(WHY[step.name]),
     ]
     note = d.lesson.notes.get(step.name)
@@ -651,8 +632,7 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
         page = first if not pages else []
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            name = d.lesson.heads[step.head - 1].name
-            label = f"Head {step.head}" + (f": {name}" if name else "")
+            label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═"))
         page.append(step_section(d, step, opts))
         pages.append(page)

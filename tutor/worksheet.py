@@ -15,28 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from tutor import format as fmt
+from tutor import words
 from tutor.engine import Cell, Derivation, Step
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
 INPUTS = ("X", "W_Q", "W_K", "W_V", "W_O")
 
-TITLES = {
-    "X": "X, the tokens",
-    "W_Q": "W_Q, learned query weights",
-    "W_K": "W_K, learned key weights",
-    "W_V": "W_V, learned value weights",
-    "W_O": "W_O, the output projection",
-    "Q": "Q = X · W_Q, the queries",
-    "K": "K = X · W_K, the keys",
-    "V": "V = X · W_V, the values",
-    "scores": "scores = Q · Kᵀ",
-    "scaled": "scaled = scores / √d_k",
-    "weights": "weights = softmax of each row",
-    "Z": "Z = weights · V",
-    "concat": "concat: the heads side by side",
-    "output": "output = concat · W_O",
-}
 TEX_TITLES = {
     "X": r"$X$, the tokens",
     "W_Q": r"$W_Q$, learned query weights",
@@ -74,19 +59,11 @@ def _places(d: Derivation, precision: int | None) -> int:
     return d.lesson.precision if precision is None else precision
 
 
-def _head_label(d: Derivation, head: int) -> str:
-    name = d.lesson.heads[head - 1].name
-    return f"Head {head}" + (f": {name}" if name else "")
-
-
 def shape_text(step: Step) -> str:
     """The shape arithmetic in plain text: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
     if step.op == "matmul":
-        (a, b), (c, e) = step.args[0].shape, step.args[1].shape
-        if step.transpose:
-            c, e = e, c
-        return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+        return words.matmul_shape(step)
     if step.op == "concat":
         parts = " + ".join(str(s.shape[1]) for s in step.args)
         return f"{parts} = {m} columns, {n} × {m}"
@@ -285,7 +262,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
     for step in fill_steps(d):
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            out += [f"### {_md_escape(_head_label(d, step.head))}", ""]
+            out += [f"### {_md_escape(words.head_label(d.lesson, step.head))}", ""]
         level = "####" if lesson.multi_head else "###"
         out += _md_step_heading(d, step, level)
         out += [f"Shape: {shape_text(step)}", ""]
@@ -316,7 +293,7 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
 
 
 def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
-    title = TITLES[step.name]
+    title = words.TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{level} {_md_escape(title)} ({step.shape[0]} × {step.shape[1]})", ""]
@@ -393,7 +370,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     for step in fill_steps(d):
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            out.append(rf"\subsubsection*{{{tex_text(_head_label(d, step.head))}}}")
+            out.append(rf"\subsubsection*{{{tex_text(words.head_label(d.lesson, step.head))}}}")
         out += _tex_heading(d, step, r"\paragraph")
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
@@ -437,7 +414,7 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     n, m = step.shape
     cols = ", ".join(step.cols)
     what = shape_text(step)
-    lines = [f"{indent}# {TITLES[step.name]}: {what}; columns: {cols}"]
+    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
     if step.name == "weights" and d.lesson.mask == "causal":
         lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
     lines.append(f"{indent}{step.name}:")
@@ -460,7 +437,7 @@ def answer_sheet(d: Derivation) -> str:
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):
-            out.append(f"  - # {_head_label(d, h)}")
+            out.append(f"  - # {words.head_label(d.lesson, h)}")
             for step in (s for s in per_head if s.head == h):
                 out += _sheet_matrix(step, "    ", d)
             out.append("")
