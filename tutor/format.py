@@ -157,7 +157,7 @@ def _printer():  # type: ignore[no-untyped-def]
     global _PRINTER
     if _PRINTER is not None:
         return _PRINTER
-    from sympy.printing.precedence import PRECEDENCE, precedence
+    from sympy.printing.precedence import precedence
     from sympy.printing.str import StrPrinter
 
     class Printer(StrPrinter):
@@ -197,7 +197,6 @@ def _printer():  # type: ignore[no-untyped-def]
                 return f"({self._print(item)})"
             return self._print(item)
 
-    del PRECEDENCE
     _PRINTER = Printer()
     return _PRINTER
 

@@ -48,7 +48,6 @@ class Entry:
 
     text: str | None  # as written; None when left blank
     answer: Answer | None = None  # None when blank or unreadable
-    problem: Problem | None = None  # why it could not be read
 
     @property
     def blank(self) -> bool:
@@ -192,15 +191,13 @@ def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> 
         return BLANK
     if not isinstance(node, yaml.ScalarNode):
         why = f"{name}: found {describe(node)}, expected one number; graded wrong"
-        problem = Problem(path, line, col, why, "warning")
-        unreadable.append(problem)
-        return Entry(describe(node), None, problem)
+        unreadable.append(Problem(path, line, col, why, "warning"))
+        return Entry(describe(node), None)
     try:
         return Entry(node.value.strip(), read_answer(node.value))
     except AnswerError as err:
-        problem = Problem(path, line, col, f"{name}: {err}; graded wrong", "warning")
-        unreadable.append(problem)
-        return Entry(node.value.strip(), None, problem)
+        unreadable.append(Problem(path, line, col, f"{name}: {err}; graded wrong", "warning"))
+        return Entry(node.value.strip(), None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,7 +217,6 @@ class Graded:
         None  # the value the student's own earlier answers give, if they differ
     )
     slip: jd.Slip | None = None  # the misconception a wrong answer matches
-    note: str = ""  # how it was judged, in a few words
 
     @property
     def name(self) -> str:
@@ -289,7 +285,7 @@ def _grade_cell(
     if entry.blank:
         return Graded(step, i, j, entry, "blank")
     if entry.answer is None:
-        return Graded(step, i, j, entry, "wrong", note="could not be read")
+        return Graded(step, i, j, entry, "wrong")
     answer = entry.answer
     if jd.judge_cell(step, i, j, answer.value, places, exact_form=answer.exact_form).right:
         return Graded(step, i, j, entry, "correct")
@@ -315,10 +311,8 @@ def _grade_cell(
     )
     if verdict.right:
         if carried:
-            return Graded(
-                step, i, j, entry, "follow-through", own=mine, note="from your own answers"
-            )
-        return Graded(step, i, j, entry, "correct", note="from your own rounded answers")
+            return Graded(step, i, j, entry, "follow-through", own=mine)
+        return Graded(step, i, j, entry, "correct")
     slip = jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
     if slip is None and carried:
         slip = jd.misconception(

@@ -256,7 +256,7 @@ def read_as(answer: Answer, places: int) -> str | None:
     return " = ".join(parts)
 
 
-def confirmation(q: Question, answer: Answer, verdict: jd.Verdict, places: int) -> str:
+def confirmation(q: Question, verdict: jd.Verdict, places: int) -> str:
     """What a right answer earns: a short confirmation, with the exact form when it is nicer."""
     if verdict.kind == "hand":
         return f"Right, from the rounded inputs shown. Exactly, {q.name} {value_text(q, places)}."
@@ -346,7 +346,7 @@ def ask(
             return item
         if not text or command in ("help", "?"):
             console.print(
-                Text("Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or hint, skip, show, quit.")
+                Text(f"Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or {', '.join(COMMANDS)}.")
             )
             continue
         try:
@@ -364,7 +364,7 @@ def ask(
         item.tries += 1
         if verdict.right:
             item.outcome = "first" if item.tries == 1 and not item.hinted else "hints"
-            console.print(Text("✓ " + confirmation(q, answer, verdict, places), style="green"))
+            console.print(Text("✓ " + confirmation(q, verdict, places), style="green"))
             return item
         slip = jd.misconception(
             d, q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
@@ -398,7 +398,7 @@ def run(
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
-            "hint, skip, show, quit.",
+            f"{', '.join(COMMANDS)}.",
             style="dim",
         )
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from rich import box
@@ -91,7 +91,6 @@ class WalkOptions:
     exact: bool = False
     precision: int | None = None
     width: int = 100
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,9 +288,9 @@ def _rounding_note(places: int) -> Text:
     )
 
 
-def _pick_worked_cell(d: Derivation, step: Step) -> tuple[int, int]:
-    """Which cell to work: the first row's largest score for N × N steps, else the corner."""
-    if step.name in ("scores", "scaled"):
+def _pick_worked_cell(step: Step) -> tuple[int, int]:
+    """Which cell to work: the first row's largest score for scores, else the corner."""
+    if step.name == "scores":
         row = step.cells[0]
         best = max(range(len(row)), key=lambda j: row[j].approx)
         return 0, best
@@ -303,7 +302,7 @@ def work_matmul(
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
-    i, j = _pick_worked_cell(d, step)
+    i, j = _pick_worked_cell(step)
     out: list[RenderableType] = []
     if step.transpose:
         right_tables = matrix_tables(

@@ -20,7 +20,6 @@ from tutor.engine import Cell, Derivation, Step
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
-INPUTS = ("X", "W_Q", "W_K", "W_V", "W_O")
 
 TEX_TITLES = {
     "X": r"$X$, the tokens",
@@ -256,7 +255,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         out.append("Fill in every empty cell. Carry one more decimal than you write down.")
     out += ["", "## Inputs", ""]
     for step in input_steps(d):
-        out += _md_step_heading(d, step, "###") + md_table(step, places) + [""]
+        out += _md_step_heading(step, "###") + md_table(step, places) + [""]
     out += ["## Steps", ""]
     shown_head = None
     for step in fill_steps(d):
@@ -264,7 +263,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
             shown_head = step.head
             out += [f"### {_md_escape(words.head_label(d.lesson, step.head))}", ""]
         level = "####" if lesson.multi_head else "###"
-        out += _md_step_heading(d, step, level)
+        out += _md_step_heading(step, level)
         out += [f"Shape: {shape_text(step)}", ""]
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
@@ -292,7 +291,7 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
     return out + "."
 
 
-def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
+def _md_step_heading(step: Step, level: str) -> list[str]:
     title = words.TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
@@ -363,7 +362,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out.append(" Fill in every blank. Carry one more decimal than you write down.")
     out += ["", r"\subsection*{Inputs}"]
     for step in input_steps(d):
-        out += _tex_heading(d, step, r"\paragraph")
+        out += _tex_heading(step, r"\paragraph")
         out += _tex_block(step, places, True)
     out.append(r"\subsection*{Steps}")
     shown_head = None
@@ -371,7 +370,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             out.append(rf"\subsubsection*{{{tex_text(words.head_label(d.lesson, step.head))}}}")
-        out += _tex_heading(d, step, r"\paragraph")
+        out += _tex_heading(step, r"\paragraph")
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
@@ -385,7 +384,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     return "\n".join(out) + "\n"
 
 
-def _tex_heading(d: Derivation, step: Step, command: str) -> list[str]:
+def _tex_heading(step: Step, command: str) -> list[str]:
     title = TEX_TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
