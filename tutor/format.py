@@ -62,6 +62,23 @@ def round_half_up(cell: Cell, places: int) -> Decimal:
     return -result if p < 0 else result
 
 
+def decimal_places(q: int) -> int | None:
+    """Places of 1/q written as a decimal, or None when it never ends (q has a factor ≠ 2, 5)."""
+    twos = fives = 0
+    while q % 2 == 0:
+        q, twos = q // 2, twos + 1
+    while q % 5 == 0:
+        q, fives = q // 5, fives + 1
+    return max(twos, fives) if q == 1 else None
+
+
+def sqrt_rounded(n: int, places: int) -> Decimal:
+    """√n rounded to ``places``, ties away from zero (a 40-digit root cannot sit on a tie)."""
+    from tutor.engine import MP
+
+    return round_decimal(mp_decimal(MP.sqrt(n)), places)
+
+
 def is_integer(cell: Cell) -> bool:
     return cell.q is not None and cell.q.denominator == 1
 

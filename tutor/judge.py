@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import sympy
 
 from tutor import format as fmt
-from tutor.engine import MP, Cell, Derivation, Step
+from tutor.engine import Cell, Derivation, Step
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
 DIGITS = 50  # evaluation digits for irrational comparisons
@@ -75,7 +75,7 @@ def shown_root(precision: int) -> Callable[[int], sympy.Expr]:
         exact = sympy.sqrt(n)
         if exact.is_Rational:
             return exact
-        return sympy.Rational(str(fmt.round_half_up(Cell(None, MP.sqrt(n)), precision)))
+        return sympy.Rational(*fmt.sqrt_rounded(n, precision).as_integer_ratio())
 
     return root
 

@@ -122,6 +122,12 @@ def _col_width(texts: Iterable[str]) -> int:
     return max(cell_len(t) for t in texts) + 3  # padding 1 + 1, border 1
 
 
+def columns_part(cols: Sequence[str], block: Sequence[int]) -> str:
+    """The title's note for one block of a table split by width: ``, columns 1–4``."""
+    first, last = cols[block[0]], cols[block[-1]]
+    return f", column {first}" if first == last else f", columns {first}–{last}"
+
+
 def column_blocks(label_width: int, widths: Sequence[int], width: int) -> list[list[int]]:
     """Column indices split into blocks that fit in ``width`` beside the row labels."""
     blocks: list[list[int]] = [[]]
@@ -157,8 +163,7 @@ def matrix_tables(
     for block in blocks:
         title = title_base
         if len(blocks) > 1:
-            first, last = step.cols[block[0]], step.cols[block[-1]]
-            title += f", column {first}" if first == last else f", columns {first}–{last}"
+            title += columns_part(step.cols, block)
         header = [(step.cols[j], widths[j] - 3) for j in block]
         body = []
         for i, row in enumerate(step.cells):
@@ -391,19 +396,13 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
     divisor = (
         f"√{d_k} = {root}, and the scaled scores stay exact"
         if whole
-        else f"√{d_k} ≈ {fmt.decimal_text(_sqrt_rounded(d_k, places))}"
+        else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
     )
     return [
         side_by_side(parts, width),
         Text(f"d_k = {d_k}, so every score is divided by {divisor}.", style="dim"),
         Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
     ]
-
-
-def _sqrt_rounded(n: int, places: int) -> Decimal:
-    from tutor.engine import MP
-
-    return fmt.round_decimal(fmt.mp_decimal(MP.sqrt(n)), places)
 
 
 SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
