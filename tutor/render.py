@@ -16,7 +16,7 @@ from decimal import Decimal
 from rich import box
 from rich.cells import cell_len
 from rich.color import Color
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.panel import Panel
 from rich.rule import Rule
@@ -249,13 +249,16 @@ def transposed(step: Step) -> Step:
     return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
+@functools.cache
+def _probe() -> Console:
+    """A wide console that only measures (never prints), made once."""
+    return Console(width=10_000, file=None, color_system=None)
+
+
 def side_by_side(parts: Sequence[RenderableType | str], width: int) -> RenderableType:
     """Tables in a row with operators between them if they fit, else one under another."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
     items = [Text(p, style="bold") if isinstance(p, str) else p for p in parts]
-    probe = Console(width=10_000, file=None, color_system=None)
+    probe = _probe()
     lines: list[list[RenderableType]] = [[]]
     used = 0
     for item in items:
