@@ -8,8 +8,9 @@ import pytest
 
 from tests.conftest import FIXTURES, LESSONS
 from tests.test_lesson import BAD, expectation
+from tutor.format import decimal_places
 from tutor.lesson import load_lesson
-from tutor.lint import decimal_places, hard_entry, teaching_warnings
+from tutor.lint import hard_entry, teaching_warnings
 
 GOOD = FIXTURES / "lessons" / "good"
 

@@ -422,3 +422,16 @@ def test_pty_session_with_ctrl_d(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 0
     assert "Traceback" not in (child.before or "")
+
+
+def test_scaled_hint_names_the_heads_own_scores() -> None:
+    """In a lesson with heads, the hint for scaled names the same cell the inputs show."""
+    d = derive(load_lesson(LESSONS / "the-cake-two-heads.yaml", name="the-cake-two-heads"))
+    scaled = d.step("scaled", 2)
+    i, j = scaled.rows.index("I"), scaled.cols.index("ate")
+    q = qz.Question(scaled, i, j)
+    assert q.name == "head2.scaled[I, ate]"
+    assert qz.inputs(q, 2)[0].startswith("head2.scores[I, ate] = ")
+    hint = qz.hint(q, 2)
+    assert hint.startswith("head2.scaled[I, ate] = head2.scores[I, ate] / √d_k = ")
+    assert "= scores[" not in hint

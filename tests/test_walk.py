@@ -128,10 +128,34 @@ def test_help_does_not_import_sympy_or_numpy() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def _python(code: str) -> str:
+    """What a fresh interpreter prints after running ``code``."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def test_engine_does_not_import_rich_or_typer() -> None:
     code = "import sys, tutor.engine; print([m for m in ('rich', 'typer') if m in sys.modules])"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert _python(code) == "[]"
+
+
+def test_core_modules_do_not_import_rich_or_typer() -> None:
+    code = (
+        "import sys, tutor.engine, tutor.lesson, tutor.numbers, tutor.judge, tutor.format; "
+        "print([m for m in ('rich', 'typer') if m in sys.modules])"
+    )
+    assert _python(code) == "[]"
+
+
+def test_quiz_does_not_import_render() -> None:
+    code = (
+        "import sys; from tutor import quiz; from tutor.engine import derive; "
+        "from tutor.lesson import find_lesson, load_lesson; "
+        "d = derive(load_lesson(find_lesson('cats-chase-mice'))); "
+        "q = quiz.Question(d.step('Z'), 0, 0); quiz.hint(q, 2); quiz.working(q, 2); "
+        "print('tutor.render' in sys.modules)"
+    )
+    assert _python(code) == "False"
 
 
 def test_python_dash_m_works() -> None:

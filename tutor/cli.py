@@ -512,8 +512,7 @@ def check(
     for report in reports:
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
-            where = f"{p.path}:{p.line}:{p.col}" if p.line else p.path
-            place = (f"{where}:", "bold")
+            place = (f"{p.where}:", "bold")
             console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
     ok = all(r.valid for r in reports)
     console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)

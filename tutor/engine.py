@@ -118,6 +118,20 @@ class Step:
             return [(left.cells[i][k], right.cells[j][k]) for k in range(len(left.cols))]
         return [(left.cells[i][k], right.cells[k][j]) for k in range(len(left.cols))]
 
+    def hidden(self, i: int, j: int) -> bool:
+        """A weight the causal mask forces to 0: its score in the softmax's input is −∞."""
+        return self.op == "softmax" and self.args[0].cells[i][j].masked
+
+    def source_of_column(self, j: int) -> tuple[Step, int]:
+        """Which head's Z (and which of its columns) column j of a concat step comes from."""
+        if self.op != "concat":
+            raise ValueError(f"{self.name} is not a concat")
+        for Z in self.args:
+            if j < len(Z.cols):
+                return Z, j
+            j -= len(Z.cols)
+        raise IndexError(j)
+
     def column(self, j: int) -> list[Cell]:
         return [row[j] for row in self.cells]
 

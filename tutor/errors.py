@@ -31,10 +31,14 @@ class Problem:
     message: str
     severity: str = "error"  # "error" or "warning"
 
+    @property
+    def where(self) -> str:
+        """``path:line:col``, or the path alone when there is no place (line 0)."""
+        return f"{self.path}:{self.line}:{self.col}" if self.line else self.path
+
     def __str__(self) -> str:
         tag = "warning: " if self.severity == "warning" else ""
-        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path  # 0: no place
-        return f"{where}: {tag}{self.message}"
+        return f"{self.where}: {tag}{self.message}"
 
 
 class LessonError(TutorError):

@@ -18,7 +18,7 @@ from rich.tree import Tree
 from tutor import format as fmt
 from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Cell, Derivation, Step
-from tutor.render import COLOURS, dot_working
+from tutor.render import COLOURS
 
 MAX_EXACT_CHARS = 48  # longer exact forms are left out; the rounded value is always shown
 EXACT_MAX_TOKENS = 16  # beyond this, irrational exact forms are too slow to build per cell
@@ -77,7 +77,7 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
     if step.op == "input":
         return "given in the lesson"
     if step.op == "matmul":
-        return f"{dot_phrase(step, i, j)} = {dot_working(step, i, j, b.places)[0]}"
+        return f"{dot_phrase(step, i, j)} = {fmt.dot_working(step, i, j, b.places)[0]}"
     source = step.args[0]
     if step.op == "scale":
         score = fmt.operand(source.cells[i][j], b.places)
@@ -87,25 +87,20 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
             return f"{step.cols[j]} comes after {step.rows[i]}, so it is hidden"
         return f"{cell_name(source, i, j)}, visible ({step.cols[j]} is not after {step.rows[i]})"
     if step.op == "softmax":
-        if source.cells[i][j].masked:
+        if step.hidden(i, j):
             hidden = f"{cell_name(source, i, j)} = {fmt.NEG_INF_TEXT}"
             return f"e^({fmt.NEG_INF_TEXT}) / total, since {hidden}: {step.cols[j]} is hidden"
         row = source.cells[i]
         visible = [k for k, c in enumerate(row) if not c.masked]
-        total = " + ".join(f"e^{_power(row[k], b)}" for k in visible[: b.limit])
+        total = " + ".join(f"e^{fmt.factor(row[k], b.places)}" for k in visible[: b.limit])
         if len(visible) > b.limit:
             total += f" + … ({len(visible)} terms)"
         where = f"softmax of the {step.rows[i]} row of {source.key}"
-        return f"{where}: e^{_power(row[j], b)} / ({total})"
+        return f"{where}: e^{fmt.factor(row[j], b.places)} / ({total})"
     if step.op == "concat":
-        Z, k = _concat_source(step, j)
+        Z, k = step.source_of_column(j)
         return f"{cell_name(Z, i, k)}, column {j + 1} of {len(step.cols)} side by side"
     return step.op
-
-
-def _power(cell: Cell, b: _Budget) -> str:
-    t = fmt.operand(cell, b.places)
-    return f"({t})" if t.startswith(fmt.MINUS) else t
 
 
 def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
@@ -124,15 +119,6 @@ def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
 # the cells each cell is made from
 
 
-def _concat_source(step: Step, j: int) -> tuple[Step, int]:
-    """Which head's Z (and which of its columns) column j of concat comes from."""
-    for Z in step.args:
-        if j < len(Z.cols):
-            return Z, j
-        j -= len(Z.cols)
-    raise IndexError(j)
-
-
 def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
     """The cells this one is computed from, in groups (each group is limited on its own)."""
     if step.op == "matmul":
@@ -147,11 +133,11 @@ def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
         return [] if step.cells[i][j].masked else [[(step.args[0], i, j)]]
     if step.op == "softmax":
         (source,) = step.args
-        if source.cells[i][j].masked:
+        if step.hidden(i, j):
             return []
         return [[(source, i, k) for k, c in enumerate(source.cells[i]) if not c.masked]]
     if step.op == "concat":
-        Z, k = _concat_source(step, j)
+        Z, k = step.source_of_column(j)
         return [[(Z, i, k)]]
     return []
 

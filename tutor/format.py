@@ -14,6 +14,8 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import sympy
 
     from tutor.engine import Cell, Step
@@ -60,6 +62,23 @@ def round_half_up(cell: Cell, places: int) -> Decimal:
     return -result if p < 0 else result
 
 
+def decimal_places(q: int) -> int | None:
+    """Places of 1/q written as a decimal, or None when it never ends (q has a factor ≠ 2, 5)."""
+    twos = fives = 0
+    while q % 2 == 0:
+        q, twos = q // 2, twos + 1
+    while q % 5 == 0:
+        q, fives = q // 5, fives + 1
+    return max(twos, fives) if q == 1 else None
+
+
+def sqrt_rounded(n: int, places: int) -> Decimal:
+    """√n rounded to ``places``, ties away from zero (a 40-digit root cannot sit on a tie)."""
+    from tutor.engine import MP
+
+    return round_decimal(mp_decimal(MP.sqrt(n)), places)
+
+
 def is_integer(cell: Cell) -> bool:
     return cell.q is not None and cell.q.denominator == 1
 
@@ -97,6 +116,19 @@ def operand(cell: Cell, places: int) -> str:
     return number(cell, places, whole=True)
 
 
+def as_shown(cell: Cell, places: int) -> Decimal:
+    """The value a student reads off the table: integers as they are, others rounded."""
+    if is_integer(cell):
+        return Decimal(cell.q.numerator)
+    return round_half_up(cell, places)
+
+
+def rounded_dot(pairs: Iterable[tuple[Cell, Cell]], places: int) -> Decimal:
+    """What the rounded inputs shown give for a sum of products, rounded to ``places``."""
+    total = sum((as_shown(a, places) * as_shown(b, places) for a, b in pairs), Decimal(0))
+    return round_decimal(total, places)
+
+
 def is_rounded(cell: Cell, places: int) -> bool:
     """Whether showing the cell at ``places`` decimals loses anything."""
     if cell.masked or is_integer(cell):
@@ -104,6 +136,20 @@ def is_rounded(cell: Cell, places: int) -> bool:
     if cell.q is None:
         return True
     return (cell.q * 10**places).denominator != 1
+
+
+def factor(cell: Cell, places: int) -> str:
+    """A number as a factor in working: as ``operand``, in brackets when negative."""
+    t = operand(cell, places)
+    return f"({t})" if t.startswith(MINUS) else t
+
+
+def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
+    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
+    pairs = step.terms(i, j)
+    rounded = any(is_rounded(a, places) or is_rounded(b, places) for a, b in pairs)
+    text = " + ".join(f"{factor(a, places)}·{factor(b, places)}" for a, b in pairs)
+    return text.replace("+ −", "− "), rounded
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,7 +174,7 @@ def _printer():  # type: ignore[no-untyped-def]
     global _PRINTER
     if _PRINTER is not None:
         return _PRINTER
-    from sympy.printing.precedence import PRECEDENCE, precedence
+    from sympy.printing.precedence import precedence
     from sympy.printing.str import StrPrinter
 
     class Printer(StrPrinter):
@@ -168,7 +214,6 @@ def _printer():  # type: ignore[no-untyped-def]
                 return f"({self._print(item)})"
             return self._print(item)
 
-    del PRECEDENCE
     _PRINTER = Printer()
     return _PRINTER
 

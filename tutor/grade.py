@@ -30,6 +30,7 @@ import yaml
 
 from tutor import format as fmt
 from tutor import judge as jd
+from tutor.cells import cell_name
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, LessonError, Problem
 from tutor.lesson import Checker, compose, describe, read_text
@@ -47,7 +48,6 @@ class Entry:
 
     text: str | None  # as written; None when left blank
     answer: Answer | None = None  # None when blank or unreadable
-    problem: Problem | None = None  # why it could not be read
 
     @property
     def blank(self) -> bool:
@@ -179,8 +179,7 @@ def _matrix(
             return None
         rows.append(
             tuple(
-                _entry(x, f"{step.key}[{step.rows[i]}, {step.cols[j]}]", path, unreadable)
-                for j, x in enumerate(row.value)
+                _entry(x, cell_name(step, i, j), path, unreadable) for j, x in enumerate(row.value)
             )
         )
     return tuple(rows)
@@ -192,15 +191,13 @@ def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> 
         return BLANK
     if not isinstance(node, yaml.ScalarNode):
         why = f"{name}: found {describe(node)}, expected one number; graded wrong"
-        problem = Problem(path, line, col, why, "warning")
-        unreadable.append(problem)
-        return Entry(describe(node), None, problem)
+        unreadable.append(Problem(path, line, col, why, "warning"))
+        return Entry(describe(node), None)
     try:
         return Entry(node.value.strip(), read_answer(node.value))
     except AnswerError as err:
-        problem = Problem(path, line, col, f"{name}: {err}; graded wrong", "warning")
-        unreadable.append(problem)
-        return Entry(node.value.strip(), None, problem)
+        unreadable.append(Problem(path, line, col, f"{name}: {err}; graded wrong", "warning"))
+        return Entry(node.value.strip(), None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,11 +217,10 @@ class Graded:
         None  # the value the student's own earlier answers give, if they differ
     )
     slip: jd.Slip | None = None  # the misconception a wrong answer matches
-    note: str = ""  # how it was judged, in a few words
 
     @property
     def name(self) -> str:
-        return f"{self.step.key}[{self.step.rows[self.i]}, {self.step.cols[self.j]}]"
+        return cell_name(self.step, self.i, self.j)
 
 
 @dataclass
@@ -289,7 +285,7 @@ def _grade_cell(
     if entry.blank:
         return Graded(step, i, j, entry, "blank")
     if entry.answer is None:
-        return Graded(step, i, j, entry, "wrong", note="could not be read")
+        return Graded(step, i, j, entry, "wrong")
     answer = entry.answer
     if jd.judge_cell(step, i, j, answer.value, places, exact_form=answer.exact_form).right:
         return Graded(step, i, j, entry, "correct")
@@ -315,36 +311,14 @@ def _grade_cell(
     )
     if verdict.right:
         if carried:
-            return Graded(
-                step, i, j, entry, "follow-through", own=mine, note="from your own answers"
-            )
-        return Graded(step, i, j, entry, "correct", note="from your own rounded answers")
+            return Graded(step, i, j, entry, "follow-through", own=mine)
+        return Graded(step, i, j, entry, "correct")
     slip = jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
     if slip is None and carried:
-        slip = _own_slip(d, step, i, j, answer, own, mine, places)
+        slip = jd.misconception(
+            d, step, i, j, answer.value, places, exact_form=answer.exact_form, value=own
+        )
     return Graded(step, i, j, entry, "wrong", own=mine if carried else None, slip=slip)
-
-
-def _own_slip(
-    d: Derivation,
-    step: Step,
-    i: int,
-    j: int,
-    answer: Answer,
-    own: jd.Value,
-    mine: sympy.Expr,
-    places: int,
-) -> jd.Slip | None:
-    """A classic slip made on top of the student's own earlier answers."""
-    u = jd.unit(places)
-    for slip, alt in jd.alternatives(d, step, i, j, own):
-        if jd.distance(alt, mine) <= u:
-            continue
-        gap = jd.distance(answer.value, alt)
-        # the tolerance a right answer from the student's own values gets (see _grade_cell)
-        if (gap < jd.SAME) if answer.exact_form else (gap <= jd.slack(step, places)):
-            return slip
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from tutor.engine import Step
 from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
 from tutor.quiz import Question
 from tutor.quiz import working as true_working
-from tutor.render import MatrixGrid, column_blocks, side_by_side
+from tutor.render import MatrixGrid, column_blocks, columns_part, side_by_side
 
 MARKS = {
     "correct": ("✓", "green"),
@@ -73,7 +73,7 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
             )
             for i, row in enumerate(step.rows)
         ]
-        part = f", columns {step.cols[block[0]]}–{step.cols[block[-1]]}" if len(blocks) > 1 else ""
+        part = columns_part(step.cols, block) if len(blocks) > 1 else ""
         tables.append(MatrixGrid(title + part, label_w - 4, header, body, "white"))
     return tables
 
@@ -84,17 +84,10 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
 
 def _num(x: sympy.Expr, places: int) -> str:
     """A value from the student's own answers: a decimal in full as written, else rounded."""
-    if x.is_Rational:
-        q = int(x.q)
-        while q % 10 == 0:
-            q //= 10
-        while q % 2 == 0:
-            q //= 2
-        while q % 5 == 0:
-            q //= 5
-        if q == 1:  # a terminating decimal: every digit the student wrote
-            with localcontext(prec=60):
-                return fmt.decimal_text(Decimal(int(x.p)) / Decimal(int(x.q)))
+    if x.is_Rational and fmt.decimal_places(int(x.q)) is not None:
+        # a terminating decimal: every digit the student wrote
+        with localcontext(prec=60):
+            return fmt.decimal_text(Decimal(int(x.p)) / Decimal(int(x.q)))
     return fmt.expr_rounded(x, places)
 
 

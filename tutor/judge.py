@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import sympy
 
 from tutor import format as fmt
-from tutor.engine import MP, Cell, Derivation, Step
+from tutor.engine import Cell, Derivation, Step
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
 DIGITS = 50  # evaluation digits for irrational comparisons
@@ -63,9 +63,7 @@ def shown_value(precision: int) -> Value:
         cell = step.cells[i][j]
         if cell.masked:
             return -sympy.oo
-        if cell.q is not None and not fmt.is_rounded(cell, precision):
-            return exact_value(cell)
-        return sympy.Rational(str(fmt.round_half_up(cell, precision)))
+        return sympy.Rational(*fmt.as_shown(cell, precision).as_integer_ratio())
 
     return value
 
@@ -77,7 +75,7 @@ def shown_root(precision: int) -> Callable[[int], sympy.Expr]:
         exact = sympy.sqrt(n)
         if exact.is_Rational:
             return exact
-        return sympy.Rational(str(fmt.round_half_up(Cell(None, MP.sqrt(n)), precision)))
+        return sympy.Rational(*fmt.sqrt_rounded(n, precision).as_integer_ratio())
 
     return root
 
@@ -130,10 +128,8 @@ def cell_from(
             (scaled,) = step.args
             return softmax_share([value(scaled, i, k) for k in range(len(scaled.cols))], j)
         case "concat":
-            for part in step.args:
-                if j < len(part.cols):
-                    return value(part, i, j)
-                j -= len(part.cols)
+            Z, k = step.source_of_column(j)
+            return value(Z, i, k)
     raise ValueError(f"cannot compute a cell of {step.key} ({step.op})")
 
 
@@ -206,20 +202,15 @@ def judge(
             "right for the rounded inputs shown; the exact value rounds to "
             + _rounded_text(expected, precision),
         )
-    return Verdict(False, False, "wrong", f"not within {fmt.decimal_text(_dec(u))} of the value")
-
-
-def _dec(r: sympy.Rational):  # type: ignore[no-untyped-def]
-    from decimal import Decimal
-
-    return Decimal(int(r.p)) / Decimal(int(r.q))
+    return Verdict(
+        False, False, "wrong", f"not within {fmt.expr_rounded(u, precision)} of the value"
+    )
 
 
 def _rounded_text(x: Cell | sympy.Expr, precision: int) -> str:
-    if not isinstance(x, Cell):
-        n = _number(x)
-        x = Cell(None, MP.mpf(str(n if not n.is_Rational else n.evalf(DIGITS))))
-    return fmt.decimal_text(fmt.round_half_up(x, precision))
+    if isinstance(x, Cell):
+        return fmt.decimal_text(fmt.round_half_up(x, precision))
+    return fmt.expr_rounded(x if isinstance(x, sympy.Basic) else sympy.Integer(x), precision)
 
 
 def hand_value(step: Step, i: int, j: int, precision: int) -> sympy.Expr | None:
@@ -374,7 +365,7 @@ def alternatives(
                     sympy.exp(x),
                 )
             )
-        raw = _raw_scores(scaled, i)
+        raw = _raw_scores(step, i)
         if raw is not None:
             out.append(
                 (
@@ -421,15 +412,15 @@ def _row_label(step: Step, i: int) -> str:
     return step.rows[i]
 
 
-def _raw_scores(src: Step, i: int) -> list[sympy.Expr] | None:
-    """Row i of the raw scores behind a softmax input (masked alike), or None if √d_k is 1."""
-    masked = src.op == "mask"
-    scaled = src.args[0] if masked else src
+def _raw_scores(weights: Step, i: int) -> list[sympy.Expr] | None:
+    """Row i of the raw scores behind a softmax (masked alike), or None if √d_k is 1."""
+    (src,) = weights.args
+    scaled = src.args[0] if src.op == "mask" else src
     if scaled.op != "scale" or scaled.divisor == 1:
         return None
     (scores,) = scaled.args
     return [
-        -sympy.oo if masked and src.cells[i][k].masked else true_value(scores, i, k)
+        -sympy.oo if weights.hidden(i, k) else true_value(scores, i, k)
         for k in range(len(scores.cols))
     ]
 
@@ -443,6 +434,7 @@ def misconception(
     precision: int,
     *,
     exact_form: bool,
+    value: Value = true_value,
 ) -> Slip | None:
     """The slip a wrong answer for cell (i, j) matches, or None.
 
@@ -451,16 +443,22 @@ def misconception(
     ``u/2`` of the exact slip value or within ``slack`` of what the slip gives from the rounded
     inputs shown. A slip counts only when its value differs from the true one by more than one
     unit, so an answer is never blamed on a mistake that gives the right number.
+
+    ``value`` gives the operands (the true ones by default). With a student's own answers the
+    operands are already as the student rounded them, so the slip's value itself is the hand
+    value, and "the true one" is what those answers give.
     """
-    true = step.cells[i][j]
+    own = value is not true_value
+    true = cell_from(step, i, j, value) if own else step.cells[i][j]
     u = unit(precision)
+    slips = alternatives(d, step, i, j, value)
     if exact_form:
-        for slip, alt in alternatives(d, step, i, j, true_value):
+        for slip, alt in slips:
             if distance(alt, true) > u and distance(given, alt) < SAME:
                 return slip
         return None
-    by_hand = dict(alternatives(d, step, i, j, shown_value(precision)))
-    for slip, alt in alternatives(d, step, i, j, true_value):
+    by_hand = dict(slips if own else alternatives(d, step, i, j, shown_value(precision)))
+    for slip, alt in slips:
         hand = by_hand.get(slip)
         # (slip value, tolerance): exactly as ``judge`` accepts a right answer
         targets = [(alt, u / 2), (hand, slack(step, precision))]

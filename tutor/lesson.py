@@ -257,10 +257,6 @@ class Checker:
         line, col = _pos(node) if node is not None else (1, 1)
         self.problems.append(Problem(self.path, line, col, message))
 
-    def warn(self, node: yaml.Node, message: str) -> None:
-        line, col = _pos(node)
-        self.problems.append(Problem(self.path, line, col, message, "warning"))
-
     def mapping(
         self, node: yaml.Node, allowed: tuple[str, ...], what: str
     ) -> dict[str, tuple[yaml.Node, yaml.Node]] | None:
@@ -421,8 +417,6 @@ def _build(
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
     X = c.matrix(value("X"), "X", MAX_TOKENS, key="X") if "X" in keys else None
-    if X is not None and len(X[0]) > MAX_DIM:
-        X = None
     if tokens is not None and X is not None and len(tokens) != len(X):
         c.error(
             value("tokens"),

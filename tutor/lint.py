@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
-from tutor.format import MINUS, decimal_text, number, plural, round_half_up
+from tutor.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
 from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson
 
 ONE_HOT = 0.99
@@ -100,16 +100,6 @@ def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
         yield f"{key}W_V", f"W_V{shown}", head.W_V
     if lesson.W_O is not None:
         yield "W_O", "W_O", lesson.W_O
-
-
-def decimal_places(q: int) -> int | None:
-    """Places of 1/q written as a decimal, or None when it never ends (q has a factor ≠ 2, 5)."""
-    twos = fives = 0
-    while q % 2 == 0:
-        q, twos = q // 2, twos + 1
-    while q % 5 == 0:
-        q, fives = q // 5, fives + 1
-    return max(twos, fives) if q == 1 else None
 
 
 def hard_entry(entry: Entry) -> str | None:

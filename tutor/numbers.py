@@ -107,9 +107,7 @@ class Answer:
 
 def read_answer(text: str) -> Answer:
     """``parse_answer`` plus how the answer was written (for judging and for echoing it)."""
-    value = parse_answer(text)
-    src = _tidy(text)
-    tree = ast.parse(src, mode="eval")  # parse_answer has vetted it
+    value, src, tree = _parse(text)
     decimals = any(
         re.search(r"[.eE]", ast.get_source_segment(src, node) or "")
         for node in ast.walk(tree)
@@ -128,6 +126,11 @@ def parse_answer(text: str) -> sympy.Expr:
     functions ``sqrt``, ``exp``, ``ln``/``log``. Raises ``AnswerError`` for anything else, for
     values too large to be a sensible answer, and for non-real results.
     """
+    return _parse(text)[0]
+
+
+def _parse(text: str) -> tuple[sympy.Expr, str, ast.Expression]:
+    """The value of a typed answer, with the tidied source and its vetted syntax tree."""
     if len(text) > MAX_ANSWER_CHARS:
         raise AnswerError(f"that answer is {len(text)} characters long; at most {MAX_ANSWER_CHARS}")
     if re.fullmatch(r"\s*[-+−]?\d+,\d+\s*", text):  # 0,5: a decimal comma
@@ -144,7 +147,7 @@ def parse_answer(text: str) -> sympy.Expr:
         raise AnswerError(f"could not read {text.strip()!r} as a number") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_ANSWER_NODES:
         raise AnswerError("that expression is too long to be an answer")
-    return _Builder(src, text).build(tree.body)
+    return _Builder(src, text).build(tree.body), src, tree
 
 
 class _Builder:

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from tutor import format as fmt
 from tutor import judge as jd
-from tutor.cells import dot_phrase
+from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, UsageError
 from tutor.numbers import Answer, read_answer
@@ -59,7 +59,7 @@ class Question:
     @property
     def name(self) -> str:
         """``Q[cats, 1]``, ``head2.Z[cats, 1]``."""
-        return f"{self.step.key}[{self.step.rows[self.i]}, {self.step.cols[self.j]}]"
+        return cell_name(self.step, self.i, self.j)
 
 
 def quiz_steps(d: Derivation) -> list[str]:
@@ -71,7 +71,7 @@ def _askable(step: Step, i: int, j: int) -> bool:
     """Not a masked score, and not a weight that the mask forces to 0."""
     if step.cells[i][j].masked:
         return False
-    return not (step.op == "softmax" and step.args[0].cells[i][j].masked)
+    return not step.hidden(i, j)
 
 
 def choose(
@@ -147,7 +147,7 @@ def inputs(q: Question, places: int) -> list[str]:
             ]
         case "scale":
             (scores,) = step.args
-            name = f"{scores.key}[{scores.rows[i]}, {scores.cols[j]}]"
+            name = cell_name(scores, i, j)
             return [
                 f"{name} = {fmt.operand(scores.cells[i][j], places)}",
                 f"d_k = {step.divisor}",
@@ -163,9 +163,7 @@ def inputs(q: Question, places: int) -> list[str]:
 
 def _sum_terms(q: Question, places: int) -> str:
     """``1·1 + 0·0 + 1·1 + 0·0`` from the inputs as shown."""
-    from tutor.render import dot_working
-
-    return dot_working(q.step, q.i, q.j, places)[0]
+    return fmt.dot_working(q.step, q.i, q.j, places)[0]
 
 
 def _softmax_parts(q: Question, places: int) -> tuple[str, str]:
@@ -190,10 +188,7 @@ def hint(q: Question, places: int) -> str:
         case "scale":
             (scores,) = step.args
             s = fmt.operand(scores.cells[i][j], places)
-            return (
-                f"{q.name} = scores[{step.rows[i]}, {step.cols[j]}] / √d_k = {s} / √{step.divisor}"
-                f" = {s} / __"
-            )
+            return f"{q.name} = {cell_name(scores, i, j)} / √d_k = {s} / √{step.divisor} = {s} / __"
         case "softmax":
             top, total = _softmax_parts(q, places)
             return (
@@ -261,7 +256,7 @@ def read_as(answer: Answer, places: int) -> str | None:
     return " = ".join(parts)
 
 
-def confirmation(q: Question, answer: Answer, verdict: jd.Verdict, places: int) -> str:
+def confirmation(q: Question, verdict: jd.Verdict, places: int) -> str:
     """What a right answer earns: a short confirmation, with the exact form when it is nicer."""
     if verdict.kind == "hand":
         return f"Right, from the rounded inputs shown. Exactly, {q.name} {value_text(q, places)}."
@@ -351,7 +346,7 @@ def ask(
             return item
         if not text or command in ("help", "?"):
             console.print(
-                Text("Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or hint, skip, show, quit.")
+                Text(f"Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or {', '.join(COMMANDS)}.")
             )
             continue
         try:
@@ -369,7 +364,7 @@ def ask(
         item.tries += 1
         if verdict.right:
             item.outcome = "first" if item.tries == 1 and not item.hinted else "hints"
-            console.print(Text("✓ " + confirmation(q, answer, verdict, places), style="green"))
+            console.print(Text("✓ " + confirmation(q, verdict, places), style="green"))
             return item
         slip = jd.misconception(
             d, q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
@@ -403,7 +398,7 @@ def run(
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
-            "hint, skip, show, quit.",
+            f"{', '.join(COMMANDS)}.",
             style="dim",
         )
     )

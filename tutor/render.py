@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from rich import box
 from rich.cells import cell_len
 from rich.color import Color
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.measure import Measurement
 from rich.panel import Panel
 from rich.rule import Rule
@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor import format as fmt
+from tutor import words
 from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Cell, Derivation, Step
 
@@ -49,24 +50,6 @@ COLOURS = {
 HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(bold=True, underline=True)
 BOLD = Style(bold=True)
-
-TITLES = {
-    "X": "X, the tokens",
-    "W_Q": "W_Q, learned query weights",
-    "W_K": "W_K, learned key weights",
-    "W_V": "W_V, learned value weights",
-    "Q": "Q = X · W_Q, the queries",
-    "K": "K = X · W_K, the keys",
-    "V": "V = X · W_V, the values",
-    "scores": "scores = Q · Kᵀ",
-    "scaled": "scaled = scores / √d_k",
-    "masked": "masked: the causal mask",
-    "weights": "weights = softmax of each row",
-    "Z": "Z = weights · V",
-    "concat": "concat: the heads side by side",
-    "W_O": "W_O, the output projection",
-    "output": "output = concat · W_O",
-}
 
 WHY = {
     "X": "Each row describes one token before attention: the same vector whatever sentence the "
@@ -108,7 +91,6 @@ class WalkOptions:
     exact: bool = False
     precision: int | None = None
     width: int = 100
-    extra: dict[str, object] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,6 +120,12 @@ def cell_texts(step: Step, places: int, exact: bool) -> tuple[tuple[str, ...], .
 
 def _col_width(texts: Iterable[str]) -> int:
     return max(cell_len(t) for t in texts) + 3  # padding 1 + 1, border 1
+
+
+def columns_part(cols: Sequence[str], block: Sequence[int]) -> str:
+    """The title's note for one block of a table split by width: ``, columns 1–4``."""
+    first, last = cols[block[0]], cols[block[-1]]
+    return f", column {first}" if first == last else f", columns {first}–{last}"
 
 
 def column_blocks(label_width: int, widths: Sequence[int], width: int) -> list[list[int]]:
@@ -175,8 +163,7 @@ def matrix_tables(
     for block in blocks:
         title = title_base
         if len(blocks) > 1:
-            first, last = step.cols[block[0]], step.cols[block[-1]]
-            title += f", column {first}" if first == last else f", columns {first}–{last}"
+            title += columns_part(step.cols, block)
         header = [(step.cols[j], widths[j] - 3) for j in block]
         body = []
         for i, row in enumerate(step.cells):
@@ -262,13 +249,16 @@ def transposed(step: Step) -> Step:
     return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
+@functools.cache
+def _probe() -> Console:
+    """A wide console that only measures (never prints), made once."""
+    return Console(width=10_000, file=None, color_system=None)
+
+
 def side_by_side(parts: Sequence[RenderableType | str], width: int) -> RenderableType:
     """Tables in a row with operators between them if they fit, else one under another."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
     items = [Text(p, style="bold") if isinstance(p, str) else p for p in parts]
-    probe = Console(width=10_000, file=None, color_system=None)
+    probe = _probe()
     lines: list[list[RenderableType]] = [[]]
     used = 0
     for item in items:
@@ -292,19 +282,6 @@ def side_by_side(parts: Sequence[RenderableType | str], width: int) -> Renderabl
 # working
 
 
-def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
-    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
-    pairs = step.terms(i, j)
-    rounded = any(fmt.is_rounded(a, places) or fmt.is_rounded(b, places) for a, b in pairs)
-    text = " + ".join(f"{_factor(a, places)}·{_factor(b, places)}" for a, b in pairs)
-    return text.replace("+ −", "− "), rounded
-
-
-def _factor(c: Cell, places: int) -> str:
-    t = fmt.operand(c, places)
-    return f"({t})" if t.startswith(fmt.MINUS) else t
-
-
 def value_text(cell: Cell, step: Step, places: int) -> str:
     """``= 2`` or ``≈ 0.49`` depending on whether the shown value is exact."""
     shown = fmt.shown(cell, step, places)
@@ -319,9 +296,9 @@ def _rounding_note(places: int) -> Text:
     )
 
 
-def _pick_worked_cell(d: Derivation, step: Step) -> tuple[int, int]:
-    """Which cell to work: the first row's largest score for N × N steps, else the corner."""
-    if step.name in ("scores", "scaled"):
+def _pick_worked_cell(step: Step) -> tuple[int, int]:
+    """Which cell to work: the first row's largest score for scores, else the corner."""
+    if step.name == "scores":
         row = step.cells[0]
         best = max(range(len(row)), key=lambda j: row[j].approx)
         return 0, best
@@ -333,7 +310,7 @@ def work_matmul(
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
-    i, j = _pick_worked_cell(d, step)
+    i, j = _pick_worked_cell(step)
     out: list[RenderableType] = []
     if step.transpose:
         right_tables = matrix_tables(
@@ -350,7 +327,7 @@ def work_matmul(
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     out.append(side_by_side(parts, width))
-    sum_text, rounded = dot_working(step, i, j, places)
+    sum_text, rounded = fmt.dot_working(step, i, j, places)
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
@@ -372,12 +349,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     row_w = weights.cells[i]
     terms = []
     for k, w in enumerate(row_w):
-        if (
-            w.q == 0
-            and weights.op == "softmax"
-            and weights.args
-            and weights.args[0].cells[i][k].masked
-        ):
+        if weights.hidden(i, k):
             continue
         vec = ", ".join(fmt.operand(v, places) for v in V.cells[k])
         terms.append(f"{fmt.operand(w, places)} × [{vec}]")
@@ -388,17 +360,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     )
     out: list[RenderableType] = [text]
     # what a student gets from the rounded weights, and whether it differs
-    by_hand = []
-    for j in range(len(step.cols)):
-        total = sum(
-            (
-                _rounded(weights.cells[i][k], places) * _rounded(V.cells[k][j], places)
-                for k in range(len(row_w))
-                if not weights.cells[i][k].masked
-            ),
-            Decimal(0),
-        )
-        by_hand.append(fmt.round_decimal(total, places))
+    by_hand = [fmt.rounded_dot(step.terms(i, j), places) for j in range(len(step.cols))]
     exact_rounded = [fmt.round_half_up(c, places) for c in step.cells[i]]
     if by_hand != exact_rounded:
         shown_hand = ", ".join(fmt.decimal_text(x) for x in by_hand)
@@ -413,10 +375,6 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     elif any(fmt.is_rounded(w, places) for w in row_w):
         out.append(_rounding_note(places))
     return out
-
-
-def _rounded(cell: Cell, places: int) -> Decimal:
-    return Decimal(cell.q.numerator) if fmt.is_integer(cell) else fmt.round_half_up(cell, places)
 
 
 def work_scale(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
@@ -441,19 +399,13 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
     divisor = (
         f"√{d_k} = {root}, and the scaled scores stay exact"
         if whole
-        else f"√{d_k} ≈ {fmt.decimal_text(_sqrt_rounded(d_k, places))}"
+        else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
     )
     return [
         side_by_side(parts, width),
         Text(f"d_k = {d_k}, so every score is divided by {divisor}.", style="dim"),
         Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
     ]
-
-
-def _sqrt_rounded(n: int, places: int) -> Decimal:
-    from tutor.engine import MP
-
-    return fmt.round_decimal(fmt.mp_decimal(MP.sqrt(n)), places)
 
 
 SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
@@ -595,12 +547,8 @@ def shape_line(step: Step) -> str:
     """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
     if step.op == "matmul":
-        left, right = step.args
-        a, b = left.shape
-        c, e = right.shape
-        if step.transpose:
-            return f"({a} × {b}) · ({e} × {c}) = {n} × {m}   (Kᵀ is K turned on its side)"
-        return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+        turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
+        return words.matmul_shape(step) + turned
     if step.op == "concat":
         h, d_vs = len(step.args), [s.shape[1] for s in step.args]
         if len(set(d_vs)) == 1:
@@ -616,7 +564,9 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
     colour = COLOURS.get(step.name, "white")
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
-        Rule(Text(head + TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"),
+        Rule(
+            Text(head + words.TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"
+        ),
         Text(WHY[step.name]),
     ]
     note = d.lesson.notes.get(step.name)
@@ -683,8 +633,7 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
         page = first if not pages else []
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            name = d.lesson.heads[step.head - 1].name
-            label = f"Head {step.head}" + (f": {name}" if name else "")
+            label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═"))
         page.append(step_section(d, step, opts))
         pages.append(page)

@@ -50,11 +50,9 @@ def times_text(times: tuple[int, int]) -> str:
     from decimal import Decimal, localcontext
 
     p, q = times
-    rest = q
-    for prime in (2, 5):
-        while rest % prime == 0:
-            rest //= prime
-    if rest == 1 and q != 1:  # a terminating decimal: shown as one (2.5, not 5/2)
+    if (
+        q != 1 and fmt.decimal_places(q) is not None
+    ):  # a terminating decimal: shown as one (2.5, not 5/2)
         with localcontext(prec=len(str(p)) + 4 * len(str(q))):  # enough for any 2^a·5^b
             return fmt.decimal_text(Decimal(p) / Decimal(q))
     return fmt.tidy_minus(str(p) if q == 1 else f"{p}/{q}")

@@ -13,31 +13,14 @@ weights it makes (0 above the diagonal) are on the sheet.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from decimal import Decimal
 
 from tutor import format as fmt
+from tutor import words
 from tutor.engine import Cell, Derivation, Step
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
-INPUTS = ("X", "W_Q", "W_K", "W_V", "W_O")
 
-TITLES = {
-    "X": "X, the tokens",
-    "W_Q": "W_Q, learned query weights",
-    "W_K": "W_K, learned key weights",
-    "W_V": "W_V, learned value weights",
-    "W_O": "W_O, the output projection",
-    "Q": "Q = X · W_Q, the queries",
-    "K": "K = X · W_K, the keys",
-    "V": "V = X · W_V, the values",
-    "scores": "scores = Q · Kᵀ",
-    "scaled": "scaled = scores / √d_k",
-    "weights": "weights = softmax of each row",
-    "Z": "Z = weights · V",
-    "concat": "concat: the heads side by side",
-    "output": "output = concat · W_O",
-}
 TEX_TITLES = {
     "X": r"$X$, the tokens",
     "W_Q": r"$W_Q$, learned query weights",
@@ -75,19 +58,11 @@ def _places(d: Derivation, precision: int | None) -> int:
     return d.lesson.precision if precision is None else precision
 
 
-def _head_label(d: Derivation, head: int) -> str:
-    name = d.lesson.heads[head - 1].name
-    return f"Head {head}" + (f": {name}" if name else "")
-
-
 def shape_text(step: Step) -> str:
     """The shape arithmetic in plain text: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
     if step.op == "matmul":
-        (a, b), (c, e) = step.args[0].shape, step.args[1].shape
-        if step.transpose:
-            c, e = e, c
-        return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+        return words.matmul_shape(step)
     if step.op == "concat":
         parts = " + ".join(str(s.shape[1]) for s in step.args)
         return f"{parts} = {m} columns, {n} × {m}"
@@ -160,13 +135,6 @@ def cell_tex(step: Step, i: int, j: int) -> str:
     return f"{step_tex(step)}_{{{tex_label(step.rows[i])}, {tex_label(step.cols[j])}}}"
 
 
-def _as_shown(cell: Cell, places: int) -> Decimal:
-    """The value a student reads off the table: integers as they are, others rounded."""
-    if fmt.is_integer(cell):
-        return Decimal(cell.q.numerator)
-    return fmt.round_half_up(cell, places)
-
-
 def _operand(cell: Cell, places: int) -> str:
     t = tex_num(fmt.operand(cell, places))
     return f"({t})" if t.startswith("-") else t
@@ -194,9 +162,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
     if step.op == "matmul":
         pairs = step.terms(i, j)
         terms = [rf"{_operand(a, places)} \cdot {_operand(b, places)}" for a, b in pairs]
-        by_hand = fmt.round_decimal(
-            sum((_as_shown(a, places) * _as_shown(b, places) for a, b in pairs), Decimal(0)), places
-        )
+        by_hand = fmt.rounded_dot(pairs, places)
         hand = None
         if not fmt.step_is_whole(step) and by_hand != fmt.round_half_up(cell, places):
             # the trap of rounding early: say so, so a grader does not mark it as a slip
@@ -216,15 +182,14 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
         return [], line, None
     if step.op == "softmax":
         scaled = step.args[0].cells[i]
-        if scaled[j].masked:
+        if step.hidden(i, j):
             return [], r"e^{-\infty} / \ldots = 0", None
         seen = [c for c in scaled if not c.masked]
         total = " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
         top = f"e^{{{tex_num(fmt.operand(scaled[j], places))}}}"
         return [], rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}", None
     if step.op == "concat":
-        part = next(s for s in step.args if step.cols[j].startswith(f"h{s.head}."))
-        jj = part.cols.index(step.cols[j].split(".", 1)[1])
+        part, jj = step.source_of_column(j)
         return [], f"{cell_tex(part, i, jj)} {_result(cell, step, places)}", None
     return [], tex_num(fmt.shown(cell, step, places)), None
 
@@ -290,15 +255,15 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         out.append("Fill in every empty cell. Carry one more decimal than you write down.")
     out += ["", "## Inputs", ""]
     for step in input_steps(d):
-        out += _md_step_heading(d, step, "###") + md_table(step, places) + [""]
+        out += _md_step_heading(step, "###") + md_table(step, places) + [""]
     out += ["## Steps", ""]
     shown_head = None
     for step in fill_steps(d):
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            out += [f"### {_md_escape(_head_label(d, step.head))}", ""]
+            out += [f"### {_md_escape(words.head_label(d.lesson, step.head))}", ""]
         level = "####" if lesson.multi_head else "###"
-        out += _md_step_heading(d, step, level)
+        out += _md_step_heading(step, level)
         out += [f"Shape: {shape_text(step)}", ""]
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
@@ -326,8 +291,8 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
     return out + "."
 
 
-def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
-    title = TITLES[step.name]
+def _md_step_heading(step: Step, level: str) -> list[str]:
+    title = words.TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{level} {_md_escape(title)} ({step.shape[0]} × {step.shape[1]})", ""]
@@ -397,15 +362,15 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out.append(" Fill in every blank. Carry one more decimal than you write down.")
     out += ["", r"\subsection*{Inputs}"]
     for step in input_steps(d):
-        out += _tex_heading(d, step, r"\paragraph")
+        out += _tex_heading(step, r"\paragraph")
         out += _tex_block(step, places, True)
     out.append(r"\subsection*{Steps}")
     shown_head = None
     for step in fill_steps(d):
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
-            out.append(rf"\subsubsection*{{{tex_text(_head_label(d, step.head))}}}")
-        out += _tex_heading(d, step, r"\paragraph")
+            out.append(rf"\subsubsection*{{{tex_text(words.head_label(d.lesson, step.head))}}}")
+        out += _tex_heading(step, r"\paragraph")
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
@@ -419,7 +384,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     return "\n".join(out) + "\n"
 
 
-def _tex_heading(d: Derivation, step: Step, command: str) -> list[str]:
+def _tex_heading(step: Step, command: str) -> list[str]:
     title = TEX_TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
@@ -448,7 +413,7 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     n, m = step.shape
     cols = ", ".join(step.cols)
     what = shape_text(step)
-    lines = [f"{indent}# {TITLES[step.name]}: {what}; columns: {cols}"]
+    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
     if step.name == "weights" and d.lesson.mask == "causal":
         lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
     lines.append(f"{indent}{step.name}:")
@@ -471,7 +436,7 @@ def answer_sheet(d: Derivation) -> str:
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):
-            out.append(f"  - # {_head_label(d, h)}")
+            out.append(f"  - # {words.head_label(d.lesson, h)}")
             for step in (s for s in per_head if s.head == h):
                 out += _sheet_matrix(step, "    ", d)
             out.append("")

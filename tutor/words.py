@@ -1,0 +1,45 @@
+"""Plain-text words shared by the walk (``render``) and the worksheets (``worksheet``).
+
+Rich-free and import-light, so the worksheets can use them without loading rich.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.engine import Step
+    from tutor.lesson import Lesson
+
+TITLES = {
+    "X": "X, the tokens",
+    "W_Q": "W_Q, learned query weights",
+    "W_K": "W_K, learned key weights",
+    "W_V": "W_V, learned value weights",
+    "Q": "Q = X · W_Q, the queries",
+    "K": "K = X · W_K, the keys",
+    "V": "V = X · W_V, the values",
+    "scores": "scores = Q · Kᵀ",
+    "scaled": "scaled = scores / √d_k",
+    "masked": "masked: the causal mask",
+    "weights": "weights = softmax of each row",
+    "Z": "Z = weights · V",
+    "concat": "concat: the heads side by side",
+    "W_O": "W_O, the output projection",
+    "output": "output = concat · W_O",
+}
+
+
+def head_label(lesson: Lesson, head: int) -> str:
+    """``Head 2`` or ``Head 2: syntax``, with the head's name when the lesson gives one."""
+    name = lesson.heads[head - 1].name
+    return f"Head {head}" + (f": {name}" if name else "")
+
+
+def matmul_shape(step: Step) -> str:
+    """The shape arithmetic of a matmul step: ``(3 × 4) · (4 × 2) = 3 × 2`` (with Kᵀ turned)."""
+    n, m = step.shape
+    (a, b), (c, e) = step.args[0].shape, step.args[1].shape
+    if step.transpose:
+        c, e = e, c
+    return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
