@@ -22,7 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 PY = sys.executable
-CLI = [PY, "-m", "tutor"]
+# time the command users run: the installed console script (python -m adds runpy's import)
+_SCRIPT = Path(PY).parent / "attn-tutor"
+CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "tutor"]
 
 
 def lesson_text(n: int, d_model: int, d_k: int, d_v: int, seed: int) -> str:
