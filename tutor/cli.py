@@ -4,8 +4,6 @@ Heavy modules (sympy, numpy, the engine) are imported inside the commands that n
 ``attn-tutor --help`` and ``attn-tutor list`` start quickly.
 """
 
-from __future__ import annotations
-
 import io
 import os
 import sys
@@ -47,14 +45,14 @@ LessonsDirOpt = Annotated[
 ]
 
 
-def make_console(stderr: bool = False, width: int | None = None) -> Console:
+def make_console(stderr: bool = False, width: int | None = None) -> "Console":
     """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR."""
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, width=width, soft_wrap=False)
 
 
-def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> Lesson:
+def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
     """Find a lesson by name or path and load it (raises ``LessonError``)."""
     from tutor.lesson import find_lesson, load_lesson
 
@@ -473,7 +471,7 @@ def softmax(
         console.print(part)
 
 
-def wait_for_enter(console: Console, stream: TextIO | None) -> bool:
+def wait_for_enter(console: "Console", stream: TextIO | None) -> bool:
     """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
 
     Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
