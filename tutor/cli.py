@@ -197,40 +197,6 @@ def write_output(text: str, output: Path | None, force: bool) -> None:
         raise TutorError(f"cannot write {output}: {err.strerror}") from None
 
 
-def recorded_walk(d: object, kind: str, width: int = 100) -> str:
-    """The walk as the terminal shows it, colours included, as an SVG or HTML document."""
-    import io
-
-    from rich.console import Console
-
-    from tutor.render import WalkOptions
-    from tutor.render import walk as render_walk
-
-    console = Console(
-        record=True,
-        width=width,
-        file=io.StringIO(),
-        force_terminal=True,
-        color_system="truecolor",
-        highlight=False,
-        soft_wrap=False,
-    )
-    for part in render_walk(d, WalkOptions(width=width)):  # type: ignore[arg-type]
-        console.print(part)
-    title = f"attn-tutor walk {d.lesson.name}"  # type: ignore[attr-defined]
-    if kind == "svg":
-        return console.export_svg(title=title)
-    import html
-
-    from rich._export_format import CONSOLE_HTML_FORMAT
-
-    # rich's page has no <title>; the lesson's title names the tab (escaped, braces doubled)
-    head = html.escape(f"{d.lesson.title}: {title}").replace("{", "{{").replace("}", "}}")  # type: ignore[attr-defined]
-    charset = '<meta charset="UTF-8">\n'
-    page = CONSOLE_HTML_FORMAT.replace(charset, f"{charset}<title>{head}</title>\n", 1)
-    return console.export_html(inline_styles=True, code_format=page)
-
-
 @app.command()
 def export(
     lesson: LessonArg,
@@ -266,7 +232,9 @@ def export(
     elif format == "sheet":
         text = worksheet.answer_sheet(d)
     else:
-        text = recorded_walk(d, format)
+        from tutor.render import walk_document
+
+        text = walk_document(d, format)
     write_output(text, output, force)
 
 
