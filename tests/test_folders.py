@@ -148,3 +148,35 @@ def test_unknown_name_through_the_cli(run, folders: dict[str, Path]) -> None:  #
     assert result.exit_code == 1
     assert "no lesson named 'cats-chase-mouse'" in result.stderr
     assert "cats-chase-mice" in result.stderr
+
+
+def test_list_is_aligned_columns_with_the_title_wrapped_under_itself(run) -> None:  # type: ignore[no-untyped-def]
+    lines = run("list", env={"COLUMNS": "80"}).stdout.splitlines()
+    assert lines[0].split() == ["name", "N", "d_model", "d_k", "d_v", "from", "title"]
+    start = lines[0].index("title")
+    cats = next(x for x in lines if x.startswith("cats-chase-mice "))
+    assert cats.split()[:6] == ["cats-chase-mice", "3", "4", "2", "2", "bundled"]
+    assert cats.endswith("  Cats chase mice")
+    assert cats.index("Cats") == start
+    assert lines[0].index("d_model") + len("d_model") == cats.index("4") + 1  # numbers align right
+    cake = lines.index(next(x for x in lines if x.startswith("the-cake-two-heads ")))
+    assert lines[cake + 1] == " " * start + "delicious, with two heads"  # the wrapped rest
+    assert all(len(x) <= 80 for x in lines)
+
+
+def test_list_at_a_narrow_width_puts_the_title_under_its_row(run) -> None:  # type: ignore[no-untyped-def]
+    lines = run("list", env={"COLUMNS": "50"}).stdout.splitlines()
+    row = lines.index(next(x for x in lines if x.startswith("cats-chase-mice ")))
+    assert lines[row].split() == ["cats-chase-mice", "3", "4", "2", "2", "bundled"]
+    assert lines[row + 1] == "    Cats chase mice"
+    assert all(len(x) <= 50 for x in lines)
+
+
+def test_list_marks_an_invalid_lesson_and_still_lists_the_rest(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lesson(tmp_path, "good", "Good one")
+    (tmp_path / "broken.yaml").write_text("title: [unclosed\n")
+    result = run("list", "--lessons-dir", str(tmp_path), env={"COLUMNS": "120"})
+    assert result.exit_code == 0
+    broken = next(x for x in result.stdout.splitlines() if x.startswith("broken "))
+    assert broken.split()[1:] == ["--lessons-dir", "(invalid:", "run", "attn-tutor", "check)"]
+    assert any(x.startswith("good ") and x.endswith("Good one") for x in result.stdout.splitlines())

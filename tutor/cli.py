@@ -142,41 +142,36 @@ def walk(
 @app.command("list")
 def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
-    from rich.table import Table
-
+    from tutor.columns import columns
     from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
 
-    table = Table(title="Lessons")
-    for col in ("name", "title", "N", "d_model", "d_k", "d_v", "from"):
-        table.add_column(col, justify="right" if col in ("N", "d_model", "d_k", "d_v") else "left")
+    rows = []
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
     for name, origin, path in iter_lessons(lessons_dir):
         lesson, _ = check_lesson(path, name)
-        where = origin  # the folder is in the legend below the table
+        where = origin  # the folder is in the legend below the list
         if name in first:
             where += f" (shadowed by {first[name]})"
         first.setdefault(name, origin)
         if lesson is None:
-            table.add_row(name, "(invalid: run attn-tutor check)", "", "", "", "", where)
+            rows.append([name, "", "", "", "", where, "(invalid: run attn-tutor check)"])
             continue
-        table.add_row(
-            name,
-            lesson.title,
-            str(lesson.n),
-            str(lesson.d_model),
-            str(lesson.d_k),
-            str(lesson.d_v),
-            where,
-        )
-    console = make_console()
-    console.print(table)
-    folders = Table.grid(padding=(0, 2))
+        sizes = (lesson.n, lesson.d_model, lesson.d_k, lesson.d_v)
+        rows.append([name, *map(str, sizes), where, lesson.title])
+    folders = []
     for origin, folder in lesson_dirs(lessons_dir):
         tags = [LESSONS_ENV] if origin.startswith("env") else []
         tags += [] if folder.is_dir() else ["no such folder"]
-        folders.add_row(origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder))
-    console.print("Folders, searched in this order (the first lesson of a name wins):")
-    console.print(folders)
+        folders.append([origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder)])
+    from rich.text import Text
+
+    console = make_console()
+    header = ("name", "N", "d_model", "d_k", "d_v", "from", "title")
+    lines = columns(rows, console.width, header, right=(1, 2, 3, 4), console=console)
+    lines += [] if rows else [Text("(no lessons found)")]
+    lines += [Text(), Text("Folders, searched in this order (the first lesson of a name wins):")]
+    lines += columns(folders, console.width, console=console)
+    console.print(Text("\n").join(lines))  # Text, not str: no markup or emoji to parse
 
 
 EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
