@@ -435,3 +435,27 @@ def test_scaled_hint_names_the_heads_own_scores() -> None:
     hint = qz.hint(q, 2)
     assert hint.startswith("head2.scaled[I, ate] = head2.scores[I, ate] / √d_k = ")
     assert "= scores[" not in hint
+
+
+def test_the_console_script_collects_garbage_during_a_quiz_session(tmp_path: Path) -> None:
+    """main() turns the cyclic GC off for speed; a quiz, which may last, turns it back on."""
+    import subprocess
+
+    from tests.conftest import PLAIN_ENV, ROOT
+
+    code = (
+        "import gc, sys, tutor.quiz\n"
+        "run = tutor.quiz.run\n"
+        "def spy(*a):\n"
+        "    print('collector during the session:', gc.isenabled(), file=sys.stderr)\n"
+        "    return run(*a)\n"
+        "tutor.quiz.run = spy\n"
+        "from tutor.cli import main\n"
+        "sys.argv = ['attn-tutor', 'quiz', '--count', '1', '--seed', '1']\n"
+        "main()\n"
+    )
+    env = {**os.environ, **PLAIN_ENV, "ATTN_TUTOR_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], input="", capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert "collector during the session: True" in done.stderr, done.stderr
