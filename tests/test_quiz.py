@@ -459,3 +459,15 @@ def test_the_console_script_collects_garbage_during_a_quiz_session(tmp_path: Pat
         [sys.executable, "-c", code], input="", capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert "collector during the session: True" in done.stderr, done.stderr
+
+
+def test_progress_shows_lesson_names_as_typed(run, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A lesson's name comes from its file name: never read as Rich markup or emoji codes."""
+    odd = tmp_path / "[b]cats :smile:.yaml"
+    odd.write_text((LESSONS / "cats-chase-mice.yaml").read_text())
+    r = run("quiz", str(odd), "--steps", "Q", "--count", "1", "--seed", "1", input="skip\n")
+    assert r.exit_code == 0, r.stderr
+    r = run("progress")
+    assert r.exit_code == 0, r.stderr
+    assert "[b]cats :smile:" in [line.strip() for line in r.stdout.splitlines()]  # table title
+    assert "(attn-tutor quiz '[b]cats :smile:' --steps Q)" in r.stdout  # quoted for a shell

@@ -230,3 +230,16 @@ def test_empty_step_option_is_a_usage_error(run) -> None:  # type: ignore[no-unt
     result = run("walk", "--step", ",")
     assert result.exit_code == 2
     assert "--step needs a step name" in result.stderr
+
+
+def test_tokens_are_shown_as_typed_not_as_emoji_codes(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "emoji.yaml"
+    lesson.write_text(
+        'title: Codes\ntokens: [":smile:", a]\nX: [[1, 0], [0, 1]]\n'
+        "W_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1], [2]]\n"
+    )
+    result = run("walk", str(lesson), "--step", "weights")
+    assert result.exit_code == 0, result.stderr
+    assert "softmax of the :smile: row" in result.stdout
+    assert "│ :smile: │" in result.stdout  # the softmax table's key column
+    assert "😄" not in result.stdout

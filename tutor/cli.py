@@ -47,10 +47,13 @@ LessonsDirOpt = Annotated[
 
 
 def make_console(stderr: bool = False, width: int | None = None) -> "Console":
-    """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR."""
+    """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
+
+    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed.
+    """
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, width=width, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False)
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
@@ -317,26 +320,27 @@ def progress(
         Text(f"Progress over {plural(len(records), 'quiz', 'quizzes')} ({history.history_path()})")
     )
     for name in dict.fromkeys(r.lesson for r in rows):
-        table = Table(title=name, title_justify="left")
+        table = Table(title=Text(name), title_justify="left")  # Text: names are not markup
         for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
             table.add_column(col, justify="left" if col == "step" else "right")
         for r in rows:
             if r.lesson == name:
                 recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
-                table.add_row(
-                    r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent
-                )
+                cells = (r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent)
+                table.add_row(*map(Text, cells))
         console.print(table)
     console.print(
         Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
     )
+    import shlex
+
     weakest = history.practise_next(rows)
     if weakest is not None:
         step = weakest.step.split(".")[-1]
         console.print(
             Text(
                 f"Practise next: {weakest.step} in {weakest.lesson} "
-                f"(attn-tutor quiz {weakest.lesson} --steps {step})"
+                f"(attn-tutor quiz {shlex.quote(weakest.lesson)} --steps {step})"
             )
         )
 
