@@ -243,3 +243,21 @@ def test_tokens_are_shown_as_typed_not_as_emoji_codes(run, tmp_path) -> None:  #
     assert "softmax of the :smile: row" in result.stdout
     assert "│ :smile: │" in result.stdout  # the softmax table's key column
     assert "😄" not in result.stdout
+
+
+def test_wide_character_tokens_keep_the_table_borders_aligned(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rich.cells import cell_len
+
+    lesson = tmp_path / "wide.yaml"
+    lesson.write_text(
+        "title: Wide tokens\ntokens: [猫, 追う, ねずみ]\nX: [[1, 0], [0, 1], [1, 1]]\n"
+        "W_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1], [2]]\n"
+    )
+    result = run("walk", str(lesson), "--step", "scores")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = next(k for k, x in enumerate(lines) if x.startswith("shape:"))
+    table = [x for x in lines[start:] if x.startswith(("│", "├", "╭", "╰"))]  # Q · Kᵀ = scores
+    header = "│ 猫 │ 追う │ ねずみ │"  # padded by cells, not characters, and not cut off
+    assert sum(x.count(header) for x in table) == 2  # Kᵀ and scores
+    assert len({cell_len(x.rstrip()) for x in table}) == 1  # every line ends at the same column

@@ -207,40 +207,57 @@ class MatrixGrid:
     def __rich_measure__(self, console: object, options: object) -> Measurement:
         return Measurement(self.width, self.width)
 
-    def _rule(self, left: str, mid: str, right: str) -> list[Segment]:
+    def _rule(self, left: str, mid: str, right: str) -> tuple[list[Segment], int]:
         widths = [self.label_width] + [w for _, w in self.header]
         rule = left + mid.join("─" * (w + 2) for w in widths) + right
-        return [self.indent, Segment(rule, self.border), Segment.line()]
+        return [self.indent, Segment(rule, self.border)], len(self.indent.text) + len(rule)
+
+    @functools.cached_property
+    def _lines(self) -> list[tuple[list[Segment], int]]:
+        """Each line as plain segments and its width in cells (no padding on the right)."""
+        # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
+        title_w = cell_len(self.title)
+        pad = max(0, (self.width - title_w) // 2)
+        lines = [([Segment(" " * pad), Segment(self.title, self.strong)], pad + title_w)]
+        lines.append(self._rule("╭", "┬", "╮"))
+        bar = Segment("│", self.border)
+        full = len(self.indent.text) + self.label_width + 3 + sum(w + 3 for _, w in self.header) + 1
+        head = [self.indent, bar, Segment(" " * (self.label_width + 2)), bar]
+        for text, w in self.header:
+            head += [Segment(" " + _pad_left(text, w) + " ", self.strong), bar]
+        lines.append((head, full))
+        lines.append(self._rule("├", "┼", "┤"))
+        for (label, label_style), cells in self.body:
+            line = [self.indent, bar, Segment(" ")]
+            line.append(Segment(label + " " * (self.label_width - _cells(label)), label_style))
+            line += [Segment(" "), bar]
+            for (text, style), (_, w) in zip(cells, self.header, strict=True):
+                line += [Segment(" " + _pad_left(text, w) + " ", style), bar]
+            lines.append((line, full))
+        lines.append(self._rule("╰", "┴", "╯"))
+        return lines
+
+    def padded_lines(self) -> list[list[Segment]]:
+        """The lines, each filled with blanks to ``self.width`` (for drawing beside others)."""
+        return [
+            [*line, Segment(" " * (self.width - n))] if n < self.width else line
+            for line, n in self._lines
+        ]
 
     def __rich_console__(self, console: object, options: object) -> Iterable[Segment]:
-        # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
-        pad = max(0, (self.width - cell_len(self.title)) // 2)
-        yield Segment(" " * pad)
-        yield Segment(self.title, self.strong)
-        yield Segment.line()
-        yield from self._rule("╭", "┬", "╮")
-        bar = Segment("│", self.border)
-        yield self.indent
-        yield bar
-        yield Segment(" " * (self.label_width + 2))
-        yield bar
-        for text, w in self.header:
-            yield Segment(" " + text.rjust(w) + " ", self.strong)
-            yield bar
-        yield Segment.line()
-        yield from self._rule("├", "┼", "┤")
-        for (label, label_style), cells in self.body:
-            yield self.indent
-            yield bar
-            yield Segment(" ")
-            yield Segment(label + " " * (self.label_width - cell_len(label)), label_style)
-            yield Segment(" ")
-            yield bar
-            for (text, style), (_, w) in zip(cells, self.header, strict=True):
-                yield Segment(" " * (w - cell_len(text) + 1) + text + " ", style)
-                yield bar
+        for line, _ in self._lines:
+            yield from line
             yield Segment.line()
-        yield from self._rule("╰", "┴", "╯")
+
+
+def _cells(text: str) -> int:
+    """Terminal cells of ``text``: ``len`` for ASCII (most numbers), else Rich's measure."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def _pad_left(text: str, width: int) -> str:
+    """``text`` right-aligned in ``width`` cells (``str.rjust`` counts characters, not cells)."""
+    return " " * (width - _cells(text)) + text
 
 
 def transposed(step: Step) -> Step:
@@ -271,7 +288,9 @@ class Beside:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
         blocks = [
-            console.render_lines(item, options.update(width=w, height=None), pad=True)
+            item.padded_lines()
+            if isinstance(item, MatrixGrid)  # already laid out: no need to measure it again
+            else console.render_lines(item, options.update(width=w, height=None), pad=True)
             for item, w in zip(self.items, self.widths, strict=True)
         ]
         height = max(len(b) for b in blocks)
