@@ -55,13 +55,20 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 
 
 def growth(folder: Path) -> list[tuple[int, float, float, float]]:
-    """In-process load, derive and render times for N = 4 … 128 (d_model 64, d_k = d_v = 16)."""
+    """In-process load, derive and render times for N = 4 … 128 (d_model 64, d_k = d_v = 16).
+
+    The cyclic collector is off, as in the console script: otherwise a full collection over
+    sympy's objects lands in whichever step happens to cross its threshold.
+    """
+    import gc
+
     from rich.console import Console
 
     from tutor.engine import derive
     from tutor.lesson import load_lesson
     from tutor.render import WalkOptions, walk
 
+    gc.disable()
     rows = []
     for n in (4, 8, 16, 32, 64, 128):
         path = folder / f"grow{n}.yaml"
@@ -80,6 +87,7 @@ def growth(folder: Path) -> list[tuple[int, float, float, float]]:
             console.print(part)
         t3 = time.perf_counter()
         rows.append((n, t1 - t0, t2 - t1, t3 - t2))
+    gc.enable()
     return rows
 
 
