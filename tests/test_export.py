@@ -255,3 +255,11 @@ def test_html_has_the_lessons_title_escaped(tmp_path, run) -> None:  # type: ign
     )
     html = export(run, str(lesson), "--format", "html")
     assert "<title>&lt;b&gt;A &amp; {B}&lt;/b&gt;: attn-tutor walk odd</title>" in html
+
+
+def test_one_token_is_singular_in_the_worksheet_and_the_walk(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "solo.yaml"
+    lesson.write_text("title: Solo\ntokens: [solo]\nX: [[1]]\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n")
+    assert "N = 1 token (solo), d_model = 1, d_k = 1, d_v = 1." in export(run, str(lesson))
+    assert "$N = 1$ token (solo)" in export(run, str(lesson), "--format", "tex")
+    assert "N = 1 token (solo) · d_model = 1 · d_k = 1 · d_v = 1" in run("walk", str(lesson)).stdout

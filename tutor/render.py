@@ -638,15 +638,7 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
 
 def header(d: Derivation) -> RenderableType:
     lesson = d.lesson
-    tokens = "token" if lesson.n == 1 else "tokens"
-    facts = (
-        f"N = {lesson.n} {tokens} ({', '.join(lesson.labels)}) · d_model = {lesson.d_model} · "
-        f"d_k = {lesson.d_k} · d_v = {lesson.d_v}"
-    )
-    if lesson.multi_head:
-        facts += f" · {len(lesson.heads)} heads"
-    if lesson.mask == "causal":
-        facts += " · causal mask"
+    facts = " · ".join(words.lesson_facts(lesson))
     body = [Text(facts)]
     if lesson.description:
         body.insert(0, Text(lesson.description))

@@ -5,6 +5,7 @@ Rich-free and import-light, so the worksheets can use them without loading rich.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,6 +29,30 @@ TITLES = {
     "W_O": "W_O, the output projection",
     "output": "output = concat · W_O",
 }
+
+
+def lesson_facts(
+    lesson: Lesson,
+    text: Callable[[str], str] = str,
+    math: Callable[[str], str] = lambda m: m.replace("_{model}", "_model"),
+) -> list[str]:
+    """``N = 3 tokens (cats, chase, mice)``, ``d_model = 4``, … as parts for the caller to join.
+
+    ``text`` escapes plain words (Markdown, LaTeX) and ``math`` spells a formula
+    (``d_{model}`` is LaTeX's spelling; the default writes ``d_model``).
+    """
+    tokens = "token" if lesson.n == 1 else "tokens"
+    parts = [
+        f"{math(f'N = {lesson.n}')} {tokens} ({text(', '.join(lesson.labels))})",
+        math(f"d_{{model}} = {lesson.d_model}"),
+        math(f"d_k = {lesson.d_k}"),
+        math(f"d_v = {lesson.d_v}"),
+    ]
+    if lesson.multi_head:
+        parts.append(f"{len(lesson.heads)} heads")
+    if lesson.mask == "causal":
+        parts.append("causal mask")
+    return parts
 
 
 def head_label(lesson: Lesson, head: int) -> str:

@@ -278,17 +278,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
 
 def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]) -> str:
     """``N = 3 tokens (cats, chase, mice), d_model = 4, ...``, spelled by ``text`` and ``math``."""
-    lesson = d.lesson
-    out = (
-        f"{math(f'N = {lesson.n}')} tokens ({text(', '.join(lesson.labels))}), "
-        f"{math(f'd_{{model}} = {lesson.d_model}')}, {math(f'd_k = {lesson.d_k}')}, "
-        f"{math(f'd_v = {lesson.d_v}')}"
-    )
-    if lesson.multi_head:
-        out += f", {len(lesson.heads)} heads"
-    if lesson.mask == "causal":
-        out += ", causal mask"
-    return out + "."
+    return ", ".join(words.lesson_facts(d.lesson, text, math)) + "."
 
 
 def _md_step_heading(step: Step, level: str) -> list[str]:
