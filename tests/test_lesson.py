@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import FrozenInstanceError, is_dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, bundled_lessons
+from tests.conftest import FIXTURES, LESSONS, bundled_lessons
 from tutor.errors import LessonError
 from tutor.lesson import find_lesson, load_lesson, unique_labels
 
 BAD = sorted((FIXTURES / "lessons" / "bad").glob("*.yaml"))
+CATS = LESSONS / "cats-chase-mice.yaml"
 
 
 def expectation(path: Path) -> tuple[int, int, str]:
@@ -144,3 +146,45 @@ def test_a_folder_for_an_answer_sheet_says_an(tmp_path, run) -> None:  # type: i
     assert "is a folder; expected an answer sheet file (.yaml)" in result.stderr
     result = run("walk", str(tmp_path))
     assert "is a folder; expected a lesson file (.yaml)" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["notes", "where"])
+def test_a_loaded_lessons_notes_and_positions_cannot_be_changed(name: str) -> None:
+    view = getattr(load_lesson(CATS), name)
+    before = dict(view)
+    key = next(iter(view))
+    with pytest.raises(TypeError):
+        view[key] = view[key]
+    with pytest.raises(TypeError):
+        view["a new key"] = view[key]
+    with pytest.raises(TypeError):
+        del view[key]
+    assert dict(view) == before
+
+
+@pytest.mark.parametrize("field", ["steps", "count"])
+def test_a_loaded_lessons_quiz_defaults_cannot_be_changed(field: str) -> None:
+    lesson = load_lesson(CATS)
+    with pytest.raises(FrozenInstanceError):
+        setattr(lesson.quiz, field, None)
+
+
+@pytest.mark.parametrize(
+    "section, steps, count",
+    [
+        ("", (), 8),  # no quiz: section, the defaults
+        ("quiz:\n  steps: [scores, Z]\n  count: 3\n", ("scores", "Z"), 3),
+        ("quiz:\n  count: 012\n", (), 12),  # read from the text: 012 is twelve, not octal
+        ("quiz:\n  steps: [weights]\n", ("weights",), 8),
+        ("quiz:\n  steps: []\n", (), 8),
+        ("quiz: {}\n", (), 8),
+    ],
+    ids=["no quiz section", "steps and count", "count only", "steps only", "no steps", "empty"],
+)
+def test_quiz_defaults_come_out_typed(tmp_path: Path, section: str, steps, count) -> None:  # type: ignore[no-untyped-def]
+    p = tmp_path / "q.yaml"
+    p.write_text(CATS.read_text() + section)
+    quiz = load_lesson(p).quiz
+    assert is_dataclass(quiz)
+    assert (quiz.steps, quiz.count) == (steps, count)
+    assert type(quiz.steps) is tuple and type(quiz.count) is int

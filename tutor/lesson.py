@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 
 import yaml
 import yaml.composer
@@ -48,6 +49,14 @@ class Head:
 
 
 @dataclass(frozen=True)
+class QuizDefaults:
+    """The lesson's ``quiz:`` settings; the command line's ``--steps`` and ``--count`` win."""
+
+    steps: tuple[str, ...] = ()  # empty: every step of the lesson that a quiz can ask about
+    count: int = 8  # how many cells to ask
+
+
+@dataclass(frozen=True)
 class Lesson:
     """A validated lesson: exact inputs and the instructor's words."""
 
@@ -62,11 +71,12 @@ class Lesson:
     W_O: Matrix | None = None
     mask: str = "none"
     precision: int = 2
-    notes: dict[str, str] = field(default_factory=dict)
-    quiz: dict[str, object] = field(default_factory=dict)
+    # notes and where are read-only views (the loader builds them), so a frozen lesson stays so
+    notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    quiz: QuizDefaults = QuizDefaults()
     # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
     # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
-    where: dict[str, tuple[int, int]] = field(default_factory=dict)
+    where: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -472,7 +482,7 @@ def _build(
             precision = int(p)
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
-    quiz = _quiz(c, value("quiz")) if "quiz" in keys else {}
+    quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
     where = {k: _pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -489,9 +499,9 @@ def _build(
         W_O=W_O,
         mask=mask,
         precision=precision,
-        notes=notes,
+        notes=MappingProxyType(notes),
         quiz=quiz,
-        where=where,
+        where=MappingProxyType(where),
     )
 
 
@@ -619,9 +629,9 @@ def _notes(c: Checker, node: yaml.Node) -> dict[str, str]:
     return out
 
 
-def _quiz(c: Checker, node: yaml.Node) -> dict[str, object]:
+def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
     keys = c.mapping(node, QUIZ_KEYS, "quiz")
-    out: dict[str, object] = {}
+    out = QuizDefaults()
     if keys is None:
         return out
     if "count" in keys:
@@ -630,7 +640,7 @@ def _quiz(c: Checker, node: yaml.Node) -> dict[str, object]:
         if text is not None and not (text.isdigit() and 1 <= int(text) <= 200):
             c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
         elif text is not None:
-            out["count"] = int(text)
+            out = replace(out, count=int(text))
     if "steps" in keys:
         v = keys["steps"][1]
         if not isinstance(v, yaml.SequenceNode):
@@ -643,7 +653,7 @@ def _quiz(c: Checker, node: yaml.Node) -> dict[str, object]:
                     c.error(s, f"unknown step {name!r}{suggest(name, STEP_NAMES)}")
                 elif name is not None:
                     steps.append(name)
-            out["steps"] = steps
+            out = replace(out, steps=tuple(steps))
     return out
 
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
 # where the extra questions go when the count does not split evenly: the later, harder steps
 PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
-DEFAULT_COUNT = 8
 MAX_TRIES = 3
 COMMANDS = ("hint", "skip", "show", "quit")
 
@@ -83,13 +82,13 @@ def choose(
     """About ``count`` cells across ``steps``, in the order of the computation, random within a
     step; the same seed gives the same questions. Defaults come from the lesson's ``quiz:``."""
     available = quiz_steps(d)
-    names = steps or list(d.lesson.quiz.get("steps") or []) or available  # type: ignore[call-overload]
+    names = steps or list(d.lesson.quiz.steps) or available
     for name in names:
         if name not in available:
             raise UsageError(
                 f"cannot quiz on {name!r} in this lesson; quiz steps: {', '.join(available)}"
             )
-    total = count or int(d.lesson.quiz.get("count") or DEFAULT_COUNT)  # type: ignore[call-overload]
+    total = count or d.lesson.quiz.count
     names = [n for n in QUIZ_STEPS if n in names]
     pools = {
         n: [
