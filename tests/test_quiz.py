@@ -471,3 +471,10 @@ def test_progress_shows_lesson_names_as_typed(run, home: Path, tmp_path: Path) -
     assert r.exit_code == 0, r.stderr
     assert "[b]cats :smile:" in [line.strip() for line in r.stdout.splitlines()]  # table title
     assert "(attn-tutor quiz '[b]cats :smile:' --steps Q)" in r.stdout  # quoted for a shell
+
+
+def test_quiz_help_states_the_default_count_the_quiz_uses(run) -> None:  # type: ignore[no-untyped-def]
+    from tutor.lesson import QuizDefaults
+
+    # the help text is a literal (cli.py must not import the lesson module for --help)
+    assert f"(default {QuizDefaults().count})" in run("quiz", "--help").stdout
