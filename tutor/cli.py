@@ -622,9 +622,12 @@ def _run(invoke: Callable[[], object]) -> int:
         )
         code = 70
     if err:
-        from rich.markup import escape
+        from rich.text import Text
 
-        make_console(stderr=True).print(f"[bold red]error:[/] {escape(err)}", soft_wrap=True)
+        # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
+        # trailing one, and messages quote paths and values as the user wrote them
+        message = Text.assemble(("error:", "bold red"), " ", err)
+        make_console(stderr=True).print(message, soft_wrap=True)
     return code
 
 

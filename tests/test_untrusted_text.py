@@ -1,0 +1,57 @@
+"""Text from a person or a file reaches the terminal as typed: never read as Rich markup or emoji
+codes, never a crash, and never a raw control character.
+
+Lesson titles, notes and file names, answer-sheet entries, history records, typed answers and
+the command line's own arguments are all someone else's text. Each test feeds the bad text itself
+through the public interface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LESSONS
+
+CATS = (LESSONS / "cats-chase-mice.yaml").read_text()
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test writes to the real home."""
+    monkeypatch.setenv("ATTN_TUTOR_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+# ---------------------------------------------------------------------------------------------
+# error messages
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "[/]x.yaml",
+        "[bold]x.yaml",
+        "[link=mailto:me@example.com]x.yaml",
+        ":smile: x.yaml",
+        "C:\\lessons\\[draft.yaml",  # a backslash before [ that closes no tag
+        "notes\\[b].yaml",  # a backslash before something that looks like a tag
+        "draft\\",  # a trailing backslash
+    ],
+)
+def test_an_error_names_the_file_exactly_as_given(run, name: str) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", name)
+    assert result.exit_code == 1, result.stderr
+    assert name in result.stderr, result.stderr  # not one character lost, added or changed
+    assert "internal error" not in result.stderr
+
+
+def test_an_error_quoting_a_value_from_the_file_keeps_its_backslashes(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "bs.yaml"
+    lesson.write_text(
+        "title: t\ntokens: [a]\nX: abc\\\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n", encoding="utf-8"
+    )
+    result = run("walk", str(lesson))
+    assert result.exit_code == 1
+    assert result.stderr.rstrip().endswith("but found abc\\"), result.stderr
