@@ -55,3 +55,18 @@ def test_an_error_quoting_a_value_from_the_file_keeps_its_backslashes(run, tmp_p
     result = run("walk", str(lesson))
     assert result.exit_code == 1
     assert result.stderr.rstrip().endswith("but found abc\\"), result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# history.jsonl
+
+
+def test_a_deeply_nested_history_line_is_skipped_not_a_crash(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    home.mkdir(parents=True)
+    good = '{"lesson": "cats-chase-mice", "cells": [{"step": "Q", "outcome": "first"}]}'
+    deep = '{"lesson": "x", "cells": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (home / "history.jsonl").write_text(f"{deep}\n{good}\n", encoding="utf-8")
+    result = run("progress")
+    assert result.exit_code == 0, result.stderr
+    assert "history.jsonl:1: skipped a damaged record" in " ".join(result.stderr.split())
+    assert "Progress over 1 quiz" in result.stdout and "cats-chase-mice" in result.stdout

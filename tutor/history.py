@@ -93,7 +93,7 @@ def read(path: Path | None = None) -> History:
             rec = json.loads(line.decode("utf-8"))
             if not isinstance(rec, dict) or not isinstance(rec.get("cells"), list):
                 raise ValueError("not a quiz record")
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past json's C stack
             torn = n == len(lines) or (n == len(lines) - 1 and not lines[-1])
             out.problems.append(
                 f"{path}:{n}: skipped a damaged record"
