@@ -70,3 +70,40 @@ def test_a_deeply_nested_history_line_is_skipped_not_a_crash(run, home: Path) ->
     assert result.exit_code == 0, result.stderr
     assert "history.jsonl:1: skipped a damaged record" in " ".join(result.stderr.split())
     assert "Progress over 1 quiz" in result.stdout and "cats-chase-mice" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# command-line arguments
+
+
+LONG = "x" * 5000 + ".yaml"  # longer than any file system allows for a name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["walk", LONG],
+        ["quiz", LONG],
+        ["explain", LONG, "Z[cats, 1]"],
+        ["export", LONG],
+        ["check", LONG],
+        ["grade", "cats-chase-mice", LONG],
+        ["list", "--lessons-dir", LONG],
+        ["walk", "--lessons-dir", LONG, "cats-chase-mice"],
+        ["export", "cats-chase-mice", "--output", LONG],
+        ["export", "cats-chase-mice", "--output", f"{LONG}/x.md"],
+    ],
+    ids=lambda args: " ".join(a.replace(LONG, "LONG") for a in args),
+)
+def test_a_path_too_long_for_the_file_system_is_a_user_error(run, args: list[str]) -> None:  # type: ignore[no-untyped-def]
+    result = run(*args, input="")
+    assert result.exit_code in (1, 2), result.stderr
+    assert "internal error" not in result.stderr
+    assert LONG in result.stdout + result.stderr  # named (check reports on stdout)
+
+
+def test_check_reports_a_name_too_long_and_goes_on_to_the_next(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("check", LONG, "cats-chase-mice")
+    assert result.exit_code == 1, result.stderr
+    assert f"{LONG}:1:1: cannot read the file" in result.stdout
+    assert "checked 2 lessons: 1 valid, 1 invalid" in result.stdout

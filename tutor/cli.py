@@ -608,6 +608,8 @@ def _run(invoke: Callable[[], object]) -> int:
     except BrokenPipeError:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away; say nothing
         code = 0
+    except OSError as e:  # the file system refused a path the user gave: too long, no access
+        err, code = (f"{e.filename}: " if e.filename else "") + (e.strerror or str(e)), 1
     except Exception:
         if os.environ.get("ATTN_TUTOR_DEBUG"):
             raise

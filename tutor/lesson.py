@@ -125,11 +125,11 @@ def read_text(path: str | Path, what: str = "lesson") -> str:
     a_what = ("an " if what[0] in "aeiou" else "a ") + what  # "a lesson", "an answer sheet"
     p = Path(path)
     shown = str(path)
-    if not p.exists():
-        raise LessonError.at(shown, 1, 1, f"no such {what} file")
-    if p.is_dir():
-        raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
-    try:
+    try:  # even asking whether a path exists can fail: a name too long for the file system
+        if not p.exists():
+            raise LessonError.at(shown, 1, 1, f"no such {what} file")
+        if p.is_dir():
+            raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
         size = p.stat().st_size
         if size > MAX_FILE_BYTES:
             raise LessonError.at(
@@ -712,10 +712,18 @@ def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Pa
                 yield p.stem, origin, p
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the file system cannot even look (a name too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
     """A lesson by name (in the lesson folders) or by path; raise ``LessonError`` if absent."""
     looks_like_path = name.endswith((".yaml", ".yml")) or os.sep in name or "/" in name
-    if looks_like_path or Path(name).is_file():
+    if looks_like_path or _is_file(Path(name)):
         return Path(name)
     found = {n: p for n, _, p in reversed(list(iter_lessons(extra)))}
     if name in found:

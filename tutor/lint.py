@@ -46,10 +46,17 @@ def check_lessons(names: list[str], extra: list[Path] | None = None) -> list[Rep
 
 def _expand(names: list[str]) -> Iterator[str]:
     for name in names:
-        if Path(name).is_dir():
+        if _is_dir(Path(name)):
             yield from (str(p) for p in sorted(Path(name).glob("*.yaml")))
         else:
             yield name
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long to look up: checked (and reported) as a file
+        return False
 
 
 def check_one(name: str, extra: list[Path] | None = None) -> Report:
