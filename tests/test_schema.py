@@ -49,6 +49,7 @@ SCHEMA_DETECTABLE = {
     "mask-unknown",
     "nested-entry",
     "title-empty",
+    "title-control",  # an escape sequence in the title: the text pattern refuses it
 }
 # Bad fixtures only `attn-tutor check` can see, and why.
 SCHEMA_BLIND = {
@@ -146,6 +147,7 @@ BASE = {"title": "t", "tokens": ["a"], "X": [[1]], "W_Q": [[1]], "W_K": [[1]], "
         {"tokens": ["New York"]},
         {"tokens": [2024]},
         {"notes": {"scores": "hi", "Z": 3}},
+        {"description": "two\nlines,\ta tab", "notes": {"Q": "é [/] :smile:"}},
         {"quiz": {"steps": ["Q", "weights"], "count": 5}},
     ],
 )
@@ -173,6 +175,9 @@ def test_the_schema_accepts_what_the_loader_accepts(change: dict, tmp_path: Path
         {"tokens": ["x" * 41]},
         {"tokens": ["  "]},
         {"notes": {"score": "typo"}},
+        {"title": "\x1b[31mred"},
+        {"description": "\x07"},
+        {"notes": {"Q": "a\x9bb"}},
         {"quiz": {"count": 0}},
         {"heads": [{"W_Q": [[1]], "W_K": [[1]], "W_V": [[1]]}]},  # and W_Q at the top too
         {"W_q": [[1]]},

@@ -107,3 +107,70 @@ def test_check_reports_a_name_too_long_and_goes_on_to_the_next(run) -> None:  # 
     assert result.exit_code == 1, result.stderr
     assert f"{LONG}:1:1: cannot read the file" in result.stdout
     assert "checked 2 lessons: 1 valid, 1 invalid" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# a lesson's own words: title, description, notes, head names
+
+TWO_HEADS = """\
+title: {title}
+description: {description}
+tokens: [a, b]
+X: [[1, 0], [0, 1]]
+heads:
+  - name: {name}
+    W_Q: [[1, 0], [0, 1]]
+    W_K: [[1, 0], [0, 1]]
+    W_V: [[1, 0], [0, 1]]
+W_O: [[1, 0], [0, 1]]
+notes:
+  scores: {note}
+"""
+MARKUP = '"[/] [bold]x[/bold] [link=https://example.com]here[/link] :smile: \\\\"'
+FIELDS = {"title": (1, 8), "description": (2, 14), "name": (6, 11), "note": (12, 11)}
+WHAT = {
+    "title": "title",
+    "description": "description",
+    "name": "the name of head 1",
+    "note": "the note for scores",
+}
+
+
+def two_heads(tmp_path: Path, **words: str) -> Path:
+    path = tmp_path / "words.yaml"
+    path.write_text(TWO_HEADS.format(**({k: "plain" for k in FIELDS} | words)), encoding="utf-8")
+    return path
+
+
+def test_markup_in_a_lessons_words_is_shown_as_written(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = two_heads(tmp_path, **dict.fromkeys(FIELDS, MARKUP))
+    shown = "[/] [bold]x[/bold] [link=https://example.com]here[/link] :smile: \\"
+    for args in (["walk", str(path)], ["quiz", str(path), "--count", "1"], ["list"]):
+        env = {"ATTN_TUTOR_LESSONS": str(tmp_path), "COLUMNS": "200"} if args == ["list"] else {}
+        result = run(*args, input="", env=env)
+        assert result.exit_code == 0, result.stderr
+        assert shown in result.stdout
+        assert "😄" not in result.stdout
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("char", ["\\e", "\\x07", "\\x9b", "\\r", "\\0"])
+def test_control_characters_in_a_lessons_words_are_refused(
+    run, tmp_path: Path, field: str, char: str
+) -> None:  # type: ignore[no-untyped-def]
+    """An escape sequence in a title would reach the terminal (and an SVG) raw; a lesson may
+    not carry one. YAML writes them only in double quotes: "\\e[31m"."""
+    path = two_heads(tmp_path, **{field: f'"red {char}[31m here"'})
+    line, col = FIELDS[field]
+    result = run("walk", str(path))
+    assert result.exit_code == 1, result.stdout
+    assert f"{path}:{line}:{col}: {WHAT[field]} contains " in result.stderr
+    assert "control characters" in result.stderr
+    assert "[31m here" not in result.stdout + result.stderr  # nothing of it printed raw
+    assert run("check", str(path)).exit_code == 1
+
+
+def test_line_breaks_and_tabs_in_a_lessons_words_are_fine(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = two_heads(tmp_path, title="|\n  Two\n  lines", note='"a\\tb\\nc"')
+    result = run("walk", str(path))
+    assert result.exit_code == 0, result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml.resolver
 from tutor.errors import AnswerError, LessonError, Problem, UsageError
 from tutor.numbers import parse_entry
 from tutor.spec import (
+    CONTROL_CHARS,
     HEAD_KEYS,
     MASKS,
     MAX_DEPTH,
@@ -230,6 +232,9 @@ def compose(text: str, path: str) -> yaml.Node | None:
 # validation: a small toolkit over nodes that records every problem it meets
 
 
+_CONTROL = re.compile(f"[{CONTROL_CHARS}]")
+
+
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -298,6 +303,20 @@ class Checker:
             self.error(node, f"{what} should be text, but found {describe(node)}")
             return None
         return node.value
+
+    def text(self, node: yaml.Node, what: str) -> str | None:
+        """Words for a person to read (title, description, a note, a head's name): any text
+        without control characters; a line break or a tab is fine."""
+        value = self.scalar(node, what)
+        bad = _CONTROL.search(value) if value is not None else None
+        if bad is not None:
+            self.error(
+                node,
+                f"{what} contains {bad[0]!r}; a lesson's words may not contain control "
+                "characters (a line break or a tab is fine)",
+            )
+            return None
+        return value
 
     def number(self, node: yaml.Node, what: str) -> Entry | None:
         if not isinstance(node, yaml.ScalarNode):
@@ -415,13 +434,13 @@ def _build(
         v = c.scalar(keys["version"][1], "version")
         if v is not None and v != "1":
             c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
-    title = c.scalar(value("title"), "title") if "title" in keys else None
+    title = c.text(value("title"), "title") if "title" in keys else None
     if title is not None and not title.strip():
         c.error(value("title"), "title is empty; expected a few words naming the lesson")
         title = None
     description = ""
     if "description" in keys:
-        description = c.scalar(value("description"), "description") or ""
+        description = c.text(value("description"), "description") or ""
 
     tokens: list[str] | None = None
     if "tokens" in keys:
@@ -605,7 +624,7 @@ def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list
             continue
         label = None
         if "name" in hk:
-            label = c.scalar(hk["name"][1], f"the name of head {i}")
+            label = c.text(hk["name"][1], f"the name of head {i}")
         head = _weights(
             c,
             lambda k, hk=hk: hk[k][1] if k in hk else None,
@@ -623,7 +642,7 @@ def _notes(c: Checker, node: yaml.Node) -> dict[str, str]:
     keys = c.mapping(node, STEP_NAMES, "notes")
     out = {}
     for step, (_, v) in (keys or {}).items():
-        text = c.scalar(v, f"the note for {step}")
+        text = c.text(v, f"the note for {step}")
         if text is not None:
             out[step] = text
     return out

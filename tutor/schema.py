@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tutor.spec import MASKS, MAX_DIM, MAX_TOKEN_CHARS, MAX_TOKENS, STEP_NAMES
+from tutor.spec import CONTROL_CHARS, MASKS, MAX_DIM, MAX_TOKEN_CHARS, MAX_TOKENS, STEP_NAMES
 
 # the written forms tutor.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
 ENTRY_PATTERN = (
@@ -25,6 +25,9 @@ TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{
 
 # YAML reads `title: 2024` or `name: yes` as a number or a boolean; the loader takes the text
 SCALAR = {"type": ["string", "number", "boolean"]}
+# a lesson's words (title, description, notes, head names): no control characters but \t and \n
+NO_CONTROL = f"^[^{CONTROL_CHARS}]*$"
+TEXT = {**SCALAR, "pattern": NO_CONTROL}
 
 
 def _matrix(description: str, max_rows: int = MAX_DIM) -> dict:
@@ -60,10 +63,10 @@ SCHEMA: dict = {
         "title": {
             "type": ["string", "number", "boolean"],
             "minLength": 1,
-            "pattern": "\\S",
+            "allOf": [{"pattern": "\\S"}, {"pattern": NO_CONTROL}],
             "description": "Shown at the top of the walk.",
         },
-        "description": {**SCALAR, "description": "A sentence or two under the title."},
+        "description": {**TEXT, "description": "A sentence or two under the title."},
         "tokens": {
             "description": "One label per row of X; repeats are shown as the#1, the#2.",
             "type": "array",
@@ -86,7 +89,7 @@ SCHEMA: dict = {
                 "type": "object",
                 "required": ["W_Q", "W_K", "W_V"],
                 "additionalProperties": False,
-                "properties": {"name": {**SCALAR, "description": "The head's name."}, **_WEIGHTS},
+                "properties": {"name": {**TEXT, "description": "The head's name."}, **_WEIGHTS},
             },
         },
         "W_O": _matrix("(heads × d_v) × d_out: projects the heads' concatenation."),
@@ -105,7 +108,7 @@ SCHEMA: dict = {
             "description": "The instructor's words, by step name.",
             "type": "object",
             "propertyNames": {"enum": list(STEP_NAMES)},
-            "additionalProperties": SCALAR,
+            "additionalProperties": TEXT,
         },
         "quiz": {
             "description": "Quiz defaults.",

@@ -8,6 +8,9 @@ MAX_TOKENS = 128
 MAX_DIM = 512
 MAX_DEPTH = 16
 MAX_TOKEN_CHARS = 40
+# control characters a lesson's words may not contain (a regex class body): C0 but tab and line
+# feed, DEL and C1. An escape sequence in a title would reach the terminal, or an SVG, raw.
+CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 STEP_NAMES = (
     "X",
