@@ -174,3 +174,115 @@ def test_line_breaks_and_tabs_in_a_lessons_words_are_fine(run, tmp_path: Path) -
     path = two_heads(tmp_path, title="|\n  Two\n  lines", note='"a\\tb\\nc"')
     result = run("walk", str(path))
     assert result.exit_code == 0, result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# other people's text that is shown, not refused: sheets, history, typed answers, file names
+# Control characters in it are spelled out (\x1b), so none reaches the terminal raw.
+
+ESC = "\x1b[31m"  # an escape sequence: red from here on
+SHOWN = "\\x1b[31m"  # how it is shown instead
+
+
+def flat(text: str) -> str:
+    """The output with its line wrapping undone."""
+    return " ".join(text.split())
+
+
+def no_raw_controls(text: str) -> None:
+    raw = [c for c in text if (ord(c) < 32 and c not in "\n") or 0x7F <= ord(c) <= 0x9F]
+    assert not raw, f"raw control characters reach the terminal: {raw!r}"
+
+
+def sheet_with(run, tmp_path: Path, student: str, q_row: str, name: str = "sheet.yaml") -> Path:  # type: ignore[no-untyped-def]
+    blank = run("export", "cats-chase-mice", "--format", "sheet").stdout
+    text = blank.replace('student: ""', f"student: {student}", 1)
+    text = text.replace("Q:\n  - [null, null]", f"Q:\n  - {q_row}", 1)
+    assert text != blank
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_sheet_is_graded_with_its_markup_shown_as_written(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sheet = sheet_with(run, tmp_path, '"[bold]Ada[/] :smile:"', '["[/]", "[b]2"]')
+    result = run("grade", "cats-chase-mice", str(sheet))
+    assert result.exit_code == 0, result.stderr
+    assert "by [bold]Ada[/] :smile: against" in flat(result.stdout)
+    assert "you wrote [/] (could not be read" in flat(result.stdout)
+    assert "you wrote [b]2 (could not be read" in flat(result.stdout)
+
+
+def test_control_characters_in_a_sheet_are_shown_spelled_out(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sheet = sheet_with(run, tmp_path, '"\\e[31mAda"', '["\\e[2J", "1\\n2"]')
+    result = run("grade", "cats-chase-mice", str(sheet))
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout + result.stderr)
+    assert f"by {SHOWN}Ada against" in flat(result.stdout)
+    assert "you wrote \\x1b[2J (could not be read" in flat(result.stdout)
+    assert "you wrote 1\\n2 (could not be read" in flat(result.stdout)
+    # the table of Q keeps its shape: every line of it as wide as its top border
+    lines = result.stdout.splitlines()
+    top = next(k for k, line in enumerate(lines) if line.lstrip().startswith("Q (3 × 2)")) + 1
+    widths = {len(line.rstrip()) for line in lines[top : top + 7]}
+    assert len(widths) == 1, lines[top : top + 7]
+
+
+def test_control_characters_in_the_history_are_shown_spelled_out(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    home.mkdir(parents=True)
+    record = {"lesson": f"{ESC}cats", "cells": [{"step": f"{ESC}Q", "outcome": "missed"}]}
+    (home / "history.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = run("progress")
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout + result.stderr)
+    assert f"{SHOWN}cats" in result.stdout and f"{SHOWN}Q" in result.stdout
+
+
+def test_a_typed_answer_is_echoed_as_typed_with_controls_spelled_out(run) -> None:  # type: ignore[no-untyped-def]
+    typed = f"[/] [bold]1 :smile:\n{ESC}2\nskip\n"
+    result = run("quiz", "--steps", "Q", "--count", "1", "--seed", "1", input=typed)
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout + result.stderr)
+    assert "[/] [bold]1 :smile:" in result.stdout
+    assert f"{SHOWN}2" in result.stdout
+
+
+def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path, home: Path
+) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    odd = folder / f"{ESC}cats.yaml"
+    odd.write_text(CATS, encoding="utf-8")
+    env = {"ATTN_TUTOR_LESSONS": str(folder)}
+    shown = f"{SHOWN}cats"
+    for args in (["list"], ["check", str(odd)], ["walk", str(folder / f"{ESC}gone.yaml")]):
+        result = run(*args, env=env)
+        assert result.exit_code in (0, 1), result.stderr
+        no_raw_controls(result.stdout + result.stderr)
+        assert "\\x1b[31m" in result.stdout + result.stderr, args
+    # a quiz on it, then its name in progress; a sheet for it (with a file name of the same
+    # kind) graded, with and without --json
+    result = run("quiz", str(odd), "--steps", "Q", "--count", "1", "--seed", "1", input="skip\n")
+    assert result.exit_code == 0, result.stderr
+    result = run("progress")
+    no_raw_controls(result.stdout + result.stderr)
+    assert shown in result.stdout
+    sheet = sheet_with(run, tmp_path, '"Ada"', "[2, banana]", name=f"{ESC}sheet.yaml")
+    text = sheet.read_text().replace('lesson: "cats-chase-mice"', 'lesson: "\\e[31mcats"')
+    sheet.write_text(text, encoding="utf-8")
+    for json_out in ([], ["--json"]):
+        result = run("grade", str(odd), str(sheet), *json_out)
+        assert result.exit_code == 0, result.stderr
+        no_raw_controls(result.stdout + result.stderr)
+        assert f"{SHOWN}sheet.yaml:12:" in flat(result.stdout + result.stderr)  # banana's place
+    heading = flat(run("grade", str(odd), str(sheet)).stdout)
+    assert f"Grading {tmp_path}/{SHOWN}sheet.yaml by Ada against {shown} (Cats" in heading
+    # and the walk recorded as SVG stays well-formed XML
+    import xml.dom.minidom
+
+    result = run("export", str(odd), "--format", "svg")
+    assert result.exit_code == 0, result.stderr
+    xml.dom.minidom.parseString(result.stdout)

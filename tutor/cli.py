@@ -148,6 +148,7 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from tutor.columns import columns
     from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
+    from tutor.words import visible
 
     rows = []
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
@@ -157,11 +158,12 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
         if name in first:
             where += f" (shadowed by {first[name]})"
         first.setdefault(name, origin)
+        shown = visible(name)  # a file name: any escape sequence in it is spelled out
         if lesson is None:
-            rows.append([name, "", "", "", "", where, "(invalid: run attn-tutor check)"])
+            rows.append([shown, "", "", "", "", where, "(invalid: run attn-tutor check)"])
             continue
         sizes = (lesson.n, lesson.d_model, lesson.d_k, lesson.d_v)
-        rows.append([name, *map(str, sizes), where, lesson.title])
+        rows.append([shown, *map(str, sizes), where, lesson.title])
     folders = []
     for origin, folder in lesson_dirs(lessons_dir):
         tags = [LESSONS_ENV] if origin.startswith("env") else []
@@ -305,6 +307,7 @@ def progress(
 
     from tutor import history
     from tutor.format import plural
+    from tutor.words import visible
 
     console, err = make_console(), make_console(stderr=True)
     found = history.read()
@@ -320,13 +323,15 @@ def progress(
         Text(f"Progress over {plural(len(records), 'quiz', 'quizzes')} ({history.history_path()})")
     )
     for name in dict.fromkeys(r.lesson for r in rows):
-        table = Table(title=Text(name), title_justify="left")  # Text: names are not markup
+        # Text: names are not markup; visible: the history is a file anyone could have edited
+        table = Table(title=Text(visible(name)), title_justify="left")
         for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
             table.add_column(col, justify="left" if col == "step" else "right")
         for r in rows:
             if r.lesson == name:
                 recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
-                cells = (r.step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent)
+                step = visible(r.step)
+                cells = (step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent)
                 table.add_row(*map(Text, cells))
         console.print(table)
     console.print(
@@ -337,12 +342,11 @@ def progress(
     weakest = history.practise_next(rows)
     if weakest is not None:
         step = weakest.step.split(".")[-1]
-        console.print(
-            Text(
-                f"Practise next: {weakest.step} in {weakest.lesson} "
-                f"(attn-tutor quiz {shlex.quote(weakest.lesson)} --steps {step})"
-            )
+        line = (
+            f"Practise next: {weakest.step} in {weakest.lesson} "
+            f"(attn-tutor quiz {shlex.quote(weakest.lesson)} --steps {step})"
         )
+        console.print(Text(visible(line)))
 
 
 @app.command()
@@ -359,6 +363,7 @@ def grade(
 
     from tutor import grade as gr
     from tutor.engine import derive
+    from tutor.words import visible
 
     d = derive(open_lesson(lesson, lessons_dir))
     read = gr.read_sheet(sheet, d)
@@ -367,7 +372,7 @@ def grade(
         import json
 
         for problem in read.problems:  # the unreadable cells: on stderr, stdout stays JSON
-            make_console(stderr=True).print(Text(str(problem)), soft_wrap=True)
+            make_console(stderr=True).print(Text(visible(str(problem))), soft_wrap=True)
         sys.stdout.write(json.dumps(gr.report_json(report), ensure_ascii=False) + "\n")
         return
     from tutor.grade_render import report as render_report
@@ -473,13 +478,14 @@ def check(
     from rich.text import Text
 
     from tutor.lint import check_lessons, summary
+    from tutor.words import visible
 
     reports = check_lessons(files, lessons_dir)
     console = make_console()
     for report in reports:
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
-            place = (f"{p.where}:", "bold")
+            place = (f"{visible(p.where)}:", "bold")  # a path: a file name spelled out
             console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
     ok = all(r.valid for r in reports)
     console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)
@@ -626,9 +632,12 @@ def _run(invoke: Callable[[], object]) -> int:
     if err:
         from rich.text import Text
 
+        from tutor.words import visible
+
         # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
-        # trailing one, and messages quote paths and values as the user wrote them
-        message = Text.assemble(("error:", "bold red"), " ", err)
+        # trailing one, and messages quote paths and values as the user wrote them; a control
+        # character in a file name is spelled out, not sent to the terminal
+        message = Text.assemble(("error:", "bold red"), " ", visible(err, keep="\n"))
         make_console(stderr=True).print(message, soft_wrap=True)
     return code
 

@@ -21,6 +21,7 @@ from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_valu
 from tutor.quiz import Question
 from tutor.quiz import working as true_working
 from tutor.render import MatrixGrid, column_blocks, columns_part, side_by_side
+from tutor.words import visible
 
 MARKS = {
     "correct": ("✓", "green"),
@@ -34,7 +35,7 @@ MAX_SHOWN = 10  # characters of a long entry shown in a table cell
 
 
 def _shown_entry(g: Graded) -> str:
-    text = g.entry.text or ""
+    text = visible(g.entry.text or "")  # the student's text: one line, no escape sequences
     return text if cell_len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
@@ -123,7 +124,7 @@ def own_working(g: Graded, own: jd.Value, places: int) -> str:
 
 def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
     expected = expected_text(g, places)
-    head = Text.assemble((g.name, "bold red"), f": you wrote {g.entry.text}")
+    head = Text.assemble((g.name, "bold red"), f": you wrote {visible(g.entry.text or '')}")
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
     if g.own is not None:
@@ -156,12 +157,12 @@ def report(rep: Report, width: int) -> list[RenderableType]:
     d, sheet = rep.d, rep.sheet
     own = own_values(sheet)
     places = d.lesson.precision
-    who = f" by {sheet.student}" if sheet.student else ""
+    who = f" by {visible(sheet.student)}" if sheet.student else ""
     out: list[RenderableType] = [
         Text.assemble(
             ("Grading ", "bold"),
-            (sheet.path, "bold"),
-            f"{who} against {d.lesson.name} ({d.lesson.title})",
+            (visible(sheet.path), "bold"),
+            f"{who} against {visible(d.lesson.name)} ({d.lesson.title})",
         ),
         Text.assemble(*(part for v in VERDICTS for part in _legend(v))),
     ]
@@ -177,7 +178,7 @@ def report(rep: Report, width: int) -> list[RenderableType]:
             out += _look_again(g, own, places)
     if sheet.problems:
         out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
-        out += [Text(str(p)) for p in sheet.problems]
+        out += [Text(visible(str(p))) for p in sheet.problems]
     counts = ", ".join(f"{rep.count(v)} {v}" for v in VERDICTS)
     out.append(Text(""))
     out.append(Group(Text(f"{counts}"), Text(f"Score: {rep.score}/{rep.total}", style="bold")))

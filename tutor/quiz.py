@@ -21,6 +21,7 @@ from tutor.cells import cell_name, dot_phrase
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, UsageError
 from tutor.numbers import Answer, read_answer
+from tutor.words import visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -305,7 +306,7 @@ def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
     if not line:
         console.print()
         raise EOFError
-    console.print(Text(line.rstrip("\r\n")))
+    console.print(Text(visible(line.rstrip("\r\n"))))  # as typed, escape sequences spelled out
     return line
 
 

@@ -718,7 +718,7 @@ def walk_document(d: Derivation, kind: str, width: int = 100) -> str:
     )
     for part in walk(d, WalkOptions(width=width)):
         console.print(part)
-    title = f"attn-tutor walk {d.lesson.name}"
+    title = f"attn-tutor walk {words.visible(d.lesson.name)}"  # a file name: no control characters
     if kind == "svg":
         return console.export_svg(title=title)
     page = console.export_html(inline_styles=True)

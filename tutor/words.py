@@ -1,10 +1,12 @@
-"""Plain-text words shared by the walk (``render``) and the worksheets (``worksheet``).
+"""Plain-text words shared by the walk (``render``) and the worksheets (``worksheet``), and
+``visible`` for showing someone else's text on a terminal.
 
 Rich-free and import-light, so the worksheets can use them without loading rich.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -68,3 +70,13 @@ def matmul_shape(step: Step) -> str:
     if step.transpose:
         c, e = e, c
     return f"({a} × {b}) · ({c} × {e}) = {n} × {m}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with its control characters spelled out (``\\x1b``, ``\\n``), but those in
+    ``keep``. For text from a file name, a sheet, the history or the keyboard: Rich's ``Text``
+    keeps it from being read as markup, but passes an escape sequence to the terminal raw."""
+    return _CONTROL.sub(lambda m: m[0] if m[0] in keep else repr(m[0])[1:-1], text)
