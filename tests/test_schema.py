@@ -148,6 +148,7 @@ BASE = {"title": "t", "tokens": ["a"], "X": [[1]], "W_Q": [[1]], "W_K": [[1]], "
         {"tokens": [2024]},
         {"notes": {"scores": "hi", "Z": 3}},
         {"description": "two\nlines,\ta tab", "notes": {"Q": "é [/] :smile:"}},
+        {"title": " a\ttitle ending in a line break\n"},
         {"quiz": {"steps": ["Q", "weights"], "count": 5}},
     ],
 )
@@ -176,6 +177,8 @@ def test_the_schema_accepts_what_the_loader_accepts(change: dict, tmp_path: Path
         {"tokens": ["  "]},
         {"notes": {"score": "typo"}},
         {"title": "\x1b[31mred"},
+        {"title": "two\nlines"},
+        {"title": "two\u2028lines"},
         {"description": "\x07"},
         {"notes": {"Q": "a\x9bb"}},
         {"quiz": {"count": 0}},

@@ -170,10 +170,29 @@ def test_control_characters_in_a_lessons_words_are_refused(
     assert run("check", str(path)).exit_code == 1
 
 
-def test_line_breaks_and_tabs_in_a_lessons_words_are_fine(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = two_heads(tmp_path, title="|\n  Two\n  lines", note='"a\\tb\\nc"')
+def test_line_breaks_and_tabs_in_a_description_or_a_note_are_fine(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = two_heads(
+        tmp_path,
+        title="|\n  A title as a block, so it ends in a line break",
+        description="|\n  Two\n  lines",
+        note='"a\\tb\\nc"',
+        name='"a\\ttab"',
+    )
     result = run("walk", str(path))
     assert result.exit_code == 0, result.stderr
+    assert "A title as a block, so it ends in a line break" in result.stdout
+
+
+@pytest.mark.parametrize("field", ["title", "name"])
+@pytest.mark.parametrize("newline", ["\\n", "\\r\\n", "\\L", "\\P"])  # LF, CRLF, U+2028/9
+def test_a_title_or_a_head_name_is_one_line(run, tmp_path: Path, field: str, newline: str) -> None:  # type: ignore[no-untyped-def]
+    """Both are written into one-line places: the answer sheet's comments (where a second line
+    would become YAML: a 'student:' key of the author's), Markdown headings, LaTeX titles."""
+    path = two_heads(tmp_path, **{field: f'"Cats{newline}student: Mallory"'})
+    line, col = FIELDS[field]
+    result = run("check", str(path))
+    assert result.exit_code == 1, result.stdout
+    assert f"{path}:{line}:{col}: {WHAT[field]} " in result.stdout
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,3 +305,20 @@ def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # typ
     result = run("export", str(odd), "--format", "svg")
     assert result.exit_code == 0, result.stderr
     xml.dom.minidom.parseString(result.stdout)
+
+
+@pytest.mark.parametrize("name", ["two\nlines", f"{ESC}red", "[b]x :smile:", 'it\'s "quoted"'])
+def test_the_answer_sheet_of_a_lesson_with_an_odd_file_name_can_be_graded(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path, name: str
+) -> None:
+    """The sheet names its lesson in a YAML comment ("Grade it with: ..."); a line break or a
+    control character in the file name must not break the YAML out of that comment."""
+    lesson = tmp_path / f"{name}.yaml"
+    lesson.write_text(CATS, encoding="utf-8")
+    blank = run("export", str(lesson), "--format", "sheet")
+    assert blank.exit_code == 0, blank.stderr
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(blank.stdout, encoding="utf-8")
+    result = run("grade", str(lesson), str(sheet))
+    assert result.exit_code == 0, result.stderr
+    assert "0 correct, 0 follow-through, 0 wrong, 51 blank" in result.stdout

@@ -304,9 +304,11 @@ class Checker:
             return None
         return node.value
 
-    def text(self, node: yaml.Node, what: str) -> str | None:
+    def text(self, node: yaml.Node, what: str, one_line: bool = False) -> str | None:
         """Words for a person to read (title, description, a note, a head's name): any text
-        without control characters; a line break or a tab is fine."""
+        without control characters; a line break or a tab is fine. A ``one_line`` text (a title,
+        a head's name) is written where a second line would escape: a comment in the answer
+        sheet, a Markdown heading. It is kept without the blanks around it."""
         value = self.scalar(node, what)
         bad = _CONTROL.search(value) if value is not None else None
         if bad is not None:
@@ -316,6 +318,11 @@ class Checker:
                 "characters (a line break or a tab is fine)",
             )
             return None
+        if value is not None and one_line:
+            value = value.strip()
+            if len(value.splitlines()) > 1:  # also U+2028 and U+2029, line breaks to YAML
+                self.error(node, f"{what} is on more than one line; write it on one line")
+                return None
         return value
 
     def number(self, node: yaml.Node, what: str) -> Entry | None:
@@ -434,7 +441,7 @@ def _build(
         v = c.scalar(keys["version"][1], "version")
         if v is not None and v != "1":
             c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
-    title = c.text(value("title"), "title") if "title" in keys else None
+    title = c.text(value("title"), "title", one_line=True) if "title" in keys else None
     if title is not None and not title.strip():
         c.error(value("title"), "title is empty; expected a few words naming the lesson")
         title = None
@@ -624,7 +631,7 @@ def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list
             continue
         label = None
         if "name" in hk:
-            label = c.text(hk["name"][1], f"the name of head {i}")
+            label = c.text(hk["name"][1], f"the name of head {i}", one_line=True)
         head = _weights(
             c,
             lambda k, hk=hk: hk[k][1] if k in hk else None,

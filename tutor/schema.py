@@ -25,9 +25,11 @@ TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{
 
 # YAML reads `title: 2024` or `name: yes` as a number or a boolean; the loader takes the text
 SCALAR = {"type": ["string", "number", "boolean"]}
-# a lesson's words (title, description, notes, head names): no control characters but \t and \n
+# a lesson's words (description, notes): no control characters but \t and \n
 NO_CONTROL = f"^[^{CONTROL_CHARS}]*$"
 TEXT = {**SCALAR, "pattern": NO_CONTROL}
+# a title or a head's name: the same, on one line (blanks around it are dropped)
+ONE_LINE = rf"^[ \t\n]*[^{CONTROL_CHARS}\n\u2028\u2029]*[ \t\n]*$"
 
 
 def _matrix(description: str, max_rows: int = MAX_DIM) -> dict:
@@ -63,7 +65,7 @@ SCHEMA: dict = {
         "title": {
             "type": ["string", "number", "boolean"],
             "minLength": 1,
-            "allOf": [{"pattern": "\\S"}, {"pattern": NO_CONTROL}],
+            "allOf": [{"pattern": "\\S"}, {"pattern": ONE_LINE}],
             "description": "Shown at the top of the walk.",
         },
         "description": {**TEXT, "description": "A sentence or two under the title."},
@@ -89,7 +91,10 @@ SCHEMA: dict = {
                 "type": "object",
                 "required": ["W_Q", "W_K", "W_V"],
                 "additionalProperties": False,
-                "properties": {"name": {**TEXT, "description": "The head's name."}, **_WEIGHTS},
+                "properties": {
+                    "name": {**SCALAR, "pattern": ONE_LINE, "description": "The head's name."},
+                    **_WEIGHTS,
+                },
             },
         },
         "W_O": _matrix("(heads × d_v) × d_out: projects the heads' concatenation."),

@@ -12,6 +12,7 @@ weights it makes (0 above the diagonal) are on the sheet.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 
 from tutor import format as fmt
@@ -417,7 +418,8 @@ def answer_sheet(d: Derivation) -> str:
     lesson = d.lesson
     out = [
         f"# attn-tutor answer sheet: {lesson.title}",
-        SHEET_HELP.format(lesson=lesson.name),
+        # a file name: quoted for a shell, and on one line, so it stays inside the comment
+        SHEET_HELP.format(lesson=words.visible(shlex.quote(lesson.name))),
         f"lesson: {_yaml_str(lesson.name)}",
         'student: ""   # your name',
         "",
