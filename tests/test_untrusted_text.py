@@ -247,6 +247,19 @@ def test_control_characters_in_a_sheet_are_shown_spelled_out(run, tmp_path: Path
     assert len(widths) == 1, lines[top : top + 7]
 
 
+def test_grade_json_keeps_a_sheets_control_characters_escaped(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """JSON escapes C0 itself, but with ensure_ascii=False it writes DEL and C1 (U+009B is CSI
+    to some terminals) raw."""
+    import json
+
+    sheet = sheet_with(run, tmp_path, '"Ada"', '["\\x9b2J", "\\x7f"]')
+    result = run("grade", "cats-chase-mice", str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout + result.stderr)
+    cells = json.loads(result.stdout)["cells"]
+    assert [c["given"] for c in cells[:2]] == ["\x9b2J", "\x7f"]
+
+
 def test_control_characters_in_the_history_are_shown_spelled_out(run, home: Path) -> None:  # type: ignore[no-untyped-def]
     import json
 
@@ -307,7 +320,9 @@ def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # typ
     xml.dom.minidom.parseString(result.stdout)
 
 
-@pytest.mark.parametrize("name", ["two\nlines", f"{ESC}red", "[b]x :smile:", 'it\'s "quoted"'])
+@pytest.mark.parametrize(
+    "name", ["two\nlines", f"{ESC}red", "\x9b31m", "[b]x :smile:", 'it\'s "quoted"']
+)
 def test_the_answer_sheet_of_a_lesson_with_an_odd_file_name_can_be_graded(  # type: ignore[no-untyped-def]
     run, tmp_path: Path, name: str
 ) -> None:

@@ -363,7 +363,7 @@ def grade(
 
     from tutor import grade as gr
     from tutor.engine import derive
-    from tutor.words import visible
+    from tutor.words import escape_c1, visible
 
     d = derive(open_lesson(lesson, lessons_dir))
     read = gr.read_sheet(sheet, d)
@@ -373,7 +373,8 @@ def grade(
 
         for problem in read.problems:  # the unreadable cells: on stderr, stdout stays JSON
             make_console(stderr=True).print(Text(visible(str(problem))), soft_wrap=True)
-        sys.stdout.write(json.dumps(gr.report_json(report), ensure_ascii=False) + "\n")
+        text = json.dumps(gr.report_json(report), ensure_ascii=False)
+        sys.stdout.write(escape_c1(text) + "\n")  # the sheet's text: no raw DEL or C1
         return
     from tutor.grade_render import report as render_report
 

@@ -80,3 +80,13 @@ def visible(text: str, keep: str = "") -> str:
     ``keep``. For text from a file name, a sheet, the history or the keyboard: Rich's ``Text``
     keeps it from being read as markup, but passes an escape sequence to the terminal raw."""
     return _CONTROL.sub(lambda m: m[0] if m[0] in keep else repr(m[0])[1:-1], text)
+
+
+_DEL_C1 = re.compile(r"[\x7f-\x9f]")
+
+
+def escape_c1(json_text: str) -> str:
+    """JSON text (or a YAML double-quoted string) with DEL and the C1 controls as ``\\u``
+    escapes. ``json.dumps(..., ensure_ascii=False)`` escapes only C0 and writes these raw, where a
+    terminal may read U+009B as CSI and YAML refuses them."""
+    return _DEL_C1.sub(lambda m: f"\\u{ord(m[0]):04x}", json_text)

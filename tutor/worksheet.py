@@ -397,7 +397,7 @@ def _yaml_str(text: str) -> str:
     """A YAML double-quoted string (JSON's escaping is valid YAML)."""
     import json
 
-    return json.dumps(text, ensure_ascii=False)
+    return words.escape_c1(json.dumps(text, ensure_ascii=False))  # YAML refuses raw C1
 
 
 def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
