@@ -281,6 +281,16 @@ def test_a_typed_answer_is_echoed_as_typed_with_controls_spelled_out(run) -> Non
     assert f"{SHOWN}2" in result.stdout
 
 
+def test_how_an_answer_was_read_is_echoed_with_controls_spelled_out(run) -> None:  # type: ignore[no-untyped-def]
+    # Python's tokenizer ends the expression at '#', so this reads as e; the echo of what was
+    # read quotes the typed text
+    typed = "e #\x9b[31m\nskip\n"
+    result = run("quiz", "--steps", "Q", "--count", "1", "--seed", "1", input=typed)
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout + result.stderr)
+    assert "read as e #\\x9b[31m" in result.stdout
+
+
 def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # type: ignore[no-untyped-def]
     run, tmp_path: Path, home: Path
 ) -> None:

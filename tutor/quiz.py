@@ -356,8 +356,8 @@ def ask(
             console.print(Text(f"Could not read {why}. That did not use a try."))
             continue
         echo = read_as(answer, places)
-        if echo:
-            console.print(Text(echo, style="dim"))
+        if echo:  # it quotes the typed text: escape sequences spelled out
+            console.print(Text(visible(echo), style="dim"))
         verdict = jd.judge_cell(
             q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
         )
