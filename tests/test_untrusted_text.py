@@ -347,3 +347,13 @@ def test_the_answer_sheet_of_a_lesson_with_an_odd_file_name_can_be_graded(  # ty
     result = run("grade", str(lesson), str(sheet))
     assert result.exit_code == 0, result.stderr
     assert "0 correct, 0 follow-through, 0 wrong, 51 blank" in result.stdout
+
+
+def test_check_spells_out_control_characters_a_message_quotes(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "version.yaml"
+    body = "title: t\ntokens: [a]\nX: [[1]]\nW_Q: [[1]]\nW_K: [[1]]\nW_V: [[1]]\n"
+    path.write_text('version: "\\e[31m2"\n' + body, encoding="utf-8")
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    no_raw_controls(result.stdout + result.stderr)
+    assert f"version is {SHOWN}2" in result.stdout

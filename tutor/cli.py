@@ -486,8 +486,9 @@ def check(
     for report in reports:
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
-            place = (f"{visible(p.where)}:", "bold")  # a path: a file name spelled out
-            console.print(Text.assemble(place, " ", tag, p.message), soft_wrap=True)
+            # a path and a message may quote a file name or a value: controls spelled out
+            place = (f"{visible(p.where)}:", "bold")
+            console.print(Text.assemble(place, " ", tag, visible(p.message)), soft_wrap=True)
     ok = all(r.valid for r in reports)
     console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)
     return 0 if ok else 1
