@@ -357,3 +357,14 @@ def test_check_spells_out_control_characters_a_message_quotes(run, tmp_path: Pat
     assert result.exit_code == 1
     no_raw_controls(result.stdout + result.stderr)
     assert f"version is {SHOWN}2" in result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["md", "tex", "sheet", "svg", "html"])
+def test_every_export_spells_out_control_characters_in_the_file_name(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path, fmt: str
+) -> None:
+    lesson = tmp_path / f"{ESC}red\x9b.yaml"
+    lesson.write_text(CATS, encoding="utf-8")
+    result = run("export", str(lesson), "--format", fmt)
+    assert result.exit_code == 0, result.stderr
+    no_raw_controls(result.stdout)

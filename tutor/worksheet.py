@@ -245,7 +245,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
     if lesson.description:
         out += [_md_escape(lesson.description), ""]
     out += [
-        f"Lesson `{lesson.name}`: "
+        f"Lesson `{words.visible(lesson.name)}`: "  # a file name: controls spelled out
         + _facts(d, _md_escape, lambda m: m.replace("_{model}", "_model")),
         "",
         f"$${FORMULA}$$",
@@ -344,7 +344,8 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     if lesson.description:
         out += [tex_text(lesson.description), ""]
     out += [
-        f"Lesson \\texttt{{{tex_text(lesson.name)}}}: " + _facts(d, tex_text, lambda m: f"${m}$"),
+        f"Lesson \\texttt{{{tex_text(words.visible(lesson.name))}}}: "
+        + _facts(d, tex_text, lambda m: f"${m}$"),
         "",
         rf"\[ {FORMULA} \]",
         f"Decimals are rounded to {places} places, half away from zero (0.125 becomes 0.13).",
