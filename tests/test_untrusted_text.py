@@ -292,7 +292,7 @@ def test_how_an_answer_was_read_is_echoed_with_controls_spelled_out(run) -> None
 
 
 def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # type: ignore[no-untyped-def]
-    run, tmp_path: Path, home: Path
+    run, tmp_path: Path
 ) -> None:
     folder = tmp_path / "shared"
     folder.mkdir()
