@@ -131,3 +131,14 @@ def test_leading_zeros_read_as_in_lesson_files() -> None:
 def test_a_decimal_comma_gets_a_hint() -> None:
     with pytest.raises(AnswerError, match=r"use a decimal point: 0\.5"):
         parse_answer("0,5")
+
+
+@pytest.mark.parametrize("text", ["2#5", "0.49 # about", "#", "1/3#"])
+def test_a_hash_is_refused_not_read_as_the_start_of_a_comment(text: str) -> None:
+    with pytest.raises(AnswerError, match="'#' has no meaning here"):
+        parse_answer(text)
+
+
+def test_a_hash_in_a_quiz_answer_does_not_use_a_try(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("quiz", "--count", "1", "--seed", "1", input="2#5\nskip\n").stdout
+    assert "'#' has no meaning here. That did not use a try." in out

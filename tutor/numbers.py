@@ -141,6 +141,8 @@ def _parse(text: str) -> tuple[sympy.Expr, str, ast.Expression]:
     src = _tidy(text)
     if not src:
         raise AnswerError("could not read that as a number: the answer is empty")
+    if "#" in src:  # Python's tokenizer would drop the rest as a comment: 2#5 read as 2
+        raise AnswerError(f"could not read {text.strip()!r} as a number: '#' has no meaning here")
     try:
         tree = ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
