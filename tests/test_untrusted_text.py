@@ -281,14 +281,13 @@ def test_a_typed_answer_is_echoed_as_typed_with_controls_spelled_out(run) -> Non
     assert f"{SHOWN}2" in result.stdout
 
 
-def test_how_an_answer_was_read_is_echoed_with_controls_spelled_out(run) -> None:  # type: ignore[no-untyped-def]
-    # Python's tokenizer ends the expression at '#', so this reads as e; the echo of what was
-    # read quotes the typed text
+def test_an_answer_refused_for_a_hash_is_quoted_with_controls_spelled_out(run) -> None:  # type: ignore[no-untyped-def]
+    # before '#' was refused, Python's tokenizer read this as e and the echo quoted it raw
     typed = "e #\x9b[31m\nskip\n"
     result = run("quiz", "--steps", "Q", "--count", "1", "--seed", "1", input=typed)
     assert result.exit_code == 0, result.stderr
     no_raw_controls(result.stdout + result.stderr)
-    assert "read as e #\\x9b[31m" in result.stdout
+    assert "Could not read 'e #\\x9b[31m' as a number: '#' has no meaning here" in result.stdout
 
 
 def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # type: ignore[no-untyped-def]
