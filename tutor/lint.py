@@ -46,10 +46,18 @@ def check_lessons(names: list[str], extra: list[Path] | None = None) -> list[Rep
 
 def _expand(names: list[str]) -> Iterator[str]:
     for name in names:
-        if Path(name).is_dir():
+        if _is_dir(Path(name)):
             yield from (str(p) for p in sorted(Path(name).glob("*.yaml")))
         else:
             yield name
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False for a name the file system refuses (too long, say)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def check_one(name: str, extra: list[Path] | None = None) -> Report:
