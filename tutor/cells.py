@@ -110,7 +110,7 @@ def _index(labels: tuple[str, ...], text: str, step: Step, what: str) -> int:
             f"{text!r} appears {len(numbered)} times in {step.key}; say which: "
             f"{', '.join(labels[k] for k in numbered)}"
         )
-    if what == "column" and text.isdigit() and 1 <= int(text) <= len(labels):
+    if what == "column" and text.isdecimal() and 1 <= int(text) <= len(labels):
         return int(text) - 1
     raise UsageError(
         f"{step.key} has no {what} {text!r}{suggest(text, list(labels))}; "

@@ -4,6 +4,7 @@ Heavy modules (sympy, numpy, the engine) are imported inside the commands that n
 ``attn-tutor --help`` and ``attn-tutor list`` start quickly.
 """
 
+import errno
 import gc
 import io
 import os
@@ -597,6 +598,8 @@ def _run(invoke: Callable[[], object]) -> int:
     try:
         rv = invoke()
         code = rv if isinstance(rv, int) else 0
+        if sys.stdout is not None:  # None when stdout was closed (>&-)
+            sys.stdout.flush()  # a full disk shows here, not in the interpreter's last flush
     except TutorError as e:
         err, code = str(e), e.exit_code
     except Exit as e:
@@ -616,21 +619,20 @@ def _run(invoke: Callable[[], object]) -> int:
     except BrokenPipeError:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away; say nothing
         code = 0
-    except OSError as e:  # the file system refused a path the user gave: too long, no access
-        err, code = (f"{e.filename}: " if e.filename else "") + (e.strerror or str(e)), 1
+    except OSError as e:
+        if e.filename is not None:  # a path the system refused: too long, no permission...
+            err, code = f"{e.filename}: {e.strerror or e}", 1
+        elif e.errno in OUTPUT_ERRNOS:  # stdout itself: a full disk, a quota, a device error
+            _drop_stdout()
+            err, code = f"cannot write the output: {e.strerror}", 1
+        elif os.environ.get("ATTN_TUTOR_DEBUG"):
+            raise
+        else:
+            err, code = _internal_error()
     except Exception:
         if os.environ.get("ATTN_TUTOR_DEBUG"):
             raise
-        import traceback
-
-        kind, _, tb = sys.exc_info()
-        last = traceback.extract_tb(tb)[-1]
-        err = (
-            f"internal error ({kind.__name__ if kind else '?'} at {Path(last.filename).name}:"
-            f"{last.lineno}). This is a bug in attn-tutor; please report it with the command "
-            "you ran. Set ATTN_TUTOR_DEBUG=1 to see the traceback."
-        )
-        code = 70
+        err, code = _internal_error()
     if err:
         from rich.text import Text
 
@@ -644,10 +646,83 @@ def _run(invoke: Callable[[], object]) -> int:
     return code
 
 
+OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _internal_error() -> tuple[str, int]:
+    """The message and exit code of the bug being handled: where it happened, not how."""
+    import traceback
+
+    kind, _, tb = sys.exc_info()
+    last = traceback.extract_tb(tb)[-1]
+    err = (
+        f"internal error ({kind.__name__ if kind else '?'} at {Path(last.filename).name}:"
+        f"{last.lineno}). This is a bug in attn-tutor; please report it with the command "
+        "you ran. Set ATTN_TUTOR_DEBUG=1 to see the traceback."
+    )
+    return err, 70
+
+
+def _drop_stdout() -> None:
+    """Stdout failed: point it at the null device, so the flush at exit does not fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a real file (a test's capture): nothing is flushed at exit
+
+
+# what the output spells instead of a character its encoding lacks (LANG=C, PYTHONIOENCODING=ascii)
+PLAIN_SPELLING = {
+    "√": "sqrt", "×": "x", "·": "*", "÷": "/", "−": "-", "≈": "~", "≤": "<=", "≥": ">=",
+    "∞": "inf", "ᵀ": "^T", "…": "...", "–": "-", "—": "--", "→": "->", "←": "<-", "✓": "ok",
+    "✗": "x", "‘": "'", "’": "'", "“": '"', "”": '"', "•": "*", "π": "pi",
+}  # fmt: skip
+
+
+def _plain_spelling(err: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: each unencodable character as ASCII (√ as sqrt, é as e), else ?."""
+    import unicodedata
+
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = []
+    for ch in err.object[err.start : err.end]:
+        name = unicodedata.name(ch, "")
+        if name.startswith("BOX DRAWINGS"):  # table borders: ─ │ and the corners between
+            ends = name.rsplit(" ", 1)[-1]
+            plain = {"HORIZONTAL": "-", "VERTICAL": "|"}.get(ends, "+")
+        else:
+            plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+        out.append(PLAIN_SPELLING.get(ch) or plain or "?")
+    return "".join(out), err.end
+
+
+def _tolerant_streams() -> None:
+    """Output in any encoding spells what it cannot show; input that is not valid text is read
+    with replacement characters. Neither ever raises a UnicodeError."""
+    import codecs
+    import contextlib
+
+    codecs.register_error("attn-tutor-plain", _plain_spelling)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            "√─é".encode(stream.encoding)
+        except UnicodeEncodeError:
+            stream.reconfigure(errors="attn-tutor-plain")  # type: ignore[union-attr]
+        except (AttributeError, LookupError, TypeError):
+            pass  # no stream, or not a text file (a test's capture)
+    if sys.stdin is not None and getattr(sys.stdin, "errors", "replace") == "strict":
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+
+
 class TutorGroup(typer.core.TyperGroup):
     """The app's click group: every run, from a shell or a CliRunner, goes through ``_run``."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def, override]
+        _tolerant_streams()
         code = _run(
             lambda: super(TutorGroup, self).main(
                 args, prog_name, complete_var, standalone_mode=False, **extra

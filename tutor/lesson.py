@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from tutor.spec import (
     MAX_DEPTH,
     MAX_DIM,
     MAX_FILE_BYTES,
+    MAX_HEADS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     QUIZ_KEYS,
@@ -127,19 +129,29 @@ def read_text(path: str | Path, what: str = "lesson") -> str:
     a_what = ("an " if what[0] in "aeiou" else "a ") + what  # "a lesson", "an answer sheet"
     p = Path(path)
     shown = str(path)
-    try:  # even asking whether a path exists can fail: a name too long for the file system
-        if not p.exists():
-            raise LessonError.at(shown, 1, 1, f"no such {what} file")
-        if p.is_dir():
-            raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise LessonError.at(
-                shown, 1, 1, f"file is {size} bytes; {a_what} file may be at most 1 MiB"
-            )
-        data = p.read_bytes()
+    try:
+        info = p.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise LessonError.at(shown, 1, 1, f"no such {what} file") from None
+    except OSError as err:  # a name too long, a loop of links, a folder we may not enter
+        raise LessonError.at(shown, 1, 1, f"cannot read the file: {err.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
+    if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer, /dev/zero never ends
+        raise LessonError.at(
+            shown, 1, 1, f"not a regular file (a pipe or a device); expected {a_what} file"
+        )
+    if info.st_size > MAX_FILE_BYTES:
+        raise LessonError.at(
+            shown, 1, 1, f"file is {info.st_size} bytes; {a_what} file may be at most 1 MiB"
+        )
+    try:
+        with p.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # bounded: some files report a size of 0
     except OSError as err:
         raise LessonError.at(shown, 1, 1, f"cannot read the file: {err.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise LessonError.at(shown, 1, 1, f"file is over 1 MiB; {a_what} file may be at most 1 MiB")
     if b"\x00" in data:
         raise LessonError.at(shown, 1, 1, f"looks like a binary file; expected a YAML {what}")
     try:
@@ -502,7 +514,7 @@ def _build(
     if "precision" in keys:
         node = value("precision")
         p = c.scalar(node, "precision")
-        if p is not None and not (p.isdigit() and 0 <= int(p) <= 10):
+        if p is not None and not (p.isdecimal() and 0 <= int(p) <= 10):
             c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
         elif p is not None:
             precision = int(p)
@@ -624,6 +636,9 @@ def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list
             f"but found {describe(node)}",
         )
         return []
+    if len(node.value) > MAX_HEADS:  # each head is a whole attention: N × N work and more
+        c.error(node, f"heads has {len(node.value)} heads; at most {MAX_HEADS} are allowed")
+        return []
     heads = []
     for i, h in enumerate(node.value, 1):
         hk = c.mapping(h, HEAD_KEYS, f"head {i}")
@@ -663,7 +678,7 @@ def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
     if "count" in keys:
         v = keys["count"][1]
         text = c.scalar(v, "quiz count")
-        if text is not None and not (text.isdigit() and 1 <= int(text) <= 200):
+        if text is not None and not (text.isdecimal() and 1 <= int(text) <= 200):
             c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
         elif text is not None:
             out = replace(out, count=int(text))

@@ -53,6 +53,7 @@ def _expand(names: list[str]) -> Iterator[str]:
 
 
 def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False for a name the file system refuses (too long, say)."""
     try:
         return path.is_dir()
     except OSError:  # a name too long to look up: checked (and reported) as a file

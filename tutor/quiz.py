@@ -293,6 +293,9 @@ class Result:
         return sum(item.outcome != "missed" for item in self.items)
 
 
+MAX_LINE = 1000  # characters of one typed line that are kept: far more than an answer may have
+
+
 class _Quit(Exception):
     """The student typed quit."""
 
@@ -302,12 +305,26 @@ def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
     if stream is None:
         return console.input(Text(prompt, style="bold"))
     console.print(Text(prompt, style="bold"), end="")
-    line = stream.readline()
+    line = stream.readline(MAX_LINE + 1)
     if not line:
         console.print()
         raise EOFError
+    if len(line) > MAX_LINE and not line.endswith("\n"):  # drop the rest; keep enough to refuse
+        length = len(line) + _skip_line(stream)
+        console.print(Text(f"{visible(line[:40])}… ({length} characters)"))
+        return line
     console.print(Text(visible(line.rstrip("\r\n"))))  # as typed, escape sequences spelled out
     return line
+
+
+def _skip_line(stream: TextIO) -> int:
+    """Read the rest of a line (a chunk at a time, never all at once); return its length."""
+    skipped = 0
+    while chunk := stream.readline(MAX_LINE):
+        skipped += len(chunk.rstrip("\r\n"))
+        if chunk.endswith("\n"):
+            break
+    return skipped
 
 
 def ask(

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import json
 
-from tutor.spec import CONTROL_CHARS, MASKS, MAX_DIM, MAX_TOKEN_CHARS, MAX_TOKENS, STEP_NAMES
+from tutor.spec import (
+    CONTROL_CHARS,
+    MASKS,
+    MAX_DIM,
+    MAX_HEADS,
+    MAX_TOKEN_CHARS,
+    MAX_TOKENS,
+    STEP_NAMES,
+)
 
 # the written forms tutor.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
 ENTRY_PATTERN = (
@@ -87,6 +95,7 @@ SCHEMA: dict = {
             "description": "Several heads instead of a top-level W_Q, W_K, W_V.",
             "type": "array",
             "minItems": 1,
+            "maxItems": MAX_HEADS,
             "items": {
                 "type": "object",
                 "required": ["W_Q", "W_K", "W_V"],

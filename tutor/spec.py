@@ -6,6 +6,7 @@
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TOKENS = 128
 MAX_DIM = 512
+MAX_HEADS = 16
 MAX_DEPTH = 16
 MAX_TOKEN_CHARS = 40
 # control characters a lesson's words may not contain (a regex class body): C0 but tab and line
