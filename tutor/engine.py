@@ -231,22 +231,23 @@ def _fixed_row(
     out = []
     for col, cells in zip(cols, col_cells, strict=True):
         total = sum(x * y for x, y in zip(fixed, col, strict=True))
-        pairs = list(zip(row, cells, strict=True))
         approx = MP.mpf((total, base)) / den
-        out.append(Cell(None, approx, lambda pairs=pairs: _sum_of_products(pairs)))
+        # the exact form keeps the row and column, not N pairs per cell (N²·d_v of them in all)
+        out.append(Cell(None, approx, lambda cells=cells: _sum_of_products(row, cells)))
     return tuple(out)
 
 
-def _sum_of_products(pairs: Sequence[tuple[Cell, Cell]]) -> sympy.Expr:
-    return sympy.together(sympy.Add(*(a.exact * b.exact for a, b in pairs)))
+def _sum_of_products(row: Sequence[Cell], col: Sequence[Cell]) -> sympy.Expr:
+    return sympy.together(sympy.Add(*(a.exact * b.exact for a, b in zip(row, col, strict=True))))
 
 
 def _dot(row: Sequence[Cell], col: Sequence[Cell]) -> Cell:
-    pairs = list(zip(row, col, strict=True))
-    if all(a.q is not None and b.q is not None for a, b in pairs):
-        return Cell(sum((a.q * b.q for a, b in pairs), QQ(0)))
-    approx = MP.fsum(a.approx * b.approx for a, b in pairs if a.q != 0 and b.q != 0)
-    return Cell(None, approx, lambda: _sum_of_products(pairs))
+    if all(a.q is not None for a in row) and all(b.q is not None for b in col):
+        return Cell(sum((a.q * b.q for a, b in zip(row, col, strict=True)), QQ(0)))
+    approx = MP.fsum(
+        a.approx * b.approx for a, b in zip(row, col, strict=True) if a.q != 0 and b.q != 0
+    )
+    return Cell(None, approx, lambda: _sum_of_products(row, col))
 
 
 def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:

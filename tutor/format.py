@@ -49,6 +49,13 @@ def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
     return Decimal(MP.nstr(x, 40, min_fixed=-20, max_fixed=60))
 
 
+# A cell is formatted once per table and again in every sum it is a term of (a value cell in
+# N of Z's sums, a weight in d_v), so the rounding is remembered, keyed by the cell's identity
+# (cells are immutable; the cache keeps the cells it holds alive, so an id is never reused).
+_MEMO = 1 << 17
+
+
+@functools.lru_cache(maxsize=_MEMO)
 def round_half_up(cell: Cell, places: int) -> Decimal:
     """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
     if cell.q is None:
@@ -91,6 +98,7 @@ def decimal_text(d: Decimal) -> str:
     return text.replace("-", MINUS)
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def number(cell: Cell, places: int, whole: bool = False) -> str:
     """A cell as shown in a table: integers as they are when ``whole``, else rounded."""
     if cell.masked:
@@ -116,6 +124,7 @@ def operand(cell: Cell, places: int) -> str:
     return number(cell, places, whole=True)
 
 
+@functools.lru_cache(maxsize=_MEMO)
 def as_shown(cell: Cell, places: int) -> Decimal:
     """The value a student reads off the table: integers as they are, others rounded."""
     if is_integer(cell):

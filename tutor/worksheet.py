@@ -12,6 +12,7 @@ weights it makes (0 above the diagonal) are on the sheet.
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Callable, Iterator
 
@@ -136,6 +137,7 @@ def cell_tex(step: Step, i: int, j: int) -> str:
     return f"{step_tex(step)}_{{{tex_label(step.rows[i])}, {tex_label(step.cols[j])}}}"
 
 
+@functools.lru_cache(maxsize=1 << 17)  # a cell is a term of many sums (see fmt.round_half_up)
 def _operand(cell: Cell, places: int) -> str:
     t = tex_num(fmt.operand(cell, places))
     return f"({t})" if t.startswith("-") else t
@@ -185,14 +187,20 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
         scaled = step.args[0].cells[i]
         if step.hidden(i, j):
             return [], r"e^{-\infty} / \ldots = 0", None
-        seen = [c for c in scaled if not c.masked]
-        total = " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
+        total = _exp_total(step.args[0], i, places)
         top = f"e^{{{tex_num(fmt.operand(scaled[j], places))}}}"
         return [], rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}", None
     if step.op == "concat":
         part, jj = step.source_of_column(j)
         return [], f"{cell_tex(part, i, jj)} {_result(cell, step, places)}", None
     return [], tex_num(fmt.shown(cell, step, places)), None
+
+
+@functools.lru_cache(maxsize=1024)  # the same for every cell of a row: built once per row
+def _exp_total(scaled: Step, i: int, places: int) -> str:
+    """``e^{1.41} + e^{2.83} + …``: the denominator of row i's softmax, unmasked keys only."""
+    seen = [c for c in scaled.cells[i] if not c.masked]
+    return " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
 
 
 TEX_TERMS_PER_LINE = 4  # a longer sum is broken after every 4 terms, so it fits the page
