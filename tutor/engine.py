@@ -21,6 +21,7 @@ Each cell holds three views of one number:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,9 +115,13 @@ class Step:
         if self.op != "matmul":
             raise ValueError(f"{self.name} is not a sum of products")
         left, right = self.args
-        if self.transpose:
-            return [(left.cells[i][k], right.cells[j][k]) for k in range(len(left.cols))]
-        return [(left.cells[i][k], right.cells[k][j]) for k in range(len(left.cols))]
+        col = right.cells[j] if self.transpose else right.columns[j]
+        return list(zip(left.cells[i], col, strict=True))
+
+    @functools.cached_property
+    def columns(self) -> tuple[tuple[Cell, ...], ...]:
+        """The cells column by column (made once: a sum's terms read a column of the right)."""
+        return tuple(zip(*self.cells, strict=True))
 
     def hidden(self, i: int, j: int) -> bool:
         """A weight the causal mask forces to 0: its score in the softmax's input is −∞."""

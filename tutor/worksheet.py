@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import functools
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 from tutor import format as fmt
 from tutor import words
 from tutor.engine import Cell, Derivation, Step
+
+T = TypeVar("T")
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
@@ -164,12 +167,15 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
     cell = step.cells[i][j]
     if step.op == "matmul":
         pairs = step.terms(i, j)
-        terms = [rf"{_operand(a, places)} \cdot {_operand(b, places)}" for a, b in pairs]
-        by_hand = fmt.rounded_dot(pairs, places)
+        terms = _long_sum(
+            pairs, lambda p: rf"{_operand(p[0], places)} \cdot {_operand(p[1], places)}"
+        )
         hand = None
-        if not fmt.step_is_whole(step) and by_hand != fmt.round_half_up(cell, places):
-            # the trap of rounding early: say so, so a grader does not mark it as a slip
-            hand = tex_num(fmt.decimal_text(by_hand))
+        if not fmt.step_is_whole(step):  # whole inputs make a whole sum: nothing was rounded
+            by_hand = fmt.rounded_dot(pairs, places)
+            if by_hand != fmt.round_half_up(cell, places):
+                # the trap of rounding early: say so, so a grader does not mark it as a slip
+                hand = tex_num(fmt.decimal_text(by_hand))
         return terms, _result(cell, step, places), hand
     if step.op == "scale":
         score = step.args[0].cells[i][j]
@@ -200,7 +206,20 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
 def _exp_total(scaled: Step, i: int, places: int) -> str:
     """``e^{1.41} + e^{2.83} + …``: the denominator of row i's softmax, unmasked keys only."""
     seen = [c for c in scaled.cells[i] if not c.masked]
-    return " + ".join(f"e^{{{tex_num(fmt.operand(c, places))}}}" for c in seen)
+    return " + ".join(_long_sum(seen, lambda c: f"e^{{{tex_num(fmt.operand(c, places))}}}"))
+
+
+KEY_TERMS = 12  # a longer sum shows its first and last terms and how many are left out
+
+
+def _long_sum(items: Sequence[T], term: Callable[[T], str]) -> list[str]:
+    """Each item as a term of a sum. A sum of more than ``KEY_TERMS`` shows its first four and
+    last two terms around ``(n more terms)``: an answer key then grows with its cells, not with
+    d × its cells (128 tokens and d_model 512 would be 33 million terms)."""
+    if len(items) <= KEY_TERMS:
+        return [term(x) for x in items]
+    more = len(items) - 6
+    return [*map(term, items[:4]), rf"(\text{{{more} more terms}})", *map(term, items[-2:])]
 
 
 TEX_TERMS_PER_LINE = 4  # a longer sum is broken after every 4 terms, so it fits the page
