@@ -136,11 +136,13 @@ def walk(
     opts = WalkOptions(
         steps=steps, head=head, exact=exact, precision=precision, width=console.width
     )
-    pages = walk_pages(d, opts)
-    for number, page in enumerate(pages, 1):
+    pages = walk_pages(d, opts)  # made one at a time: a long walk never holds all its tables
+    page: list | None = next(pages)
+    while page is not None:
         for part in page:
             console.print(part)
-        if pause and number < len(pages) and not wait_for_enter(console, sys.stdin):
+        page = next(pages, None)
+        if page is not None and pause and not wait_for_enter(console, sys.stdin):
             break
 
 

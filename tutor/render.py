@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -212,9 +212,11 @@ class MatrixGrid:
         rule = left + mid.join("─" * (w + 2) for w in widths) + right
         return [self.indent, Segment(rule, self.border)], len(self.indent.text) + len(rule)
 
-    @functools.cached_property
     def _lines(self) -> list[tuple[list[Segment], int]]:
-        """Each line as plain segments and its width in cells (no padding on the right)."""
+        """Each line as plain segments and its width in cells (no padding on the right).
+
+        Made when drawn and not kept: a walk holds every table until it ends, and a 128 × 512
+        matrix is half a million segments."""
         # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
         title_w = cell_len(self.title)
         pad = max(0, (self.width - title_w) // 2)
@@ -241,11 +243,11 @@ class MatrixGrid:
         """The lines, each filled with blanks to ``self.width`` (for drawing beside others)."""
         return [
             [*line, Segment(" " * (self.width - n))] if n < self.width else line
-            for line, n in self._lines
+            for line, n in self._lines()
         ]
 
     def __rich_console__(self, console: object, options: object) -> Iterable[Segment]:
-        for line, _ in self._lines:
+        for line, _ in self._lines():
             yield from line
             yield Segment.line()
 
@@ -659,24 +661,28 @@ def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
     return [part for page in walk_pages(d, opts) for part in page]
 
 
-def walk_pages(d: Derivation, opts: WalkOptions) -> list[list[RenderableType]]:
-    """The walk one step per page (the header joins the first), for pausing between steps."""
-    pages: list[list[RenderableType]] = []
-    first: list[RenderableType] = [header(d)]
+def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType]]:
+    """The walk one step per page (the header joins the first), for pausing between steps.
+
+    Pages are made as they are asked for, so a long walk holds one step's tables at a time.
+    """
+    page: list[RenderableType] = [header(d)]
     shown_head: int | None = None
+    empty = True
     for step in d.steps:
         if opts.steps is not None and step.name not in opts.steps:
             continue
         if opts.head is not None and step.head is not None and step.head != opts.head:
             continue
-        page = first if not pages else []
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═"))
         page.append(step_section(d, step, opts))
-        pages.append(page)
-    return pages or [first]
+        yield page
+        page, empty = [], False
+    if empty:
+        yield page
 
 
 def softmax_warmup(
