@@ -180,3 +180,13 @@ def test_list_marks_an_invalid_lesson_and_still_lists_the_rest(run, tmp_path: Pa
     broken = next(x for x in result.stdout.splitlines() if x.startswith("broken "))
     assert broken.split()[1:] == ["--lessons-dir", "(invalid:", "run", "attn-tutor", "check)"]
     assert any(x.startswith("good ") and x.endswith("Good one") for x in result.stdout.splitlines())
+
+
+def test_list_too_narrow_for_the_from_column_puts_it_under_the_row(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "cats-chase-mice.yaml").write_text((LESSONS / "cats-chase-mice.yaml").read_text())
+    lines = run("list", "--lessons-dir", str(tmp_path), env={"COLUMNS": "72"}).stdout.splitlines()
+    assert all(len(x) <= 72 for x in lines)
+    row = max(k for k, x in enumerate(lines) if x.startswith("cats-chase-mice "))  # the shadowed
+    assert lines[row].split() == ["cats-chase-mice", "3", "4", "2", "2"]
+    under = ["    --lessons-dir (shadowed by bundled)", "    Cats chase mice"]
+    assert lines[row + 1 : row + 3] == under

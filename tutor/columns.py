@@ -28,35 +28,48 @@ def columns(
     """``rows`` as lines of aligned columns; ``right`` holds the indices aligned right.
 
     Every column but the last is as wide as its widest entry. The last column fills what is left
-    of ``width`` and wraps onto lines indented to where it starts.
+    of ``width`` and wraps onto lines indented to where it starts. When that leaves less than
+    ``MIN_LAST`` columns, the last column goes under its row, indented by four, and so does
+    every column before it that does not fit beside the first ones (one per line).
     """
     table = [list(header), *map(list, rows)] if header else [list(r) for r in rows]
     if not table:
         return []
     n = len(table[0])
-    widths = [max(cell_len(r[j]) for r in table) for j in range(n - 1)]
-    indent = sum(widths) + len(GAP) * (n - 1)
-    room = width - indent
-    below = room < MIN_LAST  # too narrow: the last column goes under its row, indented
-    if below:
-        indent, room = 4, width - 4
+    widths = [max(cell_len(r[j]) for r in table) for j in range(n)]
+    inline = n - 1  # the columns side by side on the row's line; the last wraps beside them
+    if sum(widths[:inline]) + len(GAP) * inline + MIN_LAST > width:
+        while inline > 1 and sum(widths[:inline]) + len(GAP) * (inline - 1) > width:
+            inline -= 1
+    beside = inline == n - 1 and sum(widths[:inline]) + len(GAP) * inline + MIN_LAST <= width
     lines: list[Text] = []
     for k, row in enumerate(table):
-        cells = [
-            row[j].rjust(widths[j]) if j in right else row[j] + " " * (widths[j] - cell_len(row[j]))
-            for j in range(n - 1)
-        ]
         style = "bold" if header and k == 0 else ""
-        if below:
-            lines.append(Text(GAP.join(cells), style=style))
-        last = Text(row[-1], style=style)
-        prefix = " " * indent if below else GAP.join(cells) + GAP if n > 1 else ""
-        if console is None or cell_len(row[-1]) <= room:
-            if row[-1] or not below:
-                lines.append(Text(prefix, style=style) + last)
+        cells = [_aligned(row[j], widths[j], j in right) for j in range(inline)]
+        if beside:
+            indent = sum(widths[:inline]) + len(GAP) * inline
+            lines += _wrapped(row[-1], GAP.join(cells) + GAP, indent, width, style, console)
             continue
-        for m, part in enumerate(last.wrap(console, max(room, 1))):
-            lines.append(Text(prefix if m == 0 else " " * indent, style=style) + part)
+        lines.append(Text(GAP.join(cells), style=style))
+        for j in range(inline, n):  # under the row: one column per line, wrapped
+            if row[j]:
+                lines += _wrapped(row[j], "    ", 4, width, style, console)
     for line in lines:
-        line.rstrip()  # in place: no trailing blanks after an empty or wrapped last cell
+        line.rstrip()  # in place: no trailing blanks after an empty or padded cell
     return lines
+
+
+def _aligned(text: str, width: int, right: bool) -> str:
+    pad = " " * (width - cell_len(text))
+    return pad + text if right else text + pad
+
+
+def _wrapped(
+    text: str, prefix: str, indent: int, width: int, style: str, console: Console | None
+) -> list[Text]:
+    """``prefix`` then ``text``, wrapped in what is left of ``width``, later lines indented."""
+    room = max(width - indent, 1)
+    if console is None or cell_len(text) <= room:
+        return [Text(prefix, style=style) + Text(text, style=style)]
+    parts = Text(text, style=style).wrap(console, room)
+    return [Text(prefix if m == 0 else " " * indent, style=style) + p for m, p in enumerate(parts)]

@@ -295,7 +295,7 @@ class Beside:
             else console.render_lines(item, options.update(width=w, height=None), pad=True)
             for item, w in zip(self.items, self.widths, strict=True)
         ]
-        height = max(len(b) for b in blocks)
+        height = max((len(b) for b in blocks), default=0)  # nothing beside nothing: no lines
         blank = [[Segment(" " * w)] for w in self.widths]
         gap = Segment(" ")
         for row in range(height):
