@@ -27,6 +27,7 @@ that close to a different value by accident).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -147,7 +148,14 @@ def _number(x: Cell | sympy.Expr) -> sympy.Expr:
         if not isinstance(x, int) or isinstance(x, bool):
             raise TypeError(f"expected a sympy number or an int, got {x!r}")
         x = sympy.Integer(x)
-    return x if x.is_Rational else x.evalf(DIGITS)
+    return x if x.is_Rational else _evaluated(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _evaluated(x: sympy.Expr) -> sympy.Expr:
+    """``x`` to ``DIGITS`` digits, remembered: grading a sheet compares the same slip values
+    (a softmax row's alternatives, say) for many cells, and evalf of e^… sums is slow."""
+    return x.evalf(DIGITS)
 
 
 def distance(a: Cell | sympy.Expr, b: Cell | sympy.Expr) -> sympy.Expr:
