@@ -91,7 +91,7 @@ def softmax_share(row: list[sympy.Expr], j: int) -> sympy.Expr:
     seen = [x for x in row if x != -sympy.oo]
     if row[j] == -sympy.oo:
         return sympy.Integer(0)
-    low = min(seen, key=lambda x: x.evalf(DIGITS))  # keeps every exponent ≥ 0
+    low = min(seen, key=_number)  # keeps every exponent ≥ 0
     return sympy.exp(row[j] - low) / sympy.Add(*(sympy.exp(x - low) for x in seen))
 
 
