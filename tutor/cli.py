@@ -149,6 +149,8 @@ def walk(
 @app.command("list")
 def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
+    from rich.text import Text
+
     from tutor.columns import columns
     from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
     from tutor.words import visible
@@ -172,8 +174,6 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
         tags = [LESSONS_ENV] if origin.startswith("env") else []
         tags += [] if folder.is_dir() else ["no such folder"]
         folders.append([origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder)])
-    from rich.text import Text
-
     console = make_console()
     header = ("name", "N", "d_model", "d_k", "d_v", "from", "title")
     lines = columns(rows, console.width, header, right=(1, 2, 3, 4), console=console)
@@ -305,6 +305,8 @@ def progress(
     lesson: Annotated[str | None, typer.Argument(help="Show only this lesson.")] = None,
 ) -> None:
     """How your quizzes have gone, per lesson and step, and what to practise next."""
+    import shlex
+
     from rich.table import Table
     from rich.text import Text
 
@@ -340,8 +342,6 @@ def progress(
     console.print(
         Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
     )
-    import shlex
-
     weakest = history.practise_next(rows)
     if weakest is not None:
         step = weakest.step.split(".")[-1]

@@ -37,20 +37,23 @@ def columns(
         return []
     n = len(table[0])
     widths = [max(cell_len(r[j]) for r in table) for j in range(n)]
-    inline = n - 1  # the columns side by side on the row's line; the last wraps beside them
-    if sum(widths[:inline]) + len(GAP) * inline + MIN_LAST > width:
-        while inline > 1 and sum(widths[:inline]) + len(GAP) * (inline - 1) > width:
-            inline -= 1
-    beside = inline == n - 1 and sum(widths[:inline]) + len(GAP) * inline + MIN_LAST <= width
+
+    def span(k: int) -> int:  # the first k columns side by side
+        return sum(widths[:k]) + len(GAP) * max(k - 1, 0)
+
+    inline = n - 1  # the columns side by side on the row's line
+    beside = span(inline) + len(GAP) + MIN_LAST <= width  # the last wraps beside them
+    while not beside and inline > 1 and span(inline) > width:
+        inline -= 1
+    indent = span(inline) + len(GAP)
     lines: list[Text] = []
     for k, row in enumerate(table):
         style = "bold" if header and k == 0 else ""
-        cells = [_aligned(row[j], widths[j], j in right) for j in range(inline)]
+        cells = GAP.join(pad(row[j], widths[j], right=j in right) for j in range(inline))
         if beside:
-            indent = sum(widths[:inline]) + len(GAP) * inline
-            lines += _wrapped(row[-1], GAP.join(cells) + GAP, indent, width, style, console)
+            lines += _wrapped(row[-1], cells + GAP, indent, width, style, console)
             continue
-        lines.append(Text(GAP.join(cells), style=style))
+        lines.append(Text(cells, style=style))
         for j in range(inline, n):  # under the row: one column per line, wrapped
             if row[j]:
                 lines += _wrapped(row[j], "    ", 4, width, style, console)
@@ -59,9 +62,16 @@ def columns(
     return lines
 
 
-def _aligned(text: str, width: int, right: bool) -> str:
-    pad = " " * (width - cell_len(text))
-    return pad + text if right else text + pad
+def cells_of(text: str) -> int:
+    """Terminal cells of ``text``: ``len`` for ASCII (most numbers), else Rich's measure."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` filled with blanks to ``width`` terminal cells (``str.ljust`` and ``rjust``
+    count characters: a wide character would push the column out)."""
+    blanks = " " * (width - cells_of(text))
+    return blanks + text if right else text + blanks
 
 
 def _wrapped(

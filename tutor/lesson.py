@@ -753,7 +753,7 @@ def iter_lessons(extra: list[Path] | None = None) -> Iterator[tuple[str, str, Pa
                 yield p.stem, origin, p
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
     """``path.is_file()``, False where the file system cannot even look (a name too long)."""
     try:
         return path.is_file()
@@ -761,10 +761,18 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False where the file system cannot even look (a name too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
     """A lesson by name (in the lesson folders) or by path; raise ``LessonError`` if absent."""
     looks_like_path = name.endswith((".yaml", ".yml")) or os.sep in name or "/" in name
-    if looks_like_path or _is_file(Path(name)):
+    if looks_like_path or is_file(Path(name)):
         return Path(name)
     found = {n: p for n, _, p in reversed(list(iter_lessons(extra)))}
     if name in found:

@@ -19,7 +19,7 @@ from pathlib import Path
 from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
 from tutor.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
-from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson
+from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson, is_dir
 
 ONE_HOT = 0.99
 MAX_PLACES = 3
@@ -46,18 +46,10 @@ def check_lessons(names: list[str], extra: list[Path] | None = None) -> list[Rep
 
 def _expand(names: list[str]) -> Iterator[str]:
     for name in names:
-        if _is_dir(Path(name)):
+        if is_dir(Path(name)):  # a name too long to look up is checked (and reported) as a file
             yield from (str(p) for p in sorted(Path(name).glob("*.yaml")))
         else:
             yield name
-
-
-def _is_dir(path: Path) -> bool:
-    """``path.is_dir()``, False for a name the file system refuses (too long, say)."""
-    try:
-        return path.is_dir()
-    except OSError:  # a name too long to look up: checked (and reported) as a file
-        return False
 
 
 def check_one(name: str, extra: list[Path] | None = None) -> Report:

@@ -28,6 +28,7 @@ from rich.text import Text
 from tutor import format as fmt
 from tutor import words
 from tutor.cells import cell_name, dot_phrase
+from tutor.columns import pad
 from tutor.engine import Cell, Derivation, Step
 
 COLOURS = {
@@ -203,6 +204,7 @@ class MatrixGrid:
         table = label_width + 3 + sum(w + 3 for _, w in header) + 1
         self.width = max(table, cell_len(title))  # a long title is never cut off
         self.indent = Segment(" " * ((self.width - table) // 2))  # centre a narrow table
+        self.row_width = len(self.indent.text) + table  # a line of the table, with the indent
 
     def __rich_measure__(self, console: object, options: object) -> Measurement:
         return Measurement(self.width, self.width)
@@ -210,7 +212,7 @@ class MatrixGrid:
     def _rule(self, left: str, mid: str, right: str) -> tuple[list[Segment], int]:
         widths = [self.label_width] + [w for _, w in self.header]
         rule = left + mid.join("─" * (w + 2) for w in widths) + right
-        return [self.indent, Segment(rule, self.border)], len(self.indent.text) + len(rule)
+        return [self.indent, Segment(rule, self.border)], self.row_width
 
     def _lines(self) -> list[tuple[list[Segment], int]]:
         """Each line as plain segments and its width in cells (no padding on the right).
@@ -219,23 +221,22 @@ class MatrixGrid:
         matrix is half a million segments."""
         # plain segments, not Text: no wrapping or span bookkeeping for thousands of cells
         title_w = cell_len(self.title)
-        pad = max(0, (self.width - title_w) // 2)
-        lines = [([Segment(" " * pad), Segment(self.title, self.strong)], pad + title_w)]
+        left = max(0, (self.width - title_w) // 2)
+        lines = [([Segment(" " * left), Segment(self.title, self.strong)], left + title_w)]
         lines.append(self._rule("╭", "┬", "╮"))
         bar = Segment("│", self.border)
-        full = len(self.indent.text) + self.label_width + 3 + sum(w + 3 for _, w in self.header) + 1
         head = [self.indent, bar, Segment(" " * (self.label_width + 2)), bar]
         for text, w in self.header:
-            head += [Segment(" " + _pad_left(text, w) + " ", self.strong), bar]
-        lines.append((head, full))
+            head += [Segment(" " + pad(text, w, right=True) + " ", self.strong), bar]
+        lines.append((head, self.row_width))
         lines.append(self._rule("├", "┼", "┤"))
         for (label, label_style), cells in self.body:
             line = [self.indent, bar, Segment(" ")]
-            line.append(Segment(label + " " * (self.label_width - _cells(label)), label_style))
+            line.append(Segment(pad(label, self.label_width), label_style))
             line += [Segment(" "), bar]
             for (text, style), (_, w) in zip(cells, self.header, strict=True):
-                line += [Segment(" " + _pad_left(text, w) + " ", style), bar]
-            lines.append((line, full))
+                line += [Segment(" " + pad(text, w, right=True) + " ", style), bar]
+            lines.append((line, self.row_width))
         lines.append(self._rule("╰", "┴", "╯"))
         return lines
 
@@ -250,16 +251,6 @@ class MatrixGrid:
         for line, _ in self._lines():
             yield from line
             yield Segment.line()
-
-
-def _cells(text: str) -> int:
-    """Terminal cells of ``text``: ``len`` for ASCII (most numbers), else Rich's measure."""
-    return len(text) if text.isascii() else cell_len(text)
-
-
-def _pad_left(text: str, width: int) -> str:
-    """``text`` right-aligned in ``width`` cells (``str.rjust`` counts characters, not cells)."""
-    return " " * (width - _cells(text)) + text
 
 
 def transposed(step: Step) -> Step:

@@ -33,10 +33,13 @@ TITLES = {
 }
 
 
+def plain_math(formula: str) -> str:
+    """A formula written for reading, not LaTeX: ``d_{model}`` as ``d_model``."""
+    return formula.replace("_{model}", "_model")
+
+
 def lesson_facts(
-    lesson: Lesson,
-    text: Callable[[str], str] = str,
-    math: Callable[[str], str] = lambda m: m.replace("_{model}", "_model"),
+    lesson: Lesson, text: Callable[[str], str] = str, math: Callable[[str], str] = plain_math
 ) -> list[str]:
     """``N = 3 tokens (cats, chase, mice)``, ``d_model = 4``, … as parts for the caller to join.
 

@@ -171,7 +171,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
             pairs, lambda p: rf"{_operand(p[0], places)} \cdot {_operand(p[1], places)}"
         )
         hand = None
-        if not fmt.step_is_whole(step):  # whole inputs make a whole sum: nothing was rounded
+        if not fmt.step_is_whole(step):  # a table of whole numbers has no rounding to explain
             by_hand = fmt.rounded_dot(pairs, places)
             if by_hand != fmt.round_half_up(cell, places):
                 # the trap of rounding early: say so, so a grader does not mark it as a slip
@@ -210,6 +210,7 @@ def _exp_total(scaled: Step, i: int, places: int) -> str:
 
 
 KEY_TERMS = 12  # a longer sum shows its first and last terms and how many are left out
+KEY_HEAD, KEY_TAIL = 4, 2
 
 
 def _long_sum(items: Sequence[T], term: Callable[[T], str]) -> list[str]:
@@ -218,8 +219,9 @@ def _long_sum(items: Sequence[T], term: Callable[[T], str]) -> list[str]:
     d × its cells (128 tokens and d_model 512 would be 33 million terms)."""
     if len(items) <= KEY_TERMS:
         return [term(x) for x in items]
-    more = len(items) - 6
-    return [*map(term, items[:4]), rf"(\text{{{more} more terms}})", *map(term, items[-2:])]
+    more = len(items) - KEY_HEAD - KEY_TAIL
+    head, tail = items[:KEY_HEAD], items[-KEY_TAIL:]
+    return [*map(term, head), rf"(\text{{{more} more terms}})", *map(term, tail)]
 
 
 TEX_TERMS_PER_LINE = 4  # a longer sum is broken after every 4 terms, so it fits the page
@@ -273,7 +275,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         out += [_md_escape(lesson.description), ""]
     out += [
         f"Lesson `{words.visible(lesson.name)}`: "  # a file name: controls spelled out
-        + _facts(d, _md_escape, lambda m: m.replace("_{model}", "_model")),
+        + _facts(d, _md_escape, words.plain_math),
         "",
         f"$${FORMULA}$$",
         "",
@@ -416,7 +418,7 @@ def _tex_heading(step: Step, command: str) -> list[str]:
 SHEET_HELP = """\
 # Fill in every null with your answer: a number (0.49), a fraction (1/3) or a simple
 # expression (sqrt(2), 4/sqrt(2), e^1.41/(e^1.41 + e^2.83 + e^1.41)). Put quotes around an
-# answer that contains a comma, a colon or a #. Leave null what you did not work out.
+# answer that contains a comma or a colon. Leave null what you did not work out.
 # Rows are tokens (named in the comment at the end of each row); columns are named above.
 # Grade it with: attn-tutor grade {lesson} THIS-FILE"""
 
