@@ -25,6 +25,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, Protocol, TypeVar
 
 import mpmath
 import sympy
@@ -87,6 +88,60 @@ def rational(p: int, q: int = 1) -> Cell:
     return Cell(QQ(p, q))
 
 
+class Ref(NamedTuple):
+    """One cell of one step: ``Ref(Q, 0, 1)`` is Q[cats, 2]."""
+
+    step: Step
+    i: int
+    j: int
+
+
+T = TypeVar("T")
+
+
+class Kit(Protocol[T]):
+    """The arithmetic ``Step.combine`` works in: numbers that support + (via ``total``), ·
+    and ÷, plus the few operations attention needs."""
+
+    zero: T
+    hidden: T  # what a masked score is (−∞)
+
+    def given(self, cell: Cell) -> T: ...  # a number the lesson gives
+    def root(self, n: int) -> T: ...  # √n
+    def exp(self, x: T) -> T: ...  # e^x
+    def total(self, xs: list[T]) -> T: ...  # x₁ + x₂ + …
+    def share(self, es: list[T], j: int) -> T: ...  # es[j] / Σ es
+    def is_hidden(self, x: T) -> bool: ...
+
+
+class Exact:
+    """``Kit`` of exact sympy values: ``combine`` then gives a cell's true value."""
+
+    zero = sympy.Integer(0)
+    hidden = -sympy.oo
+
+    def __init__(self, root: Callable[[int], sympy.Expr] = sympy.sqrt) -> None:
+        self._root = root  # √n exactly, or as a student rounds it
+
+    def root(self, n: int) -> sympy.Expr:
+        return self._root(n)
+
+    def given(self, cell: Cell) -> sympy.Expr:
+        return cell.exact
+
+    def exp(self, x: sympy.Expr) -> sympy.Expr:
+        return sympy.exp(x)
+
+    def total(self, xs: list[sympy.Expr]) -> sympy.Expr:
+        return sympy.Add(*xs)
+
+    def share(self, es: list[sympy.Expr], j: int) -> sympy.Expr:
+        return es[j] / sympy.Add(*es)
+
+    def is_hidden(self, x: sympy.Expr) -> bool:
+        return x == -sympy.oo
+
+
 @dataclass(frozen=True, eq=False)
 class Step:
     """A named matrix of the derivation and how it was made from earlier steps."""
@@ -139,6 +194,63 @@ class Step:
 
     def column(self, j: int) -> list[Cell]:
         return [row[j] for row in self.cells]
+
+    # -- how a cell is made: the one description every consumer reads -----------------------
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        """The cells that cell (i, j) is made from, in the order ``combine`` reads them:
+
+        * matmul: the terms' factors in pairs, ``(A, i, k), (B, k, j)`` for k = 1, 2, …
+          (``(B, j, k)`` when B is transposed);
+        * scale: the one score; mask: the one scaled score, or nothing when it is hidden;
+        * softmax: the whole row of its input; concat: the one Z cell it copies;
+        * input: nothing (a given number).
+        """
+        match self.op:
+            case "input":
+                return ()
+            case "matmul":
+                A, B = self.args
+                right = (lambda k: Ref(B, j, k)) if self.transpose else (lambda k: Ref(B, k, j))
+                return tuple(r for k in range(len(A.cols)) for r in (Ref(A, i, k), right(k)))
+            case "scale":
+                return (Ref(self.args[0], i, j),)
+            case "mask":
+                return () if j > i else (Ref(self.args[0], i, j),)
+            case "softmax":
+                (src,) = self.args
+                return tuple(Ref(src, i, k) for k in range(len(src.cols)))
+            case "concat":
+                Z, k = self.source_of_column(j)
+                return (Ref(Z, i, k),)
+        raise ValueError(f"unknown op {self.op!r}")
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        """Cell (i, j) made from whatever ``value`` gives for each of its ``sources``, with the
+        arithmetic of ``kit`` (exact sympy, intervals, …). This is the rule of each step as a
+        student applies it; ``derive`` computes the same numbers by faster routes, and a test
+        holds the two together for every cell of random lessons.
+        """
+        match self.op:
+            case "input":
+                return kit.given(self.cells[i][j])
+            case "matmul":
+                refs = self.sources(i, j)
+                vals = [value(r) for r in refs]
+                return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)])
+            case "scale":
+                return value(Ref(self.args[0], i, j)) / kit.root(self.divisor)
+            case "mask":
+                return kit.hidden if j > i else value(Ref(self.args[0], i, j))
+            case "softmax":
+                row = [value(r) for r in self.sources(i, j)]
+                if kit.is_hidden(row[j]):
+                    return kit.zero
+                seen = [k for k, x in enumerate(row) if not kit.is_hidden(x)]
+                return kit.share([kit.exp(row[k]) for k in seen], seen.index(j))
+            case "concat":
+                return value(self.sources(i, j)[0])
+        raise ValueError(f"unknown op {self.op!r}")
 
 
 @dataclass(frozen=True, eq=False)

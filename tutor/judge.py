@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import sympy
 
 from tutor import format as fmt
-from tutor.engine import Cell, Derivation, Step
+from tutor.engine import Cell, Derivation, Exact, Step
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
 DIGITS = 50  # evaluation digits for irrational comparisons
@@ -102,36 +102,16 @@ def cell_from(
     value: Value = true_value,
     root: Callable[[int], sympy.Expr] = sympy.sqrt,
 ) -> sympy.Expr:
-    """Cell (i, j) of ``step`` computed from the operand values ``value`` gives.
+    """Cell (i, j) of ``step`` computed from the operand values ``value`` gives, by the
+    engine's own rule for the step (``Step.combine``).
 
     With the default lookup this is the true value; with ``shown_value(p)`` and
     ``shown_root(p)`` it is what a student gets from the rounded inputs; with a lookup over a
     student's own answers it is the follow-through value.
     """
-    match step.op:
-        case "input":
-            return value(step, i, j)
-        case "matmul":
-            left, right = step.args
-            row = [value(left, i, k) for k in range(len(left.cols))]
-            if step.transpose:
-                col = [value(right, j, k) for k in range(len(right.cols))]
-            else:
-                col = [value(right, k, j) for k in range(len(right.rows))]
-            return dot(row, col)
-        case "scale":
-            (scores,) = step.args
-            return value(scores, i, j) / root(step.divisor)
-        case "mask":
-            (scaled,) = step.args
-            return -sympy.oo if j > i else value(scaled, i, j)
-        case "softmax":
-            (scaled,) = step.args
-            return softmax_share([value(scaled, i, k) for k in range(len(scaled.cols))], j)
-        case "concat":
-            Z, k = step.source_of_column(j)
-            return value(Z, i, k)
-    raise ValueError(f"cannot compute a cell of {step.key} ({step.op})")
+    if step.op == "input":
+        return value(step, i, j)
+    return step.combine(i, j, lambda r: value(r.step, r.i, r.j), Exact(root))
 
 
 # ---------------------------------------------------------------------------------------------
