@@ -603,7 +603,7 @@ def _run(invoke: Callable[[], object]) -> int:
         if sys.stdout is not None:  # None when stdout was closed (>&-)
             sys.stdout.flush()  # a full disk shows here, not in the interpreter's last flush
     except TutorError as e:
-        err, code = str(e), e.exit_code
+        err, code = str(e), EXIT_USAGE if isinstance(e, UsageError) else EXIT_INPUT
     except Exit as e:
         code = e.exit_code
     except TyperException as e:  # click's errors, vendored by typer: bad options and arguments
@@ -648,6 +648,7 @@ def _run(invoke: Callable[[], object]) -> int:
     return code
 
 
+EXIT_INPUT, EXIT_USAGE = 1, 2  # a bad lesson, sheet or answer; a bad command line
 OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 

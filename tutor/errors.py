@@ -1,4 +1,5 @@
-"""Every error a user can meet. The CLI turns these into messages and exit codes."""
+"""Every error a user can meet. The CLI (and only the CLI) turns these into messages and exit
+codes: the library raises, the edge decides."""
 
 from __future__ import annotations
 
@@ -8,13 +9,9 @@ from dataclasses import dataclass
 class TutorError(Exception):
     """A problem caused by the user's input; its text is shown as it is."""
 
-    exit_code = 1
-
 
 class UsageError(TutorError):
-    """The command line itself is wrong (exit code 2)."""
-
-    exit_code = 2
+    """The command line itself is wrong (the CLI exits 2 for it, as for a bad option)."""
 
 
 class AnswerError(TutorError):
