@@ -64,9 +64,9 @@ def growth(folder: Path) -> list[tuple[int, float, float, float]]:
 
     from rich.console import Console
 
-    from tutor.engine import derive
-    from tutor.lesson import load_lesson
-    from tutor.render import WalkOptions, walk
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+    from tutor.teach.walk import WalkOptions, walk
 
     gc.disable()
     rows = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tutor.lesson import Lesson
+from tutor.core.lesson import Lesson
 
 
 def as_array(m) -> np.ndarray:  # type: ignore[no-untyped-def]

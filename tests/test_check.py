@@ -8,9 +8,9 @@ import pytest
 
 from tests.conftest import FIXTURES, LESSONS
 from tests.test_lesson import BAD, expectation
-from tutor.format import decimal_places
-from tutor.lesson import load_lesson
-from tutor.lint import hard_entry, teaching_warnings
+from tutor.author.check import hard_entry, teaching_warnings
+from tutor.core.lessonfile import load_lesson
+from tutor.text.format import decimal_places
 
 GOOD = FIXTURES / "lessons" / "good"
 

@@ -11,9 +11,9 @@ import sympy
 
 from tests import lessongen, reference
 from tests.conftest import FIXTURES, LESSONS, bundled_lessons
-from tutor import format as fmt
-from tutor.engine import derive
-from tutor.lesson import load_lesson
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.text import format as fmt
 
 # seed 000, every table, as printed there (2 decimals)
 SEED_000 = {
@@ -59,7 +59,7 @@ def test_terms_of_a_dot_product(cats) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_rounding_is_half_up_on_the_exact_value() -> None:
-    from tutor.engine import rational
+    from tutor.core.engine import rational
 
     assert fmt.number(rational(1, 8), 2) == "0.13"  # a float would give 0.12
     assert fmt.number(rational(-1, 8), 2) == "−0.13"
@@ -153,7 +153,7 @@ def test_each_steps_rule_gives_its_cells(tmp_path: Path, text: str) -> None:
     (the fast route) agree on every cell, masked and multi-head lessons included."""
     import sympy
 
-    from tutor.engine import Exact
+    from tutor.core.engine import Exact
 
     path = tmp_path / "random.yaml"
     path.write_text(text)

@@ -18,18 +18,18 @@ NAMES = sorted(COMMANDS)
 
 # how to make each command reach its core: the arguments, and a core function to break
 BUG = {
-    "walk": (["cats-chase-mice"], "tutor.engine.derive"),
-    "quiz": (["cats-chase-mice"], "tutor.engine.derive"),
-    "explain": (["cats-chase-mice", "Z[cats, 1]"], "tutor.engine.derive"),
-    "progress": ([], "tutor.history.read"),
-    "list": ([], "tutor.lesson.iter_lessons"),
-    "softmax": (["1", "2"], "tutor.warmup.softmax_row"),
+    "walk": (["cats-chase-mice"], "tutor.core.engine.derive"),
+    "quiz": (["cats-chase-mice"], "tutor.core.engine.derive"),
+    "explain": (["cats-chase-mice", "Z[cats, 1]"], "tutor.core.engine.derive"),
+    "progress": ([], "tutor.assess.history.read"),
+    "list": ([], "tutor.core.catalog.iter_lessons"),
+    "softmax": (["1", "2"], "tutor.teach.warmup.softmax_row"),
     # commands of other issues: used only where the app has them
-    "export": (["cats-chase-mice"], "tutor.engine.derive"),
-    "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.engine.derive"),
-    "schema": ([], "tutor.schema.schema_text"),
-    "check": (["cats-chase-mice"], "tutor.lint.check_lessons"),
-    "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.generate"),
+    "export": (["cats-chase-mice"], "tutor.core.engine.derive"),
+    "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.core.engine.derive"),
+    "schema": ([], "tutor.author.schema.schema_text"),
+    "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
+    "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.new.generate"),
 }
 
 
@@ -167,9 +167,9 @@ def test_debug_traceback_in_a_real_process(tmp_path: Path) -> None:
     from tests.conftest import PLAIN_ENV, ROOT
 
     code = (
-        "import sys, tutor.engine\n"
+        "import sys, tutor.core.engine\n"
         "def broken(*a): raise RuntimeError('a deliberate bug')\n"
-        "tutor.engine.derive = broken\n"
+        "tutor.core.engine.derive = broken\n"
         "from tutor.cli import main\n"
         "sys.argv = ['attn-tutor', 'walk']\n"
         "main()\n"

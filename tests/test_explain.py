@@ -9,11 +9,11 @@ import re
 import pytest
 
 from tests.conftest import LESSONS
-from tutor import format as fmt
-from tutor.cells import cell_name, parse_cell
-from tutor.engine import derive
-from tutor.errors import UsageError
-from tutor.lesson import load_lesson
+from tutor.core.engine import derive
+from tutor.core.errors import UsageError
+from tutor.core.lessonfile import load_lesson
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name, parse_cell
 
 
 def lesson(name: str):  # type: ignore[no-untyped-def]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LESSONS, ROOT
-from tutor.errors import LessonError, UsageError
-from tutor.lesson import find_lesson, iter_lessons, lesson_dirs
+from tutor.core.catalog import find_lesson, iter_lessons, lesson_dirs
+from tutor.core.errors import LessonError, UsageError
 
 
 def lesson(folder: Path, name: str, title: str) -> Path:

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import bundled_lessons
-from tutor import judge as jd
-from tutor import quiz as qz
-from tutor.engine import derive
-from tutor.errors import AnswerError
-from tutor.lesson import load_lesson
-from tutor.numbers import MAX_ANSWER_CHARS, parse_answer, read_answer
+from tutor.assess import judge as jd
+from tutor.assess import quiz as qz
+from tutor.core.engine import derive
+from tutor.core.errors import AnswerError
+from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import MAX_ANSWER_CHARS, parse_answer, read_answer
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 BOUND = 1.0  # seconds for one answer, however hostile

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests import reference
 from tests.conftest import LESSONS, PLAIN_ENV
-from tutor.lesson import load_lesson
+from tutor.core.lessonfile import load_lesson
 
 SEEDS = [p.read_text() for p in sorted(LESSONS.glob("*.yaml"))]
 PAYLOADS = [

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tutor import format as fmt
-from tutor.engine import derive
-from tutor.lesson import find_lesson, load_lesson
+from tutor.core.catalog import find_lesson
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.text import format as fmt
 
 TWO_HEADS = str(FIXTURES / "grade" / "two-heads-causal.yaml")
 ROW = re.compile(r"^(\s*- )\[null(?:, null)*\](.*)$")
@@ -53,7 +54,7 @@ def derivation(lesson: str):  # type: ignore[no-untyped-def]
 
 def true_values(lesson: str, how: str) -> dict[str, list[list[str]]]:
     """Every step to fill, as exact strings (``how="exact"``) or decimals to N places."""
-    from tutor.worksheet import fill_steps
+    from tutor.export.worksheet import fill_steps
 
     out = {}
     for step in fill_steps(derivation(lesson)):

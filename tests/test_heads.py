@@ -14,8 +14,8 @@ from tests import lessongen, reference
 from tests.conftest import LESSONS
 from tests.test_engine import assert_matches_numpy
 from tests.test_walk import check_golden
-from tutor.engine import derive
-from tutor.lesson import load_lesson
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
 
 
 def lesson(name: str):  # type: ignore[no-untyped-def]

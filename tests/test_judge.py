@@ -9,10 +9,10 @@ import sympy
 
 from tests.conftest import LESSONS
 from tests.lessongen import lesson_text
-from tutor import judge as jd
-from tutor.engine import derive
-from tutor.lesson import load_lesson
-from tutor.numbers import read_answer
+from tutor.assess import judge as jd
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
 
 CATS = derive(load_lesson(LESSONS / "cats-chase-mice.yaml", name="cats-chase-mice"))
 ROWS = {"cats": 0, "chase": 1, "mice": 2}

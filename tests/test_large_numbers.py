@@ -13,11 +13,11 @@ import sympy
 
 from tests import reference
 from tests.conftest import FIXTURES
-from tutor import format as fmt
-from tutor import judge as jd
-from tutor import quiz as qz
-from tutor.engine import derive
-from tutor.lesson import load_lesson
+from tutor.assess import judge as jd
+from tutor.assess import quiz as qz
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.text import format as fmt
 
 LARGE = FIXTURES / "lessons" / "large-scores.yaml"
 BAD_WORDS = ("nan", "inf", "NaN", "Infinity")

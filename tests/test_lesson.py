@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, LESSONS, bundled_lessons
-from tutor.errors import LessonError
-from tutor.lesson import find_lesson, load_lesson, unique_labels
+from tutor.core.catalog import find_lesson
+from tutor.core.errors import LessonError
+from tutor.core.lesson import unique_labels
+from tutor.core.lessonfile import load_lesson
 
 BAD = sorted((FIXTURES / "lessons" / "bad").glob("*.yaml"))
 CATS = LESSONS / "cats-chase-mice.yaml"

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import yaml
 
-from tutor.engine import derive
-from tutor.lesson import load_lesson
-from tutor.schema import SCHEMA
+from tutor.author.schema import SCHEMA
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import time
 import pytest
 import sympy
 
-from tutor.errors import AnswerError
-from tutor.numbers import parse_answer, parse_entry
+from tutor.core.errors import AnswerError
+from tutor.core.numbers import parse_answer, parse_entry
 
 
 @pytest.mark.parametrize(

@@ -15,12 +15,12 @@ from rich.console import Console
 
 from tests.conftest import LESSONS, PLAIN_ENV, ROOT
 from tests.lessongen import lesson_text
-from tutor import history
-from tutor import quiz as qz
-from tutor.engine import derive
-from tutor.errors import UsageError
-from tutor.lesson import load_lesson
-from tutor.numbers import read_answer
+from tutor.assess import history
+from tutor.assess import quiz as qz
+from tutor.core.engine import derive
+from tutor.core.errors import UsageError
+from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
 
 CATS = derive(load_lesson(LESSONS / "cats-chase-mice.yaml", name="cats-chase-mice"))
 
@@ -444,12 +444,12 @@ def test_the_console_script_collects_garbage_during_a_quiz_session(tmp_path: Pat
     from tests.conftest import PLAIN_ENV, ROOT
 
     code = (
-        "import gc, sys, tutor.quiz\n"
-        "run = tutor.quiz.run\n"
+        "import gc, sys, tutor.assess.quiz\n"
+        "run = tutor.assess.quiz.run\n"
         "def spy(*a):\n"
         "    print('collector during the session:', gc.isenabled(), file=sys.stderr)\n"
         "    return run(*a)\n"
-        "tutor.quiz.run = spy\n"
+        "tutor.assess.quiz.run = spy\n"
         "from tutor.cli import main\n"
         "sys.argv = ['attn-tutor', 'quiz', '--count', '1', '--seed', '1']\n"
         "main()\n"
@@ -474,7 +474,7 @@ def test_progress_shows_lesson_names_as_typed(run, home: Path, tmp_path: Path) -
 
 
 def test_quiz_help_states_the_default_count_the_quiz_uses(run) -> None:  # type: ignore[no-untyped-def]
-    from tutor.lesson import QuizDefaults
+    from tutor.core.lesson import QuizDefaults
 
     # the help text is a literal (cli.py must not import the lesson module for --help)
     assert f"(default {QuizDefaults().count})" in run("quiz", "--help").stdout

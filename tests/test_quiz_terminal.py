@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import PLAIN_ENV, ROOT
 from tests.test_quiz import spawn
-from tutor import history
+from tutor.assess import history
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -19,8 +19,9 @@ import yaml
 
 from tests.conftest import FIXTURES, ROOT, bundled_lessons
 from tests.lessongen import lesson_text
-from tutor.lesson import HEAD_KEYS, QUIZ_KEYS, TOP_KEYS, load_lesson
-from tutor.schema import SCHEMA
+from tutor.author.schema import SCHEMA
+from tutor.core.lessonfile import load_lesson
+from tutor.core.spec import HEAD_KEYS, QUIZ_KEYS, TOP_KEYS
 
 GOOD = sorted((FIXTURES / "lessons" / "good").glob("*.yaml"))
 BAD = FIXTURES / "lessons" / "bad"
@@ -210,7 +211,7 @@ def test_schema_and_list_do_not_import_sympy_or_numpy() -> None:
         "        app(args)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "print(sorted(m for m in ('sympy', 'numpy', 'tutor.engine') if m in sys.modules))\n"
+        "print(sorted(m for m in ('sympy', 'numpy', 'tutor.core.engine') if m in sys.modules))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tutor.warmup import read_numbers, softmax_row
+from tutor.teach.warmup import read_numbers, softmax_row
 
 
 def test_one_two_three_gives_the_articles_shares(run) -> None:  # type: ignore[no-untyped-def]

@@ -134,26 +134,50 @@ def _python(code: str) -> str:
     return out.stdout.strip()
 
 
-def test_engine_does_not_import_rich_or_typer() -> None:
-    code = "import sys, tutor.engine; print([m for m in ('rich', 'typer') if m in sys.modules])"
+def test_engine_does_not_import_rich_typer_or_yaml() -> None:
+    """The engine works on a Lesson (frozen data); reading YAML is the lesson file's job."""
+    code = (
+        "import sys, tutor.core.engine; "
+        "print([m for m in ('rich', 'typer', 'yaml') if m in sys.modules])"
+    )
     assert _python(code) == "[]"
 
 
 def test_core_modules_do_not_import_rich_or_typer() -> None:
+    modules = [
+        "tutor.core.engine",
+        "tutor.core.lessonfile",
+        "tutor.core.catalog",
+        "tutor.core.numbers",
+        "tutor.assess.judge",
+        "tutor.text.format",
+    ]
     code = (
-        "import sys, tutor.engine, tutor.lesson, tutor.numbers, tutor.judge, tutor.format; "
+        f"import sys, {', '.join(modules)}; "
         "print([m for m in ('rich', 'typer') if m in sys.modules])"
     )
     assert _python(code) == "[]"
 
 
+def test_core_imports_nothing_above_it() -> None:
+    """core is the bottom layer: importing all of it loads no other tutor package."""
+    code = (
+        "import sys, pkgutil, importlib, tutor.core as c; "
+        "mods = [m.name for m in pkgutil.iter_modules(c.__path__)]; "
+        "[importlib.import_module('tutor.core.' + m) for m in mods]; "
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('tutor.')}))"
+    )
+    assert _python(code) == "['core']"
+
+
 def test_quiz_does_not_import_render() -> None:
     code = (
-        "import sys; from tutor import quiz; from tutor.engine import derive; "
-        "from tutor.lesson import find_lesson, load_lesson; "
+        "import sys; from tutor.assess import quiz; from tutor.core.engine import derive; "
+        "from tutor.core.catalog import find_lesson; "
+        "from tutor.core.lessonfile import load_lesson; "
         "d = derive(load_lesson(find_lesson('cats-chase-mice'))); "
         "q = quiz.Question(d.step('Z'), 0, 0); quiz.hint(q, 2); quiz.working(q, 2); "
-        "print('tutor.render' in sys.modules)"
+        "print('tutor.teach.walk' in sys.modules)"
     )
     assert _python(code) == "False"
 

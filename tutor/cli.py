@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 import typer.core
 
-from tutor.errors import TutorError, UsageError
+from tutor.core.errors import TutorError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from tutor.lesson import Lesson
+    from tutor.core.lesson import Lesson
 
 app = typer.Typer(
     name="attn-tutor",
@@ -59,7 +59,8 @@ def make_console(stderr: bool = False, width: int | None = None) -> "Console":
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
     """Find a lesson by name or path and load it (raises ``LessonError``)."""
-    from tutor.lesson import find_lesson, load_lesson
+    from tutor.core.catalog import find_lesson
+    from tutor.core.lessonfile import load_lesson
 
     path = find_lesson(name, lessons_dir)
     return load_lesson(path, name=path.stem)
@@ -68,7 +69,8 @@ def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
 def _check_steps(steps: list[str] | None, available: list[str]) -> list[str] | None:
     if not steps:
         return None
-    from tutor.lesson import STEP_NAMES, suggest
+    from tutor.core.spec import STEP_NAMES
+    from tutor.core.yamlsrc import suggest
 
     chosen = [s.strip() for item in steps for s in item.split(",") if s.strip()]
     if not chosen:
@@ -116,7 +118,7 @@ def walk(
     ] = False,
 ) -> None:
     """Work through every step of a lesson, with term-by-term working."""
-    from tutor.engine import derive
+    from tutor.core.engine import derive
 
     d = derive(open_lesson(lesson, lessons_dir))
     names = list(dict.fromkeys(s.name for s in d.steps))
@@ -126,11 +128,11 @@ def walk(
     if json_out:
         import json
 
-        from tutor.export import derivation_json
+        from tutor.export.jsondoc import derivation_json
 
         sys.stdout.write(json.dumps(derivation_json(d, exact, steps, head)) + "\n")
         return
-    from tutor.render import WalkOptions, walk_pages
+    from tutor.teach.walk import WalkOptions, walk_pages
 
     console = make_console()
     opts = WalkOptions(
@@ -151,9 +153,10 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from rich.text import Text
 
-    from tutor.columns import columns
-    from tutor.lesson import LESSONS_ENV, check_lesson, iter_lessons, lesson_dirs
-    from tutor.words import visible
+    from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs
+    from tutor.core.lessonfile import check_lesson
+    from tutor.teach.columns import columns
+    from tutor.text.words import visible
 
     rows = []
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
@@ -225,8 +228,8 @@ def export(
         raise UsageError(
             f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
         )
-    from tutor import worksheet
-    from tutor.engine import derive
+    from tutor.core.engine import derive
+    from tutor.export import worksheet
 
     d = derive(open_lesson(lesson, lessons_dir))
     if format == "md":
@@ -236,7 +239,7 @@ def export(
     elif format == "sheet":
         text = worksheet.answer_sheet(d)
     else:
-        from tutor.render import walk_document
+        from tutor.teach.walk import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)
@@ -271,10 +274,10 @@ def quiz(
 
     from rich.text import Text
 
-    from tutor import history
-    from tutor import quiz as qz
-    from tutor.engine import derive
-    from tutor.format import plural
+    from tutor.assess import history
+    from tutor.assess import quiz as qz
+    from tutor.core.engine import derive
+    from tutor.text.format import plural
 
     d = derive(open_lesson(lesson, lessons_dir))
     chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
@@ -310,9 +313,9 @@ def progress(
     from rich.table import Table
     from rich.text import Text
 
-    from tutor import history
-    from tutor.format import plural
-    from tutor.words import visible
+    from tutor.assess import history
+    from tutor.text.format import plural
+    from tutor.text.words import visible
 
     console, err = make_console(), make_console(stderr=True)
     found = history.read()
@@ -364,9 +367,9 @@ def grade(
     """Grade a hand-worked answer sheet, with follow-through from your own earlier answers."""
     from rich.text import Text
 
-    from tutor import grade as gr
-    from tutor.engine import derive
-    from tutor.words import escape_c1, visible
+    from tutor.assess import grade as gr
+    from tutor.core.engine import derive
+    from tutor.text.words import escape_c1, visible
 
     d = derive(open_lesson(lesson, lessons_dir))
     read = gr.read_sheet(sheet, d)
@@ -379,7 +382,7 @@ def grade(
         text = json.dumps(gr.report_json(report), ensure_ascii=False)
         sys.stdout.write(escape_c1(text) + "\n")  # the sheet's text: no raw DEL or C1
         return
-    from tutor.grade_render import report as render_report
+    from tutor.assess.report import report as render_report
 
     console = make_console()
     for part in render_report(report, console.width):
@@ -412,9 +415,9 @@ def explain(
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Show everything one cell depends on, as a tree, with exact and rounded values."""
-    from tutor.cells import parse_cell
-    from tutor.engine import derive
-    from tutor.explain import explain as explain_tree
+    from tutor.core.engine import derive
+    from tutor.teach.explain import explain as explain_tree
+    from tutor.text.cells import parse_cell
 
     d = derive(open_lesson(lesson, lessons_dir))
     step, i, j = parse_cell(d, cell)
@@ -436,8 +439,8 @@ def softmax(
     precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10, metavar="N")] = 2,
 ) -> None:
     """Work softmax by hand for any numbers: each e^x, the total and each share."""
-    from tutor.render import softmax_warmup
-    from tutor.warmup import read_number, read_numbers, softmax_row, times_effect, times_text
+    from tutor.teach.walk import softmax_warmup
+    from tutor.teach.warmup import read_number, read_numbers, softmax_row, times_effect, times_text
 
     values = read_numbers(numbers)
     factor = read_number(times, "--times")
@@ -465,7 +468,7 @@ def wait_for_enter(console: "Console", stream: TextIO | None) -> bool:
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of the lesson format, for editors that check YAML as you type."""
-    from tutor.schema import schema_text
+    from tutor.author.schema import schema_text
 
     sys.stdout.write(schema_text())
 
@@ -481,8 +484,8 @@ def check(
     """Check lessons: every problem as file:line:col, teaching warnings, then a summary."""
     from rich.text import Text
 
-    from tutor.lint import check_lessons, summary
-    from tutor.words import visible
+    from tutor.author.check import check_lessons, summary
+    from tutor.text.words import visible
 
     reports = check_lessons(files, lessons_dir)
     console = make_console()
@@ -549,7 +552,7 @@ def new(
     """Write a new, valid lesson with hand-friendly numbers and a comment on every key."""
     import random
 
-    from tutor.author import (
+    from tutor.author.new import (
         Shape,
         check_name,
         command_line,
@@ -575,7 +578,7 @@ def new(
     console = make_console()
     from rich.text import Text
 
-    from tutor.format import plural
+    from tutor.text.format import plural
 
     facts = f"{plural(len(shape.tokens), 'token')}, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
     facts += (f", {heads} heads" if heads > 1 else "") + (", causal" if causal else "")
@@ -638,7 +641,7 @@ def _run(invoke: Callable[[], object]) -> int:
     if err:
         from rich.text import Text
 
-        from tutor.words import visible
+        from tutor.text.words import visible
 
         # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
         # trailing one, and messages quote paths and values as the user wrote them; a control

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from tutor import format as fmt
-from tutor.engine import Cell, Derivation, Exact, Step
+from tutor.core.engine import Cell, Derivation, Exact, Step
+from tutor.text import format as fmt
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
 DIGITS = 50  # evaluation digits for irrational comparisons

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tutor.engine import Step
-    from tutor.lesson import Lesson
+    from tutor.core.engine import Step
+    from tutor.core.lesson import Lesson
 
 TITLES = {
     "X": "X, the tokens",

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tutor.errors import AnswerError
+from tutor.core.errors import AnswerError
 
 if TYPE_CHECKING:
     import sympy

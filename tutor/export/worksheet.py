@@ -2,7 +2,7 @@
 
 All three are built from the same pieces: the lesson's inputs, then each step to fill with its
 shape arithmetic and a table, and (in an answer key) the worked line of every cell. Numbers
-become text only through ``tutor.format``; this module adds Markdown and LaTeX spelling.
+become text only through ``tutor.text.format``; this module adds Markdown and LaTeX spelling.
 
 The answer sheet holds one key per step to fill: ``Q``, ``K``, ``V``, ``scores``, ``scaled``,
 ``weights``, ``Z`` (under ``heads:`` for several heads, then ``concat`` and ``output``). The
@@ -17,9 +17,9 @@ import shlex
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from tutor import format as fmt
-from tutor import words
-from tutor.engine import Cell, Derivation, Step
+from tutor.core.engine import Cell, Derivation, Step
+from tutor.text import format as fmt
+from tutor.text import words
 
 T = TypeVar("T")
 

@@ -14,14 +14,14 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from tutor import format as fmt
-from tutor import judge as jd
-from tutor.engine import Step
-from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
-from tutor.quiz import Question
-from tutor.quiz import working as true_working
-from tutor.render import MatrixGrid, column_blocks, columns_part, side_by_side
-from tutor.words import visible
+from tutor.assess import judge as jd
+from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
+from tutor.assess.quiz import Question
+from tutor.assess.quiz import working as true_working
+from tutor.core.engine import Step
+from tutor.teach.walk import MatrixGrid, column_blocks, columns_part, side_by_side
+from tutor.text import format as fmt
+from tutor.text.words import visible
 
 MARKS = {
     "correct": ("✓", "green"),

@@ -2,7 +2,7 @@
 
 Colour carries meaning: one colour each for Q, K and V (and the W that makes them), and in
 every step the row and column that meet in the worked cell are highlighted in the tables they
-come from. All numbers go through ``tutor.format``.
+come from. All numbers go through ``tutor.text.format``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from tutor import format as fmt
-from tutor import words
-from tutor.cells import cell_name, dot_phrase
-from tutor.columns import pad
-from tutor.engine import Cell, Derivation, Step
+from tutor.core.engine import Cell, Derivation, Step
+from tutor.teach.columns import pad
+from tutor.text import format as fmt
+from tutor.text import words
+from tutor.text.cells import cell_name, dot_phrase
 
 COLOURS = {
     "X": "yellow",
@@ -457,7 +457,7 @@ def softmax_table(
     When the largest score is big (or very negative), e^x would be unreadable or overflow, so
     the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is the same share.
     """
-    from tutor.engine import MP
+    from tutor.core.engine import MP
 
     (scaled,) = step.args
     row = scaled.cells[i]

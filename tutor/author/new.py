@@ -2,9 +2,9 @@
 
 Entries are small integers (|x| ≤ 2, mostly 0 and 1). A lesson is drawn from
 ``random.Random(seed)``, then changed one entry at a time, keeping each change that adds no
-teaching warning (see ``tutor.lint``: no uniform row of weights, no one-hot softmax), until none
-is left. With ``whole_root``, d_k is a perfect square, so √d_k is whole and the scaled scores
-stay rational.
+teaching warning (see ``tutor.author.check``: no uniform row of weights, no one-hot softmax),
+until none is left. With ``whole_root``, d_k is a perfect square, so √d_k is whole and the
+scaled scores stay rational.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tutor.errors import TutorError, UsageError
-from tutor.lesson import Head, Lesson, Matrix, token_problem, unique_labels
+from tutor.core.errors import TutorError, UsageError
+from tutor.core.lesson import Head, Lesson, Matrix, unique_labels
+from tutor.core.lessonfile import token_problem
 
 MAX_NEW_TOKENS = 16  # more than this is no longer a lesson worked by hand
 ATTEMPTS = 300
@@ -190,7 +191,7 @@ def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
     (lesson, warnings left)."""
     import random
 
-    from tutor.lint import head_warnings
+    from tutor.author.check import head_warnings
 
     memo: dict[tuple, int] = {}  # a tweak changes one head (or X): the other heads are known
 
@@ -244,8 +245,8 @@ def description_of(shape: Shape) -> str:
 
 def notes_of(lesson: Lesson) -> dict[str, str]:
     """Notes that are true of these numbers: where the largest weight falls, what Z is."""
-    from tutor.engine import derive
-    from tutor.format import number
+    from tutor.core.engine import derive
+    from tutor.text.format import number
 
     notes = {
         "scaled": f"d_k = {lesson.d_k}, so every score is divided by √{lesson.d_k}"

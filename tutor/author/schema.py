@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from tutor.spec import (
+from tutor.core.spec import (
     CONTROL_CHARS,
     MASKS,
     MAX_DIM,
@@ -19,7 +19,7 @@ from tutor.spec import (
     STEP_NAMES,
 )
 
-# the written forms tutor.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
+# the written forms tutor.core.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
 ENTRY_PATTERN = (
     r"^\s*[+\-\u2212]?(?:"
     r"\d+\s*/\s*0*[1-9]\d*"  # a fraction

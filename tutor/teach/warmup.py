@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tutor import format as fmt
-from tutor.engine import Cell, Step, softmax
-from tutor.errors import AnswerError, UsageError
-from tutor.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.engine import Cell, Step, softmax
+from tutor.core.errors import AnswerError, UsageError
+from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.text import format as fmt
 
 MAX_NUMBERS = 64
 

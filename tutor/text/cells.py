@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from tutor.errors import UsageError
-from tutor.lesson import suggest
+from tutor.core.errors import UsageError
+from tutor.core.yamlsrc import suggest
 
 if TYPE_CHECKING:
-    from tutor.engine import Derivation, Step
+    from tutor.core.engine import Derivation, Step
 
 MAX_NAME_CHARS = 200
 MAX_LISTED = 12  # labels listed in an error message before "…"

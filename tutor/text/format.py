@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import sympy
 
-    from tutor.engine import Cell, Step
+    from tutor.core.engine import Cell, Step
 
 MINUS = "−"
 NEG_INF_TEXT = f"{MINUS}∞"
@@ -42,7 +42,7 @@ def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
     Scientific notation keeps the text short however tiny or huge the value (e^(−1000) is
     a few dozen characters, not a thousand zeros).
     """
-    from tutor.engine import MP
+    from tutor.core.engine import MP
 
     if x != 0 and MP.mag(x) < -100_000:  # e.g. e^(−10³⁰): zero at any precision we show
         return Decimal(0)
@@ -81,7 +81,7 @@ def decimal_places(q: int) -> int | None:
 
 def sqrt_rounded(n: int, places: int) -> Decimal:
     """√n rounded to ``places``, ties away from zero (a 40-digit root cannot sit on a tie)."""
-    from tutor.engine import MP
+    from tutor.core.engine import MP
 
     return round_decimal(mp_decimal(MP.sqrt(n)), places)
 
@@ -254,7 +254,7 @@ def expr_rounded(expr: sympy.Expr, places: int) -> str:
     """Any exact real sympy value rounded half up to ``places``, as shown."""
     from sympy.polys.domains import QQ
 
-    from tutor.engine import MP, Cell
+    from tutor.core.engine import MP, Cell
 
     if expr.is_Rational:
         cell = Cell(QQ(int(expr.p), int(expr.q)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tutor.engine import Derivation, Step
+from tutor.core.engine import Derivation, Step
 
 
 def step_json(step: Step, exact: bool) -> dict[str, object]:

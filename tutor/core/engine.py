@@ -31,7 +31,7 @@ import mpmath
 import sympy
 from sympy.polys.domains import QQ
 
-from tutor.lesson import Lesson, Matrix
+from tutor.core.lesson import Lesson, Matrix
 
 MP = mpmath.MPContext()
 MP.dps = 40  # working digits for every non-rational value

@@ -2,7 +2,7 @@
 
 The loop never prints except through the console it is given, and reads from the stream it is
 given (a file or ``io.StringIO``) or, when there is none, from the terminal. Judging lives in
-``tutor.judge`` so the worksheet grader judges exactly the same way.
+``tutor.assess.judge`` so the worksheet grader judges exactly the same way.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, TextIO
 from rich.table import Table
 from rich.text import Text
 
-from tutor import format as fmt
-from tutor import judge as jd
-from tutor.cells import cell_name, dot_phrase
-from tutor.engine import Derivation, Step
-from tutor.errors import AnswerError, UsageError
-from tutor.numbers import Answer, read_answer
-from tutor.words import visible
+from tutor.assess import judge as jd
+from tutor.core.engine import Derivation, Step
+from tutor.core.errors import AnswerError, UsageError
+from tutor.core.numbers import Answer, read_answer
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name, dot_phrase
+from tutor.text.words import visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

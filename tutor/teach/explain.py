@@ -15,10 +15,10 @@ from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
-from tutor import format as fmt
-from tutor.cells import cell_name, dot_phrase
-from tutor.engine import Cell, Derivation, Step
-from tutor.render import COLOURS
+from tutor.core.engine import Cell, Derivation, Step
+from tutor.teach.walk import COLOURS
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name, dot_phrase
 
 MAX_EXACT_CHARS = 48  # longer exact forms are left out; the rounded value is always shown
 EXACT_MAX_TOKENS = 16  # beyond this, irrational exact forms are too slow to build per cell

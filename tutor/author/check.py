@@ -16,10 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
-from tutor.errors import LessonError, Problem
-from tutor.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
-from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson, is_dir
+from tutor.core.catalog import find_lesson, is_dir
+from tutor.core.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
+from tutor.core.errors import LessonError, Problem
+from tutor.core.lesson import Entry, Head, Lesson, Matrix
+from tutor.core.lessonfile import check_lesson
+from tutor.text.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
 
 ONE_HOT = 0.99
 MAX_PLACES = 3

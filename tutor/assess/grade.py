@@ -1,7 +1,7 @@
 """Grading a hand-worked answer sheet, with follow-through (error carried forward).
 
 Pure: reads the sheet into data, judges every cell, returns a ``Report``; printing lives in
-``tutor.grade_render`` and ``cli.py``. The sheet is read like a lesson (the YAML node tree with
+``tutor.assess.report`` and ``cli.py``. The sheet is read like a lesson (the YAML node tree with
 positions, no anchors, aliases or odd tags), and every entry is read by ``numbers.read_answer``:
 a small parser of our own, never eval or sympify.
 
@@ -28,14 +28,14 @@ from pathlib import Path
 import sympy
 import yaml
 
-from tutor import format as fmt
-from tutor import judge as jd
-from tutor.cells import cell_name
-from tutor.engine import Derivation, Step
-from tutor.errors import AnswerError, LessonError, Problem
-from tutor.lesson import Checker, compose, describe, read_text
-from tutor.numbers import Answer, read_answer
-from tutor.worksheet import FILL, fill_steps
+from tutor.assess import judge as jd
+from tutor.core.engine import Derivation, Step
+from tutor.core.errors import AnswerError, LessonError, Problem
+from tutor.core.numbers import Answer, read_answer
+from tutor.core.yamlsrc import Checker, compose, describe, read_text
+from tutor.export.worksheet import FILL, fill_steps
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name
 
 VERDICTS = ("correct", "follow-through", "wrong", "blank")
 EARNS = ("correct", "follow-through")  # verdicts that earn the point

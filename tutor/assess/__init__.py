@@ -1,0 +1,1 @@
+"""Verdicts: the judge, the quiz, answer sheets and their grading, history."""

@@ -1,0 +1,1 @@
+"""For instructors: new lessons, check (lint), the JSON Schema."""

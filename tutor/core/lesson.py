@@ -1,0 +1,92 @@
+"""The lesson, as frozen data: exact inputs (integer pairs) and the instructor's words.
+
+No YAML here: ``tutor.core.lessonfile`` reads and validates a file into a ``Lesson``, and the
+engine needs only this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
+Matrix = tuple[tuple[Entry, ...], ...]
+
+
+@dataclass(frozen=True)
+class Head:
+    """One attention head's learned matrices."""
+
+    name: str | None
+    W_Q: Matrix
+    W_K: Matrix
+    W_V: Matrix
+
+
+@dataclass(frozen=True)
+class QuizDefaults:
+    """The lesson's ``quiz:`` settings; the command line's ``--steps`` and ``--count`` win."""
+
+    steps: tuple[str, ...] = ()  # empty: every step of the lesson that a quiz can ask about
+    count: int = 8  # how many cells to ask
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A validated lesson: exact inputs and the instructor's words."""
+
+    name: str
+    path: str
+    title: str
+    description: str
+    tokens: tuple[str, ...]
+    X: Matrix
+    heads: tuple[Head, ...]
+    multi_head: bool = False
+    W_O: Matrix | None = None
+    mask: str = "none"
+    precision: int = 2
+    # notes and where are read-only views (the loader builds them), so a frozen lesson stays so
+    notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    quiz: QuizDefaults = QuizDefaults()
+    # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
+    # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
+    where: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Row labels that tell repeated tokens apart: ``the#1``, ``dog``, ``the#2``."""
+        return unique_labels(self.tokens)
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def d_model(self) -> int:
+        return len(self.X[0])
+
+    @property
+    def d_k(self) -> int:
+        return len(self.heads[0].W_K[0])
+
+    @property
+    def d_v(self) -> int:
+        return len(self.heads[0].W_V[0])
+
+
+def unique_labels(tokens: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Number the repeats of a token (``the#1`` … ``the#2``); leave unique tokens alone."""
+    counts: dict[str, int] = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    seen: dict[str, int] = {}
+    labels = []
+    for t in tokens:
+        if counts[t] > 1:
+            seen[t] = seen.get(t, 0) + 1
+            labels.append(f"{t}#{seen[t]}")
+        else:
+            labels.append(t)
+    return tuple(labels)

@@ -1,0 +1,315 @@
+"""A lesson file → a validated ``Lesson``: every problem found at once, as
+``file:line:col: message``; the frozen data only when there are none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import yaml
+
+from tutor.core.errors import LessonError, Problem
+from tutor.core.lesson import Head, Lesson, QuizDefaults
+from tutor.core.spec import (
+    HEAD_KEYS,
+    MASKS,
+    MAX_HEADS,
+    MAX_TOKEN_CHARS,
+    MAX_TOKENS,
+    QUIZ_KEYS,
+    STEP_NAMES,
+    TOP_KEYS,
+)
+from tutor.core.yamlsrc import Checker, compose, describe, pos, read_text, suggest
+
+# ---------------------------------------------------------------------------------------------
+# the lesson itself
+
+
+def load_lesson(path: str | Path, name: str | None = None) -> Lesson:
+    """Read and validate a lesson file; raise ``LessonError`` listing every problem."""
+    lesson, problems = check_lesson(path, name)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or lesson is None:
+        raise LessonError(errors)
+    return lesson
+
+
+def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | None, list[Problem]]:
+    """Validate a lesson file; return the lesson (if valid) and every problem found."""
+    shown = str(path)
+    try:
+        text = read_text(path)
+        root = compose(text, shown)
+    except LessonError as err:
+        return None, err.problems
+    c = Checker(shown)
+    if root is None:
+        c.error(None, "the file is empty; expected a lesson (title, tokens, X, W_Q, W_K, W_V)")
+        return None, c.problems
+    keys = c.mapping(root, TOP_KEYS, "the lesson")
+    if keys is None:
+        return None, c.problems
+    lesson = _build(c, root, keys, name or Path(path).stem, shown)
+    return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems
+
+
+def _build(
+    c: Checker, root: yaml.Node, keys: dict[str, tuple[yaml.Node, yaml.Node]], name: str, path: str
+) -> Lesson | None:
+    def value(key: str) -> yaml.Node | None:
+        return keys[key][1] if key in keys else None
+
+    for key in ("title", "tokens", "X"):
+        if key not in keys:
+            c.error(root, f"missing key {key!r}; a lesson needs title, tokens, X and W_Q, W_K, W_V")
+    if "version" in keys:
+        v = c.scalar(keys["version"][1], "version")
+        if v is not None and v != "1":
+            c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
+    title = c.text(value("title"), "title", one_line=True) if "title" in keys else None
+    if title is not None and not title.strip():
+        c.error(value("title"), "title is empty; expected a few words naming the lesson")
+        title = None
+    description = ""
+    if "description" in keys:
+        description = c.text(value("description"), "description") or ""
+
+    tokens: list[str] | None = None
+    if "tokens" in keys:
+        tokens = _tokens(c, value("tokens"))
+    X = c.matrix(value("X"), "X", MAX_TOKENS, key="X") if "X" in keys else None
+    if tokens is not None and X is not None and len(tokens) != len(X):
+        c.error(
+            value("tokens"),
+            f"tokens lists {len(tokens)} labels, but X has {len(X)} rows; "
+            "expected one token per row of X",
+        )
+    d_model = len(X[0]) if X else None
+
+    heads = _heads(c, keys, root, d_model)
+    W_O = None
+    if "W_O" in keys:
+        W_O = c.matrix(value("W_O"), "W_O", key="W_O")
+        if W_O is not None and "heads" not in keys:
+            c.error(
+                value("W_O"),
+                "W_O projects the concatenation of several heads, but this lesson has no "
+                "'heads'; list the heads under 'heads' (one head is fine) or remove W_O",
+            )
+        elif W_O is not None and heads:
+            d_vs = {len(h.W_V[0]) for h in heads}
+            if len(d_vs) > 1:
+                c.error(
+                    value("W_O"),
+                    "W_O needs every head to have the same d_v, but the heads' "
+                    f"W_V have {', '.join(str(len(h.W_V[0])) for h in heads)} columns",
+                )
+            else:
+                need = len(heads) * d_vs.pop()
+                if len(W_O) != need:
+                    c.error(
+                        value("W_O"),
+                        f"W_O has {len(W_O)} {'row' if len(W_O) == 1 else 'rows'}, but the "
+                        f"concatenation has {len(heads)} × {len(heads[0].W_V[0])} = {need} "
+                        f"{'column' if need == 1 else 'columns'}, so W_O needs {need} "
+                        f"{'row' if need == 1 else 'rows'}",
+                    )
+
+    mask = "none"
+    if "mask" in keys:
+        m = c.scalar(value("mask"), "mask")
+        if m is not None and m not in MASKS:
+            c.error(value("mask"), f"mask is {m!r}; expected one of: {', '.join(MASKS)}")
+        elif m is not None:
+            mask = m
+
+    precision = 2
+    if "precision" in keys:
+        node = value("precision")
+        p = c.scalar(node, "precision")
+        if p is not None and not (p.isdecimal() and 0 <= int(p) <= 10):
+            c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
+        elif p is not None:
+            precision = int(p)
+
+    notes = _notes(c, value("notes")) if "notes" in keys else {}
+    quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
+    where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
+    if any(p.severity == "error" for p in c.problems):
+        return None
+    assert title is not None and tokens is not None and X is not None and heads
+    return Lesson(
+        name=name,
+        path=path,
+        title=title,
+        description=description,
+        tokens=tuple(tokens),
+        X=X,
+        heads=tuple(heads),
+        multi_head="heads" in keys,
+        W_O=W_O,
+        mask=mask,
+        precision=precision,
+        notes=MappingProxyType(notes),
+        quiz=quiz,
+        where=MappingProxyType(where),
+    )
+
+
+def _tokens(c: Checker, node: yaml.Node) -> list[str] | None:
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node, f"tokens should be a list of words, one per row of X, but found {describe(node)}"
+        )
+        return None
+    if len(node.value) > MAX_TOKENS:
+        c.error(node, f"tokens has {len(node.value)} entries; at most {MAX_TOKENS} are allowed")
+        return None
+    out = []
+    for i, t in enumerate(node.value, 1):
+        if not isinstance(t, yaml.ScalarNode) or not t.value.strip():
+            c.error(t, f"token {i} should be a word, but found {describe(t)}")
+            continue
+        word = t.value.strip()
+        problem = token_problem(word)
+        if problem is not None:
+            c.error(t, f"token {i} {problem}")
+            continue
+        c.where[f"tokens.{i}"] = pos(t)
+        out.append(word)
+    return out if len(out) == len(node.value) else None
+
+
+def token_problem(word: str) -> str | None:
+    """Why a (stripped, non-empty) word cannot be a token, or None when it can."""
+    bad = next((ch for ch in word if ch in "[],#" or not ch.isprintable()), None)
+    if bad is not None:
+        return f"({word!r}) contains {bad!r}; tokens may not contain [ ] , # or control characters"
+    if len(word) > MAX_TOKEN_CHARS:
+        return f"is {len(word)} characters long; at most {MAX_TOKEN_CHARS}"
+    return None
+
+
+def _weights(
+    c: Checker,
+    node_of: Callable[[str], yaml.Node | None],
+    where: yaml.Node,
+    d_model: int | None,
+    prefix: str,
+    path: str = "",
+) -> Head | None:
+    """W_Q, W_K, W_V of one head, checked against X and each other."""
+    mats = {}
+    for key in ("W_Q", "W_K", "W_V"):
+        node = node_of(key)
+        if node is None:
+            c.error(where, f"missing key {key!r}{prefix}; expected a d_model × d matrix")
+            continue
+        m = c.matrix(node, f"{key}{prefix}", key=f"{path}{key}")
+        if m is None:
+            continue
+        if d_model is not None and len(m) != d_model:
+            c.error(
+                node,
+                f"{key}{prefix} has {len(m)} {'row' if len(m) == 1 else 'rows'}, but X has "
+                f"{d_model} {'column' if d_model == 1 else 'columns'}, so {key} needs "
+                f"{d_model} {'row' if d_model == 1 else 'rows'}",
+            )
+            continue
+        mats[key] = (m, node)
+    if "W_Q" in mats and "W_K" in mats and len(mats["W_Q"][0][0]) != len(mats["W_K"][0][0]):
+        c.error(
+            mats["W_K"][1],
+            f"W_K{prefix} has {len(mats['W_K'][0][0])} columns, but W_Q has "
+            f"{len(mats['W_Q'][0][0])}; queries and keys need the same length d_k",
+        )
+        return None
+    if len(mats) < 3:
+        return None
+    return Head(None, mats["W_Q"][0], mats["W_K"][0], mats["W_V"][0])
+
+
+def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list[Head]:
+    single = [k for k in ("W_Q", "W_K", "W_V") if k in keys]
+    if "heads" in keys and single:
+        c.error(
+            keys[single[0]][0],
+            f"{single[0]} given at the top level and also 'heads'; use "
+            "either W_Q, W_K, W_V (one head) or heads (several), not both",
+        )
+        return []
+    if "heads" not in keys:
+        head = _weights(c, lambda k: keys[k][1] if k in keys else None, root, d_model, "")
+        return [head] if head else []
+    node = keys["heads"][1]
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node,
+            f"heads should be a non-empty list of heads (each with W_Q, W_K, W_V), "
+            f"but found {describe(node)}",
+        )
+        return []
+    if len(node.value) > MAX_HEADS:  # each head is a whole attention: N × N work and more
+        c.error(node, f"heads has {len(node.value)} heads; at most {MAX_HEADS} are allowed")
+        return []
+    heads = []
+    for i, h in enumerate(node.value, 1):
+        hk = c.mapping(h, HEAD_KEYS, f"head {i}")
+        if hk is None:
+            continue
+        label = None
+        if "name" in hk:
+            label = c.text(hk["name"][1], f"the name of head {i}", one_line=True)
+        head = _weights(
+            c,
+            lambda k, hk=hk: hk[k][1] if k in hk else None,
+            h,
+            d_model,
+            f" of head {i}",
+            f"heads.{i}.",
+        )
+        if head is not None:
+            heads.append(Head(label, head.W_Q, head.W_K, head.W_V))
+    return heads if len(heads) == len(node.value) else []
+
+
+def _notes(c: Checker, node: yaml.Node) -> dict[str, str]:
+    keys = c.mapping(node, STEP_NAMES, "notes")
+    out = {}
+    for step, (_, v) in (keys or {}).items():
+        text = c.text(v, f"the note for {step}")
+        if text is not None:
+            out[step] = text
+    return out
+
+
+def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
+    keys = c.mapping(node, QUIZ_KEYS, "quiz")
+    out = QuizDefaults()
+    if keys is None:
+        return out
+    if "count" in keys:
+        v = keys["count"][1]
+        text = c.scalar(v, "quiz count")
+        if text is not None and not (text.isdecimal() and 1 <= int(text) <= 200):
+            c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
+        elif text is not None:
+            out = replace(out, count=int(text))
+    if "steps" in keys:
+        v = keys["steps"][1]
+        if not isinstance(v, yaml.SequenceNode):
+            c.error(v, f"quiz steps should be a list of step names, but found {describe(v)}")
+        else:
+            steps = []
+            for s in v.value:
+                name = c.scalar(s, "a quiz step")
+                if name is not None and name not in STEP_NAMES:
+                    c.error(s, f"unknown step {name!r}{suggest(name, STEP_NAMES)}")
+                elif name is not None:
+                    steps.append(name)
+            out = replace(out, steps=tuple(steps))
+    return out

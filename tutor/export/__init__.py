@@ -1,0 +1,1 @@
+"""Documents: walk --json, Markdown and LaTeX worksheets, SVG/HTML."""

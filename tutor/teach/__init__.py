@@ -1,0 +1,1 @@
+"""What a student reads: the walk, explain, the softmax warm-up, the lesson list."""

@@ -1,0 +1,1 @@
+"""Numbers and cells become words: the one formatter, cell names, shared prose."""
