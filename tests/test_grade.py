@@ -314,6 +314,24 @@ def test_payloads_in_a_sheet_are_read_not_run(run, tmp_path) -> None:  # type: i
     assert [c["verdict"] for c in data["cells"][:2]] == ["wrong", "wrong"]
 
 
+def test_entries_that_cancel_to_zero_are_not_numbers_to_check(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Each of these once made grade exit 70: 0 written so that sympy cannot see it is 0."""
+    cancelling = [
+        "sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2))",
+        "ln(sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2)))",
+        "(sqrt(5+2*sqrt(6))-sqrt(2)-sqrt(3))^0.5",
+    ]
+    values = true_values("cats-chase-mice", "2")
+    values["weights"][0] = cancelling
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(fill(blank_sheet(run, "cats-chase-mice"), values))
+    result = run("grade", "cats-chase-mice", str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    got = verdicts(json.loads(result.stdout))
+    assert [got[f"weights[cats, {k}]"] for k in ("cats", "chase", "mice")] == ["wrong"] * 3
+    assert result.stderr.count("not a number I can check") == 2  # the third is read as 0
+
+
 # ---------------------------------------------------------------------------------------------
 # the --json contract
 

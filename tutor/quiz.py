@@ -286,7 +286,7 @@ class Result:
 
     planned: int
     items: list[Item] = field(default_factory=list)
-    ended: str = "finished"  # "finished" | "quit" | "ctrl-c" | "ctrl-d"
+    ended: str = "finished"  # "finished" | "quit" | "ctrl-c" | "ctrl-d" | "error"
 
     @property
     def score(self) -> int:
@@ -408,10 +408,16 @@ def run(
     console: Console,
     stream: TextIO | None = None,
     places: int | None = None,
+    result: Result | None = None,
 ) -> Result:
-    """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far."""
+    """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far.
+
+    ``result`` (a fresh one by default) is filled in as the quiz goes: a caller that passes its
+    own still has what was done when a bug ends the quiz (``ended`` is then "error"), to save it
+    before the error is reported.
+    """
     places = d.lesson.precision if places is None else places
-    result = Result(planned=len(questions))
+    result = Result(planned=len(questions)) if result is None else result
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
@@ -432,10 +438,14 @@ def run(
         console.print()
     except EOFError:
         result.ended = "ctrl-d"
-    if current is not None and (current.tries or current.hinted):
-        # ended mid-question after a try or a hint: it was asked, and it counts as missed
-        current.unfinished = True
-        result.items.append(current)
+    except Exception:
+        result.ended = "error"
+        raise
+    finally:
+        if current is not None and (current.tries or current.hinted):
+            # ended mid-question after a try or a hint: it was asked, and it counts as missed
+            current.unfinished = True
+            result.items.append(current)
     for part in summary(result):
         console.print(part)
     return result
