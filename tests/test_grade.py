@@ -433,3 +433,20 @@ def test_the_report_fits_80_columns_and_ends_with_the_score(run, tmp_path) -> No
     assert max(len(line) for line in lines) <= 80
     assert lines[-1] == "Score: 23/320"
     assert "scores (8 × 8): 0/64, columns I–cake" in result.stdout
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\ufeff", "\ufffe"])
+def test_a_lesson_file_name_with_a_yaml_line_break_exports_a_sheet_grade_reads(
+    run, tmp_path: Path, odd: str
+) -> None:  # type: ignore[no-untyped-def]
+    source = (FIXTURES / "grade" / "two-heads-causal.yaml").read_text()
+    lesson = tmp_path / f"we{odd}ird.yaml"
+    lesson.write_text(source)
+    sheet = tmp_path / "sheet.yaml"
+    r = run("export", str(lesson), "--format", "sheet", "-o", str(sheet))
+    assert r.exit_code == 0, r.stderr
+    text = sheet.read_text()
+    assert odd not in text
+    result = run("grade", str(lesson), str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["lesson"] == lesson.stem

@@ -531,3 +531,29 @@ def test_an_internal_error_mid_quiz_saves_the_session_first(run, monkeypatch) ->
     (record,) = history.read().records
     assert record["ended"] == "error"
     assert [c["outcome"] for c in record["cells"]] == ["first"]
+
+
+def test_an_input_encoding_that_cannot_decode_the_keyboard_ends_the_quiz_cleanly(
+    tmp_path: Path,
+) -> None:
+    """PYTHONIOENCODING=utf-16 with UTF-8 input once ended in an internal error (exit 70)."""
+    import subprocess
+
+    env = {
+        **os.environ,
+        **PLAIN_ENV,
+        "ATTN_TUTOR_HOME": str(tmp_path),
+        "PYTHONIOENCODING": "utf-16",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "quiz", "--seed", "1", "--count", "2"],
+        input=b"2\n",
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-16", "replace")
+    out = done.stdout.decode("utf-16")
+    assert "could not be read as utf-16 text" in out and "PYTHONIOENCODING" in out
+    records = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert records[0]["ended"] == "ctrl-d"

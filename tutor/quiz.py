@@ -8,6 +8,7 @@ given (a file or ``io.StringIO``) or, when there is none, from the terminal. Jud
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
@@ -301,11 +302,23 @@ class _Quit(Exception):
 
 
 def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
-    """One line of input; EOFError at the end. Echoes lines read from a stream."""
-    if stream is None:
-        return console.input(Text(prompt, style="bold"))
-    console.print(Text(prompt, style="bold"), end="")
-    line = stream.readline(MAX_LINE + 1)
+    """One line of input; EOFError at the end. Echoes lines read from a stream.
+
+    Input that cannot be decoded (``PYTHONIOENCODING=utf-16`` with a UTF-8 terminal) ends the
+    quiz as a closed input does, with a word about why: the next line could not be read either.
+    """
+    try:
+        if stream is None:
+            return console.input(Text(prompt, style="bold"))
+        console.print(Text(prompt, style="bold"), end="")
+        line = stream.readline(MAX_LINE + 1)
+    except UnicodeError:
+        encoding = getattr(stream or sys.stdin, "encoding", None) or "the expected encoding"
+        console.print()
+        console.print(
+            Text(f"The input could not be read as {encoding} text (see PYTHONIOENCODING).")
+        )
+        raise EOFError from None
     if not line:
         console.print()
         raise EOFError

@@ -13,6 +13,7 @@ weights it makes (0 above the diagonal) are on the sheet.
 from __future__ import annotations
 
 import functools
+import re
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
@@ -427,7 +428,20 @@ def _yaml_str(text: str) -> str:
     """A YAML double-quoted string (JSON's escaping is valid YAML)."""
     import json
 
-    return words.escape_c1(json.dumps(text, ensure_ascii=False))  # YAML refuses raw C1
+    return _yaml_safe(words.escape_c1(json.dumps(text, ensure_ascii=False)))  # YAML refuses C1
+
+
+# What YAML reads as a line break (U+2028, U+2029, NEL) or refuses outright (U+FFFE, lone
+# surrogates from a file name's undecodable bytes, ...): a file name may hold any of them
+_YAML_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+)
+
+
+def _yaml_safe(text: str) -> str:
+    """Text for a sheet's comment or double-quoted string, with those characters as ``\\uXXXX``
+    (an escape inside quotes, spelled out in a comment), so the sheet stays valid YAML."""
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
@@ -447,9 +461,9 @@ def answer_sheet(d: Derivation) -> str:
     """A blank answer sheet in YAML: one matrix of nulls per step to fill."""
     lesson = d.lesson
     out = [
-        f"# attn-tutor answer sheet: {lesson.title}",
+        f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
         # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(lesson=words.visible(shlex.quote(lesson.name))),
+        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(lesson.name)))),
         f"lesson: {_yaml_str(lesson.name)}",
         'student: ""   # your name',
         "",
