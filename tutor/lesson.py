@@ -231,6 +231,16 @@ def compose(text: str, path: str) -> yaml.Node | None:
             cm = err.context_mark
             what += f" ({err.context} at line {cm.line + 1}, column {cm.column + 1})"
         raise LessonError.at(path, line, col, f"not valid YAML: {what}") from None
+    except yaml.reader.ReaderError as err:  # a character YAML refuses: no mark, a position
+        line, col = _line_col(text, err.position)
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        raise LessonError.at(
+            path,
+            line,
+            col,
+            f"not valid YAML: the character U+{code:04X} is not allowed in a YAML file; "
+            f'inside double quotes, write it as the escape "\\u{code:04x}"',
+        ) from None
     except yaml.YAMLError as err:
         raise LessonError.at(path, 1, 1, f"not valid YAML: {err}") from None
     except RecursionError:
@@ -238,6 +248,17 @@ def compose(text: str, path: str) -> yaml.Node | None:
     finally:
         if hasattr(loader, "dispose"):
             loader.dispose()
+
+
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # YAML's line breaks, as its marks count them
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    """The 1-based line and column of ``text[position]``, as YAML marks count them."""
+    line, start = 1, 0
+    for m in _BREAK.finditer(text, 0, position):
+        line, start = line + 1, m.end()
+    return line, position - start + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,6 +270,17 @@ _CONTROL = re.compile(f"[{CONTROL_CHARS}]")
 
 def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high``, or None. Its length is bounded
+    before ``int`` sees it (Python refuses, with a ValueError, to read over 4,300 digits), and
+    leading zeros do not count: ``0…01`` with 5,000 digits is 1."""
+    digits = text.lstrip("0") or "0"
+    if not text.isdecimal() or len(digits) > len(str(high)):
+        return None
+    n = int(digits)
+    return n if low <= n <= high else None
 
 
 def describe(node: yaml.Node) -> str:
@@ -514,10 +546,11 @@ def _build(
     if "precision" in keys:
         node = value("precision")
         p = c.scalar(node, "precision")
-        if p is not None and not (p.isdecimal() and 0 <= int(p) <= 10):
+        n = None if p is None else whole_number(p, 0, 10)
+        if p is not None and n is None:
             c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
-        elif p is not None:
-            precision = int(p)
+        elif n is not None:
+            precision = n
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
@@ -678,10 +711,11 @@ def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
     if "count" in keys:
         v = keys["count"][1]
         text = c.scalar(v, "quiz count")
-        if text is not None and not (text.isdecimal() and 1 <= int(text) <= 200):
+        count = None if text is None else whole_number(text, 1, 200)
+        if text is not None and count is None:
             c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
-        elif text is not None:
-            out = replace(out, count=int(text))
+        elif count is not None:
+            out = replace(out, count=count)
     if "steps" in keys:
         v = keys["steps"][1]
         if not isinstance(v, yaml.SequenceNode):
