@@ -50,3 +50,58 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         if lesson.W_O is not None:
             out[("output", None)] = concat @ as_array(lesson.W_O)
     return out
+
+
+def attention_mp(lesson: Lesson, dps: int = 600) -> dict[tuple[str, int | None], list[list]]:  # type: ignore[type-arg]
+    """Every step in mpmath at ``dps`` digits (600 by default: the largest legal scores have
+    about 250 digits, so their differences keep 350), for lessons whose numbers float64
+    cannot hold apart (scores 10^60 + {1, 2, 3}). Masked scores are ``-inf``.
+
+    Independent of the engine too: plain lists and mpmath, the textbook formula with the row's
+    largest score subtracted, no exact forms.
+    """
+    import mpmath
+
+    mp = mpmath.MPContext()
+    mp.dps = dps
+
+    def matrix(m) -> list[list]:  # type: ignore[no-untyped-def, type-arg]
+        return [[mp.mpf(p) / q for p, q in row] for row in m]
+
+    def transpose(m) -> list[list]:  # type: ignore[no-untyped-def, type-arg]
+        return [list(col) for col in zip(*m, strict=True)]
+
+    def mul(a, b) -> list[list]:  # type: ignore[no-untyped-def, type-arg]
+        cols = transpose(b)
+        return [[mp.fsum(x * y for x, y in zip(r, c, strict=True)) for c in cols] for r in a]
+
+    X = matrix(lesson.X)
+    out: dict[tuple[str, int | None], list[list]] = {("X", None): X}  # type: ignore[type-arg]
+    Zs = []
+    for n, head in enumerate(lesson.heads, 1):
+        h = n if lesson.multi_head else None
+        Q, K, V = (mul(X, matrix(w)) for w in (head.W_Q, head.W_K, head.W_V))
+        scores = mul(Q, transpose(K))
+        root = mp.sqrt(len(head.W_K[0]))
+        scaled = [[s / root for s in row] for row in scores]
+        logits = scaled
+        if lesson.mask == "causal":
+            logits = [
+                [x if j <= i else mp.ninf for j, x in enumerate(r)] for i, r in enumerate(scaled)
+            ]
+            out[("masked", h)] = logits
+        weights = []
+        for row in logits:
+            top = max(row)
+            e = [mp.exp(x - top) for x in row]
+            weights.append([v / mp.fsum(e) for v in e])
+        Z = mul(weights, V)
+        out.update({("Q", h): Q, ("K", h): K, ("V", h): V, ("scores", h): scores})
+        out.update({("scaled", h): scaled, ("weights", h): weights, ("Z", h): Z})
+        Zs.append(Z)
+    if lesson.multi_head:
+        concat = [[x for Z in Zs for x in Z[i]] for i in range(len(X))]
+        out[("concat", None)] = concat
+        if lesson.W_O is not None:
+            out[("output", None)] = mul(concat, matrix(lesson.W_O))
+    return out

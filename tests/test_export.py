@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -279,3 +280,60 @@ def test_a_long_sum_in_the_answer_key_shows_its_ends_and_counts_the_rest(tmp_pat
     tex = export(run, str(lesson), "--format", "tex")
     assert r"(\text{14 more terms})" in tex
     _balanced(tex)
+
+
+# tokens from several scripts (issue 19.8): Latin with accents, Greek, Cyrillic, CJK, symbols,
+# superscripts and circled digits, each with what the .tex should say for it
+SCRIPTS = {
+    "café": "caf\\'{e}",
+    "Łódź": "\\L{}\\'{o}d\\'{z}",
+    "naïve": 'na\\"{\\i}ve',
+    "straße": "stra\\ss{}e",
+    "αβ": "$\\alpha$$\\beta$",
+    "Ωmega": "$\\Omega$mega",
+    "Привет": "Privet",
+    "中文": "[U+4E2D][U+6587]",
+    "①": "(1)",
+    "x²": "x\\textsuperscript{2}",
+    "ĸ": "[U+0138]",
+    "☃": "[U+2603]",
+}
+
+
+def scripts_lesson(tmp_path: Path) -> Path:
+    tokens = list(SCRIPTS)
+    lesson = tmp_path / "scripts.yaml"
+    rows = ", ".join(f"[{k % 3}, {k % 2}]" for k in range(len(tokens)))
+    lesson.write_text(
+        'title: "Größe · ① ² ĸ"\n'
+        'description: "Ελληνικά, русский, 日本語"\n'
+        f"tokens: [{', '.join(tokens)}]\n"
+        f"X: [{rows}]\nW_Q: [[1], [0]]\nW_K: [[1], [1]]\nW_V: [[1, 0], [0, 1]]\n",
+        encoding="utf-8",
+    )
+    return lesson
+
+
+@pytest.mark.parametrize("answers", [True, False])
+def test_tex_is_ascii_whatever_the_tokens_script(tmp_path, run, answers: bool) -> None:  # type: ignore[no-untyped-def]
+    lesson = scripts_lesson(tmp_path)
+    tex = export(run, str(lesson), "--format", "tex", *([] if answers else ["--no-answers"]))
+    assert tex.isascii(), sorted({ch for ch in tex if not ch.isascii()})
+    _balanced(tex)
+    for written in SCRIPTS.values():
+        assert written in tex, written
+    assert 'Gr\\"{o}\\ss{}e' in tex
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_tex_of_tokens_in_many_scripts_compiles(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
+    tex = export(run, str(scripts_lesson(tmp_path)), "--format", "tex")
+    (tmp_path / "sheet.tex").write_text(tex)
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "sheet.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -224,3 +224,82 @@ def test_judge_never_raises(data: st.DataObject, answer, places: int) -> None:  
     jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
     qz.read_as(answer, places)
     assert time.perf_counter() - start < 2 * BOUND
+
+
+# ---------------------------------------------------------------------------------------------
+# values that are exactly 0, or complex, only by cancellation (issue 19.2): sympy cannot tell
+# them from 0 numerically, so their square root, logarithm or power is out of reach
+
+POSITIVE = st.integers(1, 99).map(str) | st.sampled_from(["0.5", "2.25", "1/3", "e", "pi"])
+
+
+def zeros() -> st.SearchStrategy[str]:
+    """Expressions equal to 0 that no rule of sympy's simplifies on sight."""
+    denested = st.tuples(POSITIVE, POSITIVE).map(
+        lambda t: f"sqrt(({t[0]})+({t[1]})+2*sqrt(({t[0]})*({t[1]})))-sqrt({t[0]})-sqrt({t[1]})"
+    )
+    logs = st.tuples(POSITIVE, POSITIVE).map(
+        lambda t: f"ln(({t[0]})*({t[1]}))-ln({t[0]})-ln({t[1]})"
+    )
+    fixed = st.sampled_from(
+        [
+            "sqrt(11+6*sqrt(2))-3-sqrt(2)",
+            "sqrt(5+2*sqrt(6))-sqrt(2)-sqrt(3)",
+            "(1+sqrt(2))^2-3-2*sqrt(2)",
+        ]
+    )
+    return denested | logs | fixed
+
+
+def around_zero() -> st.SearchStrategy[str]:
+    """A zero as a term, a divisor, under a root or logarithm, as a power's base or exponent;
+    a tiny negative nudge makes the root's argument truly negative."""
+    shapes = st.sampled_from(
+        [
+            "sqrt({z})",
+            "ln({z})",
+            "log(sqrt({z}))",
+            "ln(sqrt({z}))",
+            "({z})^0.5",
+            "({z})^(1/3)",
+            "({z})^-1",
+            "1/({z})",
+            "sqrt({z}-1e-30)",
+            "sqrt(({z})*(-1))",
+            "e^({z})",
+            "2+({z})",
+            "({z})*3",
+            "2^({z})",
+            "sqrt(sqrt({z}))",
+        ]
+    )
+    return st.tuples(shapes, zeros()).map(lambda t: t[0].format(z=t[1]))
+
+
+@FUZZ
+@given(text=around_zero())
+def test_cancelling_to_zero_or_complex(text: str) -> None:
+    assert_clean(text)
+
+
+@FUZZ
+@given(data=st.data(), text=around_zero())
+def test_cancelling_answers_in_a_quiz_cost_no_try_and_never_crash(data, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Through the quiz loop, as a student meets it: read and judged, or refused without a try."""
+    import io
+
+    from rich.console import Console
+
+    d = data.draw(st.sampled_from(DERIVATIONS))
+    question = data.draw(st.sampled_from(qz.choose(d, count=200, seed=1)))
+    c = Console(file=io.StringIO(), width=80, color_system=None)
+    result = qz.run(d, [question], c, io.StringIO(text + "\nskip\n"))
+    shown = c.file.getvalue()  # type: ignore[attr-defined]
+    (item,) = result.items
+    try:
+        read_answer(text)
+    except AnswerError:
+        assert "That did not use a try" in shown
+        assert item.tries == 0
+    else:
+        assert item.tries == 1 or item.outcome == "first"

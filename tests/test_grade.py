@@ -315,6 +315,24 @@ def test_payloads_in_a_sheet_are_read_not_run(run, tmp_path) -> None:  # type: i
     assert [c["verdict"] for c in data["cells"][:2]] == ["wrong", "wrong"]
 
 
+def test_entries_that_cancel_to_zero_are_not_numbers_to_check(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Each of these once made grade exit 70: 0 written so that sympy cannot see it is 0."""
+    cancelling = [
+        "sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2))",
+        "ln(sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2)))",
+        "(sqrt(5+2*sqrt(6))-sqrt(2)-sqrt(3))^0.5",
+    ]
+    values = true_values("cats-chase-mice", "2")
+    values["weights"][0] = cancelling
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(fill(blank_sheet(run, "cats-chase-mice"), values))
+    result = run("grade", "cats-chase-mice", str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    got = verdicts(json.loads(result.stdout))
+    assert [got[f"weights[cats, {k}]"] for k in ("cats", "chase", "mice")] == ["wrong"] * 3
+    assert result.stderr.count("not a number I can check") == 2  # the third is read as 0
+
+
 # ---------------------------------------------------------------------------------------------
 # the --json contract
 
@@ -416,3 +434,20 @@ def test_the_report_fits_80_columns_and_ends_with_the_score(run, tmp_path) -> No
     assert max(len(line) for line in lines) <= 80
     assert lines[-1] == "Score: 23/320"
     assert "scores (8 × 8): 0/64, columns I–cake" in result.stdout
+
+
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\ufeff", "\ufffe"])
+def test_a_lesson_file_name_with_a_yaml_line_break_exports_a_sheet_grade_reads(
+    run, tmp_path: Path, odd: str
+) -> None:  # type: ignore[no-untyped-def]
+    source = (FIXTURES / "grade" / "two-heads-causal.yaml").read_text()
+    lesson = tmp_path / f"we{odd}ird.yaml"
+    lesson.write_text(source)
+    sheet = tmp_path / "sheet.yaml"
+    r = run("export", str(lesson), "--format", "sheet", "-o", str(sheet))
+    assert r.exit_code == 0, r.stderr
+    text = sheet.read_text()
+    assert odd not in text
+    result = run("grade", str(lesson), str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["lesson"] == lesson.stem

@@ -281,3 +281,45 @@ def test_judge_with_a_masked_lesson_and_heads(tmp_path) -> None:  # type: ignore
 def test_read_answer_says_how_it_was_written(text: str, exact_form: bool, plain: bool) -> None:
     a = read_answer(text)
     assert (a.exact_form, a.plain) == (exact_form, plain)
+
+
+# ---------------------------------------------------------------------------------------------
+# exact is exact (issue 19.6)
+
+
+@pytest.mark.parametrize(
+    ("cell", "text", "kind"),
+    [
+        (("Q", "cats", "1"), "2+10^-31", "wrong"),  # once within 10^-30, so "exact"
+        (("Q", "cats", "2"), "10^-40", "wrong"),
+        (("Q", "cats", "2"), "e^-100", "wrong"),
+        (("Q", "cats", "1"), "2", "exact"),
+        (("Q", "cats", "1"), "sqrt(11+6*sqrt(2))-sqrt(2)-1", "exact"),  # 2, as sympy cannot see
+        (("weights", "cats", "cats"), "1/(2+e^sqrt(2))", "exact"),
+        (("weights", "cats", "cats"), "e^-sqrt(2)/(1+2*e^-sqrt(2))", "exact"),
+        (("weights", "cats", "cats"), "1/(2+e^sqrt(2))+10^-30*10^-30*10^-30", "wrong"),
+        (("weights", "cats", "cats"), "1/(2+e^sqrt(2))+e^-100*e^-100", "wrong"),
+        (("Z", "cats", "1"), "3*e^-sqrt(2)/(1+2*e^-sqrt(2))", "exact"),
+        (("Z", "cats", "1"), "3/(2+e^sqrt(2))-10^-60", "wrong"),
+    ],
+)
+def test_an_exact_form_must_equal_the_value_exactly(
+    cell: tuple[str, str, str], text: str, kind: str
+) -> None:
+    assert verdict(*cell, text).kind == kind
+
+
+def test_exact_forms_of_huge_scores(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Scores 10^60 + {1, 2, 3}: the exact weights are those of softmax(1, 2, 3)."""
+    from tests.test_large_numbers import ISSUE_19
+
+    path = tmp_path / "cancellation.yaml"
+    path.write_text(ISSUE_19)
+    step = derive(load_lesson(path)).step("weights")
+    for j, text in enumerate(["1/(1+e+e^2)", "e/(1+e+e^2)", "e^2/(1+e+e^2)"]):
+        a = read_answer(text)
+        assert jd.judge_cell(step, 1, j, a.value, 2, exact_form=True).kind == "exact", text
+        wrong = read_answer(f"{text}+10^-50")
+        assert jd.judge_cell(step, 1, j, wrong.value, 2, exact_form=True).kind == "wrong", text
+    third = read_answer("1/3")
+    assert jd.judge_cell(step, 1, 1, third.value, 2, exact_form=True).kind == "wrong"

@@ -190,3 +190,54 @@ def test_quiz_defaults_come_out_typed(tmp_path: Path, section: str, steps, count
     assert is_dataclass(quiz)
     assert (quiz.steps, quiz.count) == (steps, count)
     assert type(quiz.steps) is tuple and type(quiz.count) is int
+
+
+# ---------------------------------------------------------------------------------------------
+# integers too long for int(), and characters YAML refuses (issues 19.3 and 19.7)
+
+SMALL = """title: t
+tokens: [a, b]
+X: [[1, 0], [0, 1]]\r
+W_Q: [[1], [0]]
+W_K: [[1], [0]]
+W_V: [[1], [0]]
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "where", "message"),
+    [
+        ("precision: " + "1" * 4301, "7:12", "precision is 1111"),
+        ("precision: " + "0" * 5000 + "11", "7:12", "expected a whole number from 0 to 10"),
+        ("quiz: {count: " + "9" * 5000 + "}", "7:15", "quiz count is 9999"),
+        ("quiz: {count: " + "0" * 4999 + "201}", "7:15", "expected a whole number from 1 to 200"),
+    ],
+    ids=["precision-4301", "precision-zeros", "count-5000", "count-zeros"],
+)
+def test_a_huge_integer_field_is_a_lesson_error(
+    run, tmp_path: Path, tail: str, where: str, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "digits.yaml"
+    path.write_text(SMALL + tail + "\n")
+    r = run("check", str(path))
+    out = r.stdout + r.stderr
+    assert r.exit_code == 1, out
+    assert f"{path}:{where}: " in out and message in out
+    assert "internal error" not in out
+
+
+def test_leading_zeros_do_not_count(tmp_path: Path) -> None:
+    path = tmp_path / "zeros.yaml"
+    path.write_text(SMALL + "precision: " + "0" * 5000 + "3\nquiz: {count: " + "0" * 4999 + "1}\n")
+    lesson = load_lesson(path)
+    assert (lesson.precision, lesson.quiz.count) == (3, 1)
+
+
+@pytest.mark.parametrize("char", ["\x1b", "\x7f", "\x9b", "\ufffe", "\x07"])
+def test_a_character_yaml_refuses_is_reported_where_it_is(run, tmp_path: Path, char: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "raw.yaml"
+    path.write_text(SMALL + 'title_note: 1\nnotes: {scores: "' + char + '[31mred"}\n', newline="")
+    r = run("check", str(path))
+    assert r.exit_code == 1
+    expected = f"{path}:8:18: not valid YAML: the character U+{ord(char):04X} is not allowed"
+    assert expected in r.stdout + r.stderr

@@ -446,9 +446,9 @@ def test_the_console_script_collects_garbage_during_a_quiz_session(tmp_path: Pat
     code = (
         "import gc, sys, tutor.assess.quiz\n"
         "run = tutor.assess.quiz.run\n"
-        "def spy(*a):\n"
+        "def spy(*a, **k):\n"
         "    print('collector during the session:', gc.isenabled(), file=sys.stderr)\n"
-        "    return run(*a)\n"
+        "    return run(*a, **k)\n"
         "tutor.assess.quiz.run = spy\n"
         "from tutor.cli import main\n"
         "sys.argv = ['attn-tutor', 'quiz', '--count', '1', '--seed', '1']\n"
@@ -478,3 +478,82 @@ def test_quiz_help_states_the_default_count_the_quiz_uses(run) -> None:  # type:
 
     # the help text is a literal (cli.py must not import the lesson module for --help)
     assert f"(default {QuizDefaults().count})" in run("quiz", "--help").stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# answers that cancel to 0 (issue 19.2), and a bug mid-quiz
+
+
+UNCHECKABLE = [
+    "sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2))",
+    "ln(sqrt(sqrt(11+6*sqrt(2))-3-sqrt(2)))",
+    "1/(sqrt(11+6*sqrt(2))-3-sqrt(2))",
+]
+
+
+@pytest.mark.parametrize("text", UNCHECKABLE)
+def test_an_answer_that_cancels_is_not_a_number_to_check_and_costs_no_try(run, text: str) -> None:  # type: ignore[no-untyped-def]
+    r = run("quiz", "--seed", "1", "--count", "3", input=f"2\n{text}\n")
+    assert r.exit_code == 0, r.stderr
+    assert "not a number I can check" in r.stdout
+    assert "That did not use a try" in r.stdout
+    (record,) = history.read().records
+    assert record["ended"] == "ctrl-d"
+    assert [c["tries"] for c in record["cells"]] == [1]  # question 2 was never tried
+
+
+def test_a_zero_written_the_long_way_is_read_as_zero(run) -> None:  # type: ignore[no-untyped-def]
+    """sympy knows this base is 0, so the power is 0: a real answer, judged (wrong here)."""
+    r = run(
+        "quiz", "--seed", "1", "--count", "3", input="2\n(sqrt(5+2*sqrt(6))-sqrt(2)-sqrt(3))^0.5\n"
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "Not quite" in r.stdout
+    assert [c["tries"] for c in history.read().records[0]["cells"]] == [1, 1]
+
+
+def test_an_internal_error_mid_quiz_saves_the_session_first(run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tutor.assess import judge
+
+    real = judge.judge_cell
+    calls = []
+
+    def breaks_on_the_second(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a deliberate bug")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge, "judge_cell", breaks_on_the_second)
+    r = run("quiz", "--seed", "1", "--count", "3", input="2\n0.5\n")
+    assert r.exit_code == 70, (r.stdout, r.stderr)
+    assert "internal error (RuntimeError" in r.stderr
+    (record,) = history.read().records
+    assert record["ended"] == "error"
+    assert [c["outcome"] for c in record["cells"]] == ["first"]
+
+
+def test_an_input_encoding_that_cannot_decode_the_keyboard_ends_the_quiz_cleanly(
+    tmp_path: Path,
+) -> None:
+    """PYTHONIOENCODING=utf-16 with UTF-8 input once ended in an internal error (exit 70)."""
+    import subprocess
+
+    env = {
+        **os.environ,
+        **PLAIN_ENV,
+        "ATTN_TUTOR_HOME": str(tmp_path),
+        "PYTHONIOENCODING": "utf-16",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "quiz", "--seed", "1", "--count", "2"],
+        input=b"2\n",
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-16", "replace")
+    out = done.stdout.decode("utf-16")
+    assert "could not be read as utf-16 text" in out and "PYTHONIOENCODING" in out
+    records = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert records[0]["ended"] == "ctrl-d"

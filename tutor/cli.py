@@ -295,10 +295,13 @@ def quiz(
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     stream = None if stdin.isatty() else stdin
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
-    result = qz.run(d, questions, console, stream)
-    when = datetime.now(UTC).isoformat(timespec="seconds")
-    for problem in history.append(qz.record(result, d.lesson.name, seed, when)):
-        make_console(stderr=True).print(Text(f"warning: {problem}"))
+    result = qz.Result(planned=len(questions))
+    try:
+        qz.run(d, questions, console, stream, result=result)
+    finally:  # after an internal error too: what was done is saved before it is reported
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        for problem in history.append(qz.record(result, d.lesson.name, seed, when)):
+            make_console(stderr=True).print(Text(f"warning: {problem}"))
     if result.ended == "ctrl-c":
         raise typer.Exit(130)
 

@@ -20,9 +20,8 @@ Tolerance (stated in the README, "Quiz"): with ``u = 10^-precision`` (0.01 at 2 
   is accepted, and one more unit covers their own rounding of e^x or √d_k.
 
 Rational values are compared exactly; an irrational value is compared through a 50-digit
-evaluation, which cannot land on a tie with a rational bound. Two closed forms that agree to
-30 digits are taken as equal (a typed answer is capped at 80 syntax nodes, so it cannot come
-that close to a different value by accident).
+evaluation, which cannot land on a tie with a rational bound. Whether an exact form equals a
+value is decided by ``equal`` (exactly for rationals; see there for closed forms).
 """
 
 from __future__ import annotations
@@ -143,6 +142,46 @@ def distance(a: Cell | sympy.Expr, b: Cell | sympy.Expr) -> sympy.Expr:
     return abs(_number(a) - _number(b))
 
 
+EXACT_DIGITS = 1000  # working digits within which two closed forms that agree are equal
+
+
+def equal(given: sympy.Expr, expected: Cell | sympy.Expr) -> bool:
+    """Whether ``given`` equals ``expected`` exactly: how an exact form is judged.
+
+    Rationals (nearly every answer and cell) are compared exactly: ``2+10^-31`` is not 2.
+    Otherwise the difference is evaluated by sympy's strict ``evalf``, which raises its working
+    precision until the digits it returns are sure: any sure digit means the values differ
+    (``e^-100`` is not 0). A difference still indistinguishable from 0 at ``EXACT_DIGITS``
+    digits counts as 0: that is not a proof, but a typed answer has at most 80 syntax nodes,
+    30-digit literals and no value beyond 10^±60 at any node, so a different value that close
+    would need a cancellation built on purpose, over 900 digits deeper than anything a
+    student writes; a right form that sympy does not simplify (``e^-√2/(1 + 2e^-√2)`` for
+    ``1/(2 + e^√2)``) costs about 0.1 s. A cell's 40-digit value settles most wrong answers
+    before its exact form is built.
+    """
+    from sympy.core.evalf import PrecisionExhausted
+
+    if isinstance(expected, Cell):
+        if expected.masked:
+            return False
+        if expected.q is None:
+            try:
+                typed = given.evalf(45, strict=True)
+            except PrecisionExhausted:
+                typed = None  # cancels: only the exact comparison can say
+            near = sympy.Float(expected.approx, 45)
+            if typed is not None and abs(typed - near) > abs(near) * sympy.Float(10) ** -35:
+                return False
+        expected = exact_value(expected)
+    difference = given - expected
+    if difference.is_Rational:
+        return difference == 0
+    try:
+        return difference.evalf(15, strict=True, maxn=EXACT_DIGITS) == 0
+    except PrecisionExhausted:
+        return True
+
+
 def unit(precision: int) -> sympy.Rational:
     """One unit in the last shown place: 1/100 at 2 places."""
     return sympy.Rational(1, 10**precision)
@@ -177,7 +216,7 @@ def judge(
     u = unit(precision)
     gap = distance(given, expected)
     if exact_form:
-        if gap < SAME:
+        if equal(given, expected):
             return Verdict(True, True, "exact", "right, exactly")
         return Verdict(False, False, "wrong", "not the exact value")
     if gap <= u / 2:
@@ -442,7 +481,7 @@ def misconception(
     slips = alternatives(d, step, i, j, value)
     if exact_form:
         for slip, alt in slips:
-            if distance(alt, true) > u and distance(given, alt) < SAME:
+            if distance(alt, true) > u and equal(given, alt):
                 return slip
         return None
     by_hand = dict(slips if own else alternatives(d, step, i, j, shown_value(precision)))

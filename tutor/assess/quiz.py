@@ -8,6 +8,7 @@ given (a file or ``io.StringIO``) or, when there is none, from the terminal. Jud
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
@@ -286,7 +287,7 @@ class Result:
 
     planned: int
     items: list[Item] = field(default_factory=list)
-    ended: str = "finished"  # "finished" | "quit" | "ctrl-c" | "ctrl-d"
+    ended: str = "finished"  # "finished" | "quit" | "ctrl-c" | "ctrl-d" | "error"
 
     @property
     def score(self) -> int:
@@ -301,11 +302,23 @@ class _Quit(Exception):
 
 
 def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
-    """One line of input; EOFError at the end. Echoes lines read from a stream."""
-    if stream is None:
-        return console.input(Text(prompt, style="bold"))
-    console.print(Text(prompt, style="bold"), end="")
-    line = stream.readline(MAX_LINE + 1)
+    """One line of input; EOFError at the end. Echoes lines read from a stream.
+
+    Input that cannot be decoded (``PYTHONIOENCODING=utf-16`` with a UTF-8 terminal) ends the
+    quiz as a closed input does, with a word about why: the next line could not be read either.
+    """
+    try:
+        if stream is None:
+            return console.input(Text(prompt, style="bold"))
+        console.print(Text(prompt, style="bold"), end="")
+        line = stream.readline(MAX_LINE + 1)
+    except UnicodeError:
+        encoding = getattr(stream or sys.stdin, "encoding", None) or "the expected encoding"
+        console.print()
+        console.print(
+            Text(f"The input could not be read as {encoding} text (see PYTHONIOENCODING).")
+        )
+        raise EOFError from None
     if not line:
         console.print()
         raise EOFError
@@ -408,10 +421,16 @@ def run(
     console: Console,
     stream: TextIO | None = None,
     places: int | None = None,
+    result: Result | None = None,
 ) -> Result:
-    """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far."""
+    """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far.
+
+    ``result`` (a fresh one by default) is filled in as the quiz goes: a caller that passes its
+    own still has what was done when a bug ends the quiz (``ended`` is then "error"), to save it
+    before the error is reported.
+    """
     places = d.lesson.precision if places is None else places
-    result = Result(planned=len(questions))
+    result = Result(planned=len(questions)) if result is None else result
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
@@ -432,10 +451,14 @@ def run(
         console.print()
     except EOFError:
         result.ended = "ctrl-d"
-    if current is not None and (current.tries or current.hinted):
-        # ended mid-question after a try or a hint: it was asked, and it counts as missed
-        current.unfinished = True
-        result.items.append(current)
+    except Exception:
+        result.ended = "error"
+        raise
+    finally:
+        if current is not None and (current.tries or current.hinted):
+            # ended mid-question after a try or a hint: it was asked, and it counts as missed
+            current.unfinished = True
+            result.items.append(current)
     for part in summary(result):
         console.print(part)
     return result

@@ -29,24 +29,54 @@ from typing import NamedTuple, Protocol, TypeVar
 
 import mpmath
 import sympy
+from mpmath.libmp import from_int, from_rational, mpf_div, mpf_sqrt, round_nearest
 from sympy.polys.domains import QQ
 
 from tutor.core.lesson import Lesson, Matrix
 
 MP = mpmath.MPContext()
 MP.dps = 40  # working digits for every non-rational value
+APPROX_DIGITS = 40  # every approx is good to this many significant digits
+CARRIED = 50  # places a row of weights and its Z are worked to: sums of them may cancel
+GUARD = 6  # digits worked beyond those asked for (covers sums of up to 10^5 terms: 16 × 512)
+LOG2_10 = math.log2(10)
+
+
+def mag10(x: mpmath.mpf) -> int:
+    """An upper bound on log10|x| (for 0, a very negative number)."""
+    if not x:
+        return -(10**9)
+    return math.ceil(MP.mag(x) / LOG2_10)
+
+
+def quotient(p: int, q: int, places: int) -> mpmath.mpf:
+    """p/q within 10^-places, however large or small p and q are (no rounding of p first)."""
+    bits = max(p.bit_length() - q.bit_length() + 1, 0) + math.ceil(places * LOG2_10) + 8
+    return MP.make_mpf(from_rational(p, q, max(bits, 8), round_nearest))
 
 
 class Cell:
-    """One number of one step: exact rational (if it is one), 40-digit approximation, exact form."""
+    """One number of one step: exact rational (if it is one), 40-digit approximation, exact form.
 
-    __slots__ = ("_approx", "_build", "_exact", "q")
+    ``near(places)`` gives the value to any number of decimal places, worked again from the
+    exact inputs when 40 significant digits do not reach that far (a scaled score of 10^60/√2
+    needs 62 digits to show 2 places).
+    """
 
-    def __init__(self, q=None, approx=None, build: Callable[[], sympy.Expr] | None = None):  # type: ignore[no-untyped-def]
+    __slots__ = ("_approx", "_build", "_exact", "_near", "q")
+
+    def __init__(  # type: ignore[no-untyped-def]
+        self,
+        q=None,
+        approx=None,
+        build: Callable[[], sympy.Expr] | None = None,
+        near: Callable[[int], mpmath.mpf] | None = None,
+    ):
         self.q = q  # sympy QQ element, or None when the value is irrational or −∞
         self._approx = approx
         self._build = build
         self._exact = None
+        self._near = near  # places -> the value within 10^-places, for an irrational cell
 
     @property
     def approx(self) -> mpmath.mpf:
@@ -54,6 +84,18 @@ class Cell:
         if self._approx is None:
             self._approx = MP.mpf(self.q.numerator) / self.q.denominator
         return self._approx
+
+    def near(self, places: int) -> mpmath.mpf:
+        """The value within 10^-places: ``approx`` when its digits reach that far (nearly always),
+        else worked again from the exact inputs at the precision the magnitude needs."""
+        x = self.approx
+        if MP.isinf(x) or mag10(x) + places <= APPROX_DIGITS - 1:
+            return x
+        if self.q is not None:
+            return quotient(self.q.numerator, self.q.denominator, places)
+        if self._near is None:  # made from an approximation only: nothing better to give
+            return x
+        return self._near(places)
 
     @property
     def value(self) -> float:
@@ -79,6 +121,27 @@ class Cell:
 
     def __repr__(self) -> str:
         return f"Cell({self.q if self.q is not None else MP.nstr(self.approx, 10)})"
+
+
+ZERO_PLACES = 400  # a sum still 0 to this many places is taken as exactly 0
+
+
+def significant(near: Callable[[int], mpmath.mpf], digits: int, guess: int) -> mpmath.mpf:
+    """A value to ``digits`` significant digits from its ``near`` (places -> value), starting
+    from a guess of its magnitude (10^guess) and refining it when the value is smaller (a sum
+    that cancels). A value still 0 at ``ZERO_PLACES`` places is taken as 0."""
+    places = digits - guess
+    for _ in range(6):
+        x = near(places)
+        if not x:
+            if places >= ZERO_PLACES:
+                break
+            places = ZERO_PLACES
+        elif digits - mag10(x) + 1 > places:
+            places = digits - mag10(x) + 1
+        else:
+            break
+    return x
 
 
 NEG_INF = Cell(None, MP.ninf, lambda: -sympy.oo)
@@ -321,37 +384,68 @@ def matmul(
     elif ints_b:  # weights · V: irrational rows times a rational matrix
         (b, db) = ints_b
         bt = b if transpose else [list(col) for col in zip(*b, strict=True)]
-        cells = tuple(_fixed_row(row, bt, db, Bt) for row in A.cells)
+        sizes = [sum(abs(y) for y in col).bit_length() for col in bt]  # each column's Σ|y|
+        cells = tuple(_fixed_row(row, bt, sizes, db, Bt) for row in A.cells)
     else:
         cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
     labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
     return Step(name, head, A.rows, labels, cells, "matmul", (A, B), transpose)
 
 
-FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than MP's 40
+FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than CARRIED
+LOST_BITS = math.floor((CARRIED - APPROX_DIGITS - 3) * LOG2_10)  # cancellation a sum may absorb
+
+
+def _fixed(x: mpmath.mpf, base: int) -> int:
+    """x as an integer count of 2^base (truncated: off by at most one unit)."""
+    sign, m, e, _ = x._mpf_
+    m = -m if sign else m
+    return m << (e - base) if e >= base else m >> (base - e)
 
 
 def _fixed_row(
-    row: Sequence[Cell], cols: list[list[int]], den: int, col_cells: Sequence[Sequence[Cell]]
+    row: Sequence[Cell],
+    cols: list[list[int]],
+    sizes: list[int],
+    den: int,
+    col_cells: Sequence[Sequence[Cell]],
 ) -> tuple[Cell, ...]:
-    """One row of A · B when B is rational: the row's 40-digit values become integers over a
-    common power of two, so every dot product is exact integer arithmetic (fast), and only
-    the sum is rounded to 40 digits. Exact forms are still built from the cells on demand.
+    """One row of A · B when B is rational: the row's values become integers over a common
+    power of two, so every dot product is exact integer arithmetic (fast), and only the sum is
+    rounded. A sum that cancels further than the row's carried digits allow (V = [10^60, −10^60])
+    is worked again from the exact inputs. Exact forms are still built from the cells on demand.
     """
     if all(c.q is not None for c in row):
         return tuple(_dot(row, col) for col in col_cells)
-    raw = [c.approx._mpf_ for c in row]  # (sign, mantissa, exponent, bits)
-    parts = [(-m if sign else m, e) for sign, m, e, _ in raw]
-    top = max((e + m.bit_length() for m, e in parts if m), default=0)
+    parts = [c.approx for c in row]
+    top = max((MP.mag(x) for x in parts if x), default=0)
     base = top - FIXED_BITS
-    fixed = [m << (e - base) if e >= base else m >> (base - e) for m, e in parts]
+    fixed = [_fixed(x, base) for x in parts]
     out = []
-    for col, cells in zip(cols, col_cells, strict=True):
+    for col, size, cells in zip(cols, sizes, col_cells, strict=True):
         total = sum(x * y for x, y in zip(fixed, col, strict=True))
-        approx = MP.mpf((total, base)) / den
+        spread = size + FIXED_BITS  # the size of the terms, in units of 2^base
+        near = functools.partial(_dot_near, row, col, den)
+        if spread - abs(total).bit_length() > LOST_BITS:
+            guess = math.ceil((spread + base - den.bit_length() + 1) / LOG2_10)
+            approx = significant(near, CARRIED, guess)
+        else:
+            with MP.workdps(CARRIED):
+                approx = MP.mpf((total, base)) / den
         # the exact form keeps the row and column, not N pairs per cell (N²·d_v of them in all)
-        out.append(Cell(None, approx, lambda cells=cells: _sum_of_products(row, cells)))
+        build = functools.partial(_sum_of_products, row, cells)
+        out.append(Cell(None, approx, build, near))
     return tuple(out)
+
+
+def _dot_near(row: Sequence[Cell], col: Sequence[int], den: int, places: int) -> mpmath.mpf:
+    """Σ row[k]·col[k] / den within 10^-places: each row value is asked for the places its
+    factor needs, and the sum is exact integer arithmetic."""
+    size = max(abs(y) for y in col).bit_length() - den.bit_length() + 1  # log2 max |col/den|
+    worked = places + max(math.ceil(size / LOG2_10), 0) + GUARD
+    bits = max(math.ceil(worked * LOG2_10), 0)
+    total = sum(_fixed(c.near(worked), -bits) * y for c, y in zip(row, col, strict=True))
+    return quotient(total, den << bits, places)
 
 
 def _sum_of_products(row: Sequence[Cell], col: Sequence[Cell]) -> sympy.Expr:
@@ -367,6 +461,19 @@ def _dot(row: Sequence[Cell], col: Sequence[Cell]) -> Cell:
     return Cell(None, approx, lambda: _sum_of_products(row, col))
 
 
+@functools.lru_cache(maxsize=256)
+def _root(n: int, prec: int) -> tuple:  # type: ignore[type-arg]
+    return mpf_sqrt(from_int(n), prec, round_nearest)
+
+
+def _surd(p: int, q: int, n: int, places: int) -> mpmath.mpf:
+    """p / (q·√n) within 10^-places (mpmath's raw functions: a row asks for N of them)."""
+    size = max(p.bit_length() - q.bit_length() + 1, 0)  # log2 of its size, at most
+    prec = max(size + math.ceil((places + 3) * LOG2_10) + 10, 53)
+    top = from_rational(p, q, prec, round_nearest)
+    return MP.make_mpf(mpf_div(top, _root(n, prec), prec, round_nearest))
+
+
 def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
     """scores / √d_k, exactly: rational when d_k is a perfect square."""
     root = math.isqrt(d_k)
@@ -376,7 +483,13 @@ def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
     def cell(s: Cell) -> Cell:
         if whole or s.q == 0:
             return Cell(s.q / root)
-        return Cell(None, s.approx / sqrt_dk, lambda: s.exact / sympy.sqrt(d_k))
+        p, q = s.q.numerator, s.q.denominator
+        return Cell(
+            None,
+            s.approx / sqrt_dk,
+            lambda: s.exact / sympy.sqrt(d_k),
+            functools.partial(_surd, p, q, d_k),
+        )
 
     cells = tuple(tuple(cell(s) for s in row) for row in scores.cells)
     return Step(name, head, scores.rows, scores.cols, cells, "scale", (scores,), divisor=d_k)
@@ -404,18 +517,48 @@ def softmax(name: str, scaled: Step, head: int | None = None) -> Step:
     )
 
 
+def exp_shifted(xs: Sequence[Cell], places: int) -> list[mpmath.mpf]:
+    """e^(x − m) for each (unmasked) x, m the largest: each within 10^-places relative.
+
+    The differences x − m are taken from the exact scores, worked to ``places`` + ``GUARD``
+    decimals, never from 40-digit roundings: scores 10^60 + {1, 2, 3} differ by 1 and 2.
+    """
+    worked = max(places, 0) + GUARD
+    x = [c.near(worked) for c in xs]
+    top = max(x)
+    with MP.workdps(worked):
+        return [MP.exp(MP.fsub(v, top, exact=True)) for v in x]
+
+
+class _Shares:
+    """One row's softmax shares to any number of places (remembered: Z asks again per column)."""
+
+    def __init__(self, seen: Sequence[Cell]) -> None:
+        self.seen = seen
+        self.memo: dict[int, list[mpmath.mpf]] = {}
+
+    def __call__(self, places: int) -> list[mpmath.mpf]:
+        """Every share within 10^-places (relative, so tiny shares keep their digits too)."""
+        if places not in self.memo:
+            e = exp_shifted(self.seen, places)
+            with MP.workdps(max(places, 0) + GUARD):
+                total = MP.fsum(e)
+                self.memo[places] = [v / total for v in e]
+        return self.memo[places]
+
+    def share(self, k: int, places: int) -> mpmath.mpf:
+        return self(places)[k]
+
+
 def _softmax_row(row: Sequence[Cell]) -> tuple[Cell, ...]:
     seen = [c for c in row if not c.masked]
-    top = max(c.approx for c in seen)  # subtract the max so exp never overflows
-    e = {id(c): MP.exp(c.approx - top) for c in seen}
-    total = MP.fsum(e.values())
-    if all(c.approx == seen[0].approx for c in seen) and all(
-        c.exact == seen[0].exact for c in seen
-    ):
+    shares = _Shares(seen)
+    approx = shares(CARRIED)  # from the exact scores' differences, however large the scores
+    if all(w == approx[0] for w in approx) and all(c.exact == seen[0].exact for c in seen):
         share = QQ(1, len(seen))  # equal scores: an exactly even split
         return tuple(Cell(QQ(0)) if c.masked else Cell(share) for c in row)
 
-    low = min(seen, key=lambda c: c.approx)
+    low = seen[min(range(len(seen)), key=approx.__getitem__)]  # the smallest share's score
     memo: list[sympy.Expr] = []
 
     def denominator() -> sympy.Expr:
@@ -424,12 +567,22 @@ def _softmax_row(row: Sequence[Cell]) -> tuple[Cell, ...]:
             memo.append(sympy.Add(*(sympy.exp(c.exact - low.exact) for c in seen)))
         return memo[0]
 
-    def weight(c: Cell) -> Cell:
+    out = []
+    k = 0
+    for c in row:
         if c.masked:
-            return Cell(QQ(0))
-        return Cell(None, e[id(c)] / total, lambda: sympy.exp(c.exact - low.exact) / denominator())
-
-    return tuple(weight(c) for c in row)
+            out.append(Cell(QQ(0)))
+            continue
+        out.append(
+            Cell(
+                None,
+                approx[k],
+                lambda c=c: sympy.exp(c.exact - low.exact) / denominator(),
+                functools.partial(shares.share, k),
+            )
+        )
+        k += 1
+    return tuple(out)
 
 
 def concat(name: str, parts: Sequence[Step]) -> Step:

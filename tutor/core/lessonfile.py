@@ -23,7 +23,7 @@ from tutor.core.spec import (
     STEP_NAMES,
     TOP_KEYS,
 )
-from tutor.core.yamlsrc import Checker, compose, describe, pos, read_text, suggest
+from tutor.core.yamlsrc import Checker, compose, describe, pos, read_text, suggest, whole_number
 
 # ---------------------------------------------------------------------------------------------
 # the lesson itself
@@ -131,10 +131,11 @@ def _build(
     if "precision" in keys:
         node = value("precision")
         p = c.scalar(node, "precision")
-        if p is not None and not (p.isdecimal() and 0 <= int(p) <= 10):
+        n = None if p is None else whole_number(p, 0, 10)
+        if p is not None and n is None:
             c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
-        elif p is not None:
-            precision = int(p)
+        elif n is not None:
+            precision = n
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
@@ -295,10 +296,11 @@ def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
     if "count" in keys:
         v = keys["count"][1]
         text = c.scalar(v, "quiz count")
-        if text is not None and not (text.isdecimal() and 1 <= int(text) <= 200):
+        count = None if text is None else whole_number(text, 1, 200)
+        if text is not None and count is None:
             c.error(v, f"quiz count is {describe(v)}; expected a whole number from 1 to 200")
-        elif text is not None:
-            out = replace(out, count=int(text))
+        elif count is not None:
+            out = replace(out, count=count)
     if "steps" in keys:
         v = keys["steps"][1]
         if not isinstance(v, yaml.SequenceNode):

@@ -29,6 +29,11 @@ MAX_ANSWER_CHARS = 200
 MAX_ANSWER_NODES = 80
 MAX_LOG10 = 60  # no intermediate value may exceed 1e60 in size
 MAX_POWER_DIGITS = 2000  # |exponent| × digits in the base: the size of an exact power
+MAX_WORKING = 120  # digits sympy may work to before a value that cancels is given up on
+UNCHECKABLE = (
+    f"it is not a number I can check (its value cannot be told apart from 0 to {MAX_WORKING} "
+    "digits; write it more simply)"
+)
 
 _ENTRY = re.compile(
     r"""^(?P<sign>[+-])?
@@ -177,12 +182,33 @@ class _Builder:
         sp = self.sp
         if value.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
             raise self.fail("it divides by zero or is undefined")
-        approx = value.evalf(30)
-        if not approx.is_extended_real:
-            raise self.fail("it is not a real number")
+        approx = self.number(value, sure=False)
         if approx != 0 and abs(approx) > sp.Float(10) ** MAX_LOG10:
             raise self.fail("the number is too large")
         return value
+
+    def number(self, value: sympy.Expr, sure: bool = True) -> sympy.Float:
+        """``value`` to 20 significant digits, known to be real, or an ``AnswerError``.
+
+        sympy's strict evaluation raises the working precision (up to ``MAX_WORKING`` digits)
+        until the digits are sure. A value that still cannot be told from 0 (an exact 0 not
+        written as one: ``sqrt(11+6*sqrt(2))-3-sqrt(2)``) is fine as a term, and is taken as 0
+        when not ``sure``; but its sign, and so whether its square root or logarithm is real,
+        or whether dividing by it is allowed, is out of reach: not a number we can check.
+        Every value is real as built (square roots, logarithms and powers are refused below
+        their domains first), so an imaginary part here is a residue of cancellation.
+        """
+        from sympy.core.evalf import PrecisionExhausted
+
+        try:
+            approx = value.evalf(20, strict=True, maxn=MAX_WORKING)
+        except PrecisionExhausted:
+            if sure:
+                raise self.fail(UNCHECKABLE) from None
+            return self.sp.Float(0)
+        if not approx.is_extended_real:
+            raise self.fail(UNCHECKABLE if sure else "it is not a real number")
+        return approx
 
     def _node(self, node: ast.AST) -> sympy.Expr:
         sp = self.sp
@@ -208,11 +234,11 @@ class _Builder:
                 name in self.functions
             ):
                 x = self.build(arg)
-                if name == "exp" and x.evalf(20) > 138:
+                if name == "exp" and self.number(x) > 138:
                     raise self.fail("e to that power is too large")
-                if name in ("ln", "log") and x.evalf(20) <= 0:
+                if name in ("ln", "log") and self.number(x) <= 0:
                     raise self.fail("the logarithm needs a positive number")
-                if name == "sqrt" and x.evalf(20) < 0:
+                if name == "sqrt" and self.number(x) < 0:
                     raise self.fail("the square root needs a number ≥ 0")
                 return self.functions[name](x)
         raise self.fail()
@@ -226,7 +252,7 @@ class _Builder:
             case ast.Mult():
                 return self.checked(a * b)
             case ast.Div():
-                if b == 0:
+                if b == 0 or self.number(b) == 0:
                     raise self.fail("it divides by zero")
                 return self.checked(a / b)
             case ast.Pow():
@@ -241,17 +267,17 @@ class _Builder:
         while sympy works it out exactly, digit by digit, for ever).
         """
         sp = self.sp
-        if a.is_zero:
-            if b.evalf(20) < 0:
+        if a.is_zero:  # sympy knows it is 0 (even when written sqrt(5+2*sqrt(6))-sqrt(2)-sqrt(3))
+            if self.number(b) < 0:
                 raise self.fail("it divides by zero")
-            return self.checked(sp.Pow(a, b))
-        size = abs(b.evalf(20))
-        log10 = sp.log(abs(a).evalf(30)).evalf(30) / math.log(10)
+            return self.checked(sp.Pow(sp.Integer(0), b))
+        size = abs(self.number(b))
+        log10 = sp.log(abs(self.number(a))).evalf(30) / math.log(10)
         if size * abs(log10) > MAX_LOG10:
             raise self.fail("that power is too large")
         digits = sum(len(str(abs(r.p))) + len(str(r.q)) for r in a.atoms(sp.Rational))
         if size * max(digits, 1) > MAX_POWER_DIGITS:
             raise self.fail("that power is too large to work out exactly")
-        if a.evalf(20) < 0 and not b.is_integer:
+        if self.number(a) < 0 and not b.is_integer:
             raise self.fail("it is not a real number")
         return self.checked(sp.Pow(a, b))

@@ -140,6 +140,16 @@ def compose(text: str, path: str) -> yaml.Node | None:
             cm = err.context_mark
             what += f" ({err.context} at line {cm.line + 1}, column {cm.column + 1})"
         raise LessonError.at(path, line, col, f"not valid YAML: {what}") from None
+    except yaml.reader.ReaderError as err:  # a character YAML refuses: no mark, a position
+        line, col = _line_col(text, err.position)
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        raise LessonError.at(
+            path,
+            line,
+            col,
+            f"not valid YAML: the character U+{code:04X} is not allowed in a YAML file; "
+            f'inside double quotes, write it as the escape "\\u{code:04x}"',
+        ) from None
     except yaml.YAMLError as err:
         raise LessonError.at(path, 1, 1, f"not valid YAML: {err}") from None
     except RecursionError:
@@ -147,6 +157,17 @@ def compose(text: str, path: str) -> yaml.Node | None:
     finally:
         if hasattr(loader, "dispose"):
             loader.dispose()
+
+
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # YAML's line breaks, as its marks count them
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    """The 1-based line and column of ``text[position]``, as YAML marks count them."""
+    line, start = 1, 0
+    for m in _BREAK.finditer(text, 0, position):
+        line, start = line + 1, m.end()
+    return line, position - start + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,6 +179,17 @@ _CONTROL = re.compile(f"[{CONTROL_CHARS}]")
 
 def pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high``, or None. Its length is bounded
+    before ``int`` sees it (Python refuses, with a ValueError, to read over 4,300 digits), and
+    leading zeros do not count: ``0…01`` with 5,000 digits is 1."""
+    digits = text.lstrip("0") or "0"
+    if not text.isdecimal() or len(digits) > len(str(high)):
+        return None
+    n = int(digits)
+    return n if low <= n <= high else None
 
 
 def describe(node: yaml.Node) -> str:

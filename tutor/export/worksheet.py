@@ -13,7 +13,9 @@ weights it makes (0 above the diagonal) are on the sheet.
 from __future__ import annotations
 
 import functools
+import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -79,18 +81,113 @@ def shape_text(step: Step) -> str:
 
 
 def tex_text(text: str) -> str:
-    """Plain text made safe for LaTeX (text mode): specials escaped, math symbols spelled."""
+    """Plain text made safe for LaTeX (text mode), in ASCII only: specials escaped, math
+    symbols spelled, every other character outside ASCII as ``tex_char`` writes it."""
     out = []
-    for ch in text:
+    for ch in unicodedata.normalize("NFC", text):  # é typed as e + U+0301 is one letter
         if ch in "&%$#_{}":
             out.append("\\" + ch)
         elif ch in _TEX_CHARS:
             out.append(_TEX_CHARS[ch])
-        elif ord(ch) < 128 or (ch.isalpha() and ord(ch) < 0x250):
+        elif ch.isascii():
             out.append(ch)
         else:
-            out.append("?")  # pdflatex knows no glyph for it
+            out.append(tex_char(ch))
     return "".join(out)
+
+
+_ACCENTS = {  # combining mark -> the text-mode accent command plain LaTeX has for it
+    "\u0300": "\\`",
+    "\u0301": "\\'",
+    "\u0302": "\\^",
+    "\u0303": "\\~",
+    "\u0304": "\\=",
+    "\u0306": "\\u",
+    "\u0307": "\\.",
+    "\u0308": '\\"',
+    "\u030a": "\\r",
+    "\u030b": "\\H",
+    "\u030c": "\\v",
+    "\u0323": "\\d",
+    "\u0327": "\\c",
+    "\u0328": "\\k",
+}
+_TEX_LETTERS = {
+    "ß": "\\ss{}",
+    "æ": "\\ae{}",
+    "Æ": "\\AE{}",
+    "œ": "\\oe{}",
+    "Œ": "\\OE{}",
+    "ø": "\\o{}",
+    "Ø": "\\O{}",
+    "ł": "\\l{}",
+    "Ł": "\\L{}",
+    "ı": "\\i{}",
+    "å": "\\aa{}",
+    "Å": "\\AA{}",
+    "¡": "!`",
+    "¿": "?`",
+    "°": "$^\\circ$",
+    "±": "$\\pm$",
+    "÷": "$\\div$",
+    "€": "EUR",
+    "⁄": "/",
+    "£": "\\pounds{}",
+    "§": "\\S{}",
+    "¶": "\\P{}",
+    "©": "\\copyright{}",
+}
+_CYRILLIC = dict(  # Russian letters, transliterated as in passports (ICAO 9303)
+    zip(
+        "абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
+        "a b v g d e e zh z i i k l m n o p r s t u f kh ts ch sh shch ie y - e iu ia".replace(
+            "-", "'"
+        ).split(),
+        strict=True,
+    )
+)
+# Greek letters that plain LaTeX has as math commands (capitals like Alpha are Latin A)
+_GREEK_NAMES = (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau "
+    "upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega"
+)
+_GREEK = frozenset(_GREEK_NAMES.split())
+
+
+@functools.lru_cache(maxsize=1024)
+def tex_char(ch: str) -> str:
+    """One character outside ASCII, for plain pdflatex in ASCII: a letter with accents as
+    accent commands (é -> \\'{e}), a few letters and symbols by name (ß, ø, °), Greek as math
+    (\\alpha), a compatibility form as what it stands for (² -> ^2, ① -> (1)); anything else
+    as its code point, [U+4E2D], so nothing is lost or garbled."""
+    if ch in _TEX_LETTERS:
+        return _TEX_LETTERS[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and base.isascii() and base.isalpha() and all(m in _ACCENTS for m in marks):
+        text = "\\" + base if base in "ij" else base  # accents sit on the dotless i and j
+        for mark in marks:
+            text = f"{_ACCENTS[mark]}{{{text}}}"
+        return text
+    name = unicodedata.name(ch, "")
+    if name.startswith("GREEK ") and " LETTER " in name and len(name.split()) == 4:
+        word = name.split()[-1].lower()
+        word = word.capitalize() if " CAPITAL " in name else word
+        word = {"Lamda": "Lambda", "lamda": "lambda"}.get(word, word)
+        if word in _GREEK:
+            return f"$\\{word}$"
+    if ch.lower() in _CYRILLIC:
+        latin = _CYRILLIC[ch.lower()]
+        return latin.capitalize() if ch.isupper() else latin
+    kind, _, _ = unicodedata.decomposition(ch).partition(" ")
+    plain = unicodedata.normalize("NFKC", ch)
+    if plain != ch and plain.isprintable():  # its parts are NFKC already: no deeper recursion
+        inner = tex_text(plain)
+        if kind == "<super>":
+            return f"\\textsuperscript{{{inner}}}"
+        if kind == "<sub>":
+            return f"$_{{\\mbox{{{inner}}}}}$"
+        return f"({inner})" if kind == "<circle>" else inner
+    return f"[U+{ord(ch):04X}]"
 
 
 _TEX_CHARS = {
@@ -121,7 +218,7 @@ def tex_num(text: str) -> str:
 
 
 def tex_label(label: str) -> str:
-    return label if label.isdigit() else r"\text{" + tex_text(label) + "}"
+    return label if label.isascii() and label.isdigit() else r"\text{" + tex_text(label) + "}"
 
 
 def step_tex(step: Step) -> str:
@@ -427,7 +524,20 @@ def _yaml_str(text: str) -> str:
     """A YAML double-quoted string (JSON's escaping is valid YAML)."""
     import json
 
-    return words.escape_c1(json.dumps(text, ensure_ascii=False))  # YAML refuses raw C1
+    return _yaml_safe(words.escape_c1(json.dumps(text, ensure_ascii=False)))  # YAML refuses C1
+
+
+# What YAML reads as a line break (U+2028, U+2029, NEL) or refuses outright (U+FFFE, lone
+# surrogates from a file name's undecodable bytes, ...): a file name may hold any of them
+_YAML_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+)
+
+
+def _yaml_safe(text: str) -> str:
+    """Text for a sheet's comment or double-quoted string, with those characters as ``\\uXXXX``
+    (an escape inside quotes, spelled out in a comment), so the sheet stays valid YAML."""
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
@@ -447,9 +557,9 @@ def answer_sheet(d: Derivation) -> str:
     """A blank answer sheet in YAML: one matrix of nulls per step to fill."""
     lesson = d.lesson
     out = [
-        f"# attn-tutor answer sheet: {lesson.title}",
+        f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
         # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(lesson=words.visible(shlex.quote(lesson.name))),
+        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(lesson.name)))),
         f"lesson: {_yaml_str(lesson.name)}",
         'student: ""   # your name',
         "",

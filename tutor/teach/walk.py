@@ -457,12 +457,12 @@ def softmax_table(
     When the largest score is big (or very negative), e^x would be unreadable or overflow, so
     the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is the same share.
     """
-    from tutor.core.engine import MP
+    from tutor.core.engine import CARRIED, MP, exp_shifted
 
     (scaled,) = step.args
     row = scaled.cells[i]
     seen = [k for k, c in enumerate(row) if not c.masked]
-    top = max(seen, key=lambda k: row[k].approx)
+    top = max(seen, key=lambda k: row[k].near(CARRIED))  # 10^60 + 3 beats 10^60 + 1
     shift = not SHIFT_BELOW <= row[top].approx <= SHIFT_ABOVE
     power = "x − m" if shift else "x"
     t = Table(
@@ -478,8 +478,10 @@ def softmax_table(
     t.add_column(
         Text(f"share = e^({power}) / total" if shift else "share = e^x / total"), justify="right"
     )
-    m = row[top].approx if shift else 0
-    exps = {k: MP.exp(row[k].approx - m) for k in seen}
+    if shift:  # from the exact differences, however large the scores
+        exps = dict(zip(seen, exp_shifted([row[k] for k in seen], CARRIED), strict=True))
+    else:
+        exps = {k: MP.exp(row[k].approx) for k in seen}
     total = MP.fsum(exps.values())
     for k in seen:
         e_text = _mp_rounded(exps[k], places)

@@ -2,8 +2,9 @@
 
 Rounding rule (stated once, used everywhere): values are rounded from their *exact* value,
 half away from zero, as taught in school: 1/8 = 0.125 shows as 0.13 and −0.125 as −0.13.
-Rational values are rounded with integer arithmetic; irrational ones from a 40-digit
-approximation, which cannot sit exactly on a tie.
+Rational values are rounded with integer arithmetic; irrational ones from their value worked
+to 20 places (40 significant digits, or more for a value beyond 10^20), which cannot sit
+exactly on a tie.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ MINUS = "−"
 NEG_INF_TEXT = f"{MINUS}∞"
 
 
-_DIGITS = 400  # decimal working precision: far more than any value here needs
+_DIGITS = 600  # decimal working precision: far more than any value here needs (10^250)
 
 
 def round_decimal(d: Decimal, places: int) -> Decimal:
@@ -37,16 +38,21 @@ def round_decimal(d: Decimal, places: int) -> Decimal:
 
 
 def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
-    """A 40-digit mpmath value as a Decimal, digit for digit.
+    """An mpmath value as a Decimal, digit for digit: 40 significant digits, and for a value
+    beyond 10^20 every digit down to 20 places (it was worked that far: ``Cell.near``).
 
-    Scientific notation keeps the text short however tiny or huge the value (e^(−1000) is
-    a few dozen characters, not a thousand zeros).
+    Scientific notation keeps the text short however tiny the value (e^(−1000) is a few dozen
+    characters, not a thousand zeros).
     """
-    from tutor.core.engine import MP
+    from tutor.core.engine import MP, mag10
 
     if x != 0 and MP.mag(x) < -100_000:  # e.g. e^(−10³⁰): zero at any precision we show
         return Decimal(0)
-    return Decimal(MP.nstr(x, 40, min_fixed=-20, max_fixed=60))
+    digits = max(40, mag10(x) + _PLACES_KEPT)
+    return Decimal(MP.nstr(x, digits, min_fixed=-20, max_fixed=digits + 1))
+
+
+_PLACES_KEPT = 20  # decimal places an irrational value is worked to before it is rounded
 
 
 # A cell is formatted once per table and again in every sum it is a term of (a value cell in
@@ -58,15 +64,15 @@ _MEMO = 1 << 17
 @functools.lru_cache(maxsize=_MEMO)
 def round_half_up(cell: Cell, places: int) -> Decimal:
     """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
-    if cell.q is None:
-        return round_decimal(mp_decimal(cell.approx), places)
+    if cell.q is None:  # worked as far as rounding needs, however large (10^60/√2: 62 digits)
+        return round_decimal(mp_decimal(cell.near(_PLACES_KEPT)), places)
     p, q = cell.q.numerator, cell.q.denominator
     scaled, rem = divmod(abs(p) * 10**places, q)
     if 2 * rem >= q:
         scaled += 1
-    with localcontext(prec=_DIGITS):
-        result = Decimal(scaled).scaleb(-places)
-    return -result if p < 0 else result
+    with localcontext(prec=_DIGITS):  # the sign too: negation rounds to the context's digits
+        result = Decimal(-scaled if p < 0 else scaled).scaleb(-places)
+    return result
 
 
 def decimal_places(q: int) -> int | None:
@@ -134,7 +140,8 @@ def as_shown(cell: Cell, places: int) -> Decimal:
 
 def rounded_dot(pairs: Iterable[tuple[Cell, Cell]], places: int) -> Decimal:
     """What the rounded inputs shown give for a sum of products, rounded to ``places``."""
-    total = sum((as_shown(a, places) * as_shown(b, places) for a, b in pairs), Decimal(0))
+    with localcontext(prec=_DIGITS):  # the default 28 digits would round a huge sum
+        total = sum((as_shown(a, places) * as_shown(b, places) for a, b in pairs), Decimal(0))
     return round_decimal(total, places)
 
 
@@ -252,14 +259,18 @@ def typed_text(text: str) -> str:
 
 def expr_rounded(expr: sympy.Expr, places: int) -> str:
     """Any exact real sympy value rounded half up to ``places``, as shown."""
+    import sympy
     from sympy.polys.domains import QQ
 
     from tutor.core.engine import MP, Cell
 
     if expr.is_Rational:
         cell = Cell(QQ(int(expr.p), int(expr.q)))
-    else:
-        cell = Cell(None, MP.mpf(str(expr.evalf(45))))
+    else:  # every digit down to 20 places, however large (an answer may reach 10^60)
+        size = abs(expr.evalf(15))
+        digits = 45 + (int(sympy.log(size, 10).evalf(15)) if size > 1 else 0)
+        with MP.workdps(digits):
+            cell = Cell(None, MP.mpf(str(expr.evalf(digits))))
     return decimal_text(round_half_up(cell, places))
 
 
