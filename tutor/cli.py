@@ -743,18 +743,33 @@ class TutorGroup(typer.core.TyperGroup):
 app.info.cls = TutorGroup
 
 
+def _quiet_exit() -> None:
+    """At interpreter exit: no collector pass over what sympy left alive."""
+    gc.disable()
+    gc.freeze()
+
+
 def main() -> None:
     """Console-script entry point.
 
     Importing sympy creates several hundred thousand long-lived objects, and the cyclic garbage
     collector walks them again and again while it loads and once more at exit, for nothing: a
     command's own work makes few reference cycles. So the collector is off for the run (``quiz``
-    turns it back on for its session), and everything alive is frozen before the interpreter
+    turns it back on for its session), and everything alive is frozen when the interpreter
     shuts down, which skips that last walk; exit handlers and file flushes still run. About a
     third of the time of ``walk cats-chase-mice``; see bench/bench.py.
+
+    Only this entry point does that, and it puts the collector back as it found it when it
+    returns: a Python caller (a notebook, a test) keeps a normal collector, and the freeze
+    happens at the process's exit (an ``atexit`` handler), not before.
     """
+    import atexit
+
+    was_enabled = gc.isenabled()
     gc.disable()
+    atexit.register(_quiet_exit)
     try:
         app()
     finally:
-        gc.freeze()
+        if was_enabled:
+            gc.enable()
