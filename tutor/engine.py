@@ -182,6 +182,19 @@ class Step:
         """A weight the causal mask forces to 0: its score in the softmax's input is −∞."""
         return self.op == "softmax" and self.args[0].cells[i][j].masked
 
+    def exp_terms(
+        self, i: int, less: Cell | None = None
+    ) -> tuple[dict[int, mpmath.mpf], mpmath.mpf]:
+        """Row i of a softmax step worked by hand: e^x of each visible score, by its column
+        (e^(x − m) when ``less`` is the score m), and their total, to 40 digits."""
+        if self.op != "softmax":
+            raise ValueError(f"{self.name} is not a softmax")
+        m = less.approx if less is not None else 0
+        exps = {
+            k: MP.exp(c.approx - m) for k, c in enumerate(self.args[0].cells[i]) if not c.masked
+        }
+        return exps, MP.fsum(exps.values())
+
     def source_of_column(self, j: int) -> tuple[Step, int]:
         """Which head's Z (and which of its columns) column j of a concat step comes from."""
         if self.op != "concat":
