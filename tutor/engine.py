@@ -223,9 +223,7 @@ class Step:
             case "input":
                 return ()
             case "matmul":
-                A, B = self.args
-                right = (lambda k: Ref(B, j, k)) if self.transpose else (lambda k: Ref(B, k, j))
-                return tuple(r for k in range(len(A.cols)) for r in (Ref(A, i, k), right(k)))
+                return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
             case "scale":
                 return (Ref(self.args[0], i, j),)
             case "mask":
@@ -237,6 +235,13 @@ class Step:
                 Z, k = self.source_of_column(j)
                 return (Ref(Z, i, k),)
         raise ValueError(f"unknown op {self.op!r}")
+
+    def pair(self, i: int, j: int, k: int) -> tuple[Ref, Ref]:
+        """The k-th product of matmul cell (i, j): ``(A, i, k), (B, k, j)`` (``(B, j, k)`` when B
+        is transposed). ``sources`` is these pairs in order; a long sum shown cut short reads
+        only the pairs it shows."""
+        A, B = self.args
+        return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
         """Cell (i, j) made from whatever ``value`` gives for each of its ``sources``, with the

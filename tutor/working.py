@@ -14,6 +14,7 @@ A new kind of step is described here (``working``) and in the engine, and nowher
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -176,7 +177,7 @@ class Working:
     work: tuple[Node, ...]
     rel: str  # "=" when the result is shown exactly, "≈" when it is rounded
     shown: str
-    rounded: bool  # some number in the working is shown rounded
+    places: int
     hand: Decimal | None = None
     blanks: str | None = None  # the working with the arithmetic left to the student
     aside: str | None = None  # a word after the working: ``visible (chase is not after cats)``
@@ -185,6 +186,12 @@ class Working:
     @property
     def name(self) -> str:
         return cell_name(self.step, self.i, self.j)
+
+    @property
+    def rounded(self) -> bool:
+        """Whether a number in the working is shown rounded."""
+        src = self.step.sources(self.i, self.j)
+        return any(fmt.is_rounded(r.step.cells[r.i][r.j], self.places) for r in src)
 
     @property
     def numbers(self) -> str:
@@ -244,30 +251,44 @@ def numbers(
     j: int,
     operand: Operand,
     terms: Elide | None = None,
+    refs: tuple[Ref, ...] | None = None,
 ) -> tuple[Node, ...]:
     """The stages of cell (i, j)'s working from the operands ``operand`` writes (the tables'
-    numbers, or a student's own); long sums cut short as ``terms`` says."""
-    refs = step.sources(i, j)
+    numbers, or a student's own); long sums cut short as ``terms`` says. ``refs``: the cell's
+    ``sources`` when the caller has them already."""
+    if step.op == "matmul":  # only the pairs shown are looked up: a sum may have d_model terms
+
+        def product(k: int) -> Prod:
+            a, b = step.pair(i, j, k)
+            return Prod(Num(operand(a)), Num(operand(b)))
+
+        return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
+    refs = step.sources(i, j) if refs is None else refs
     match step.op:
-        case "matmul":
-            pairs = [(refs[k], refs[k + 1]) for k in range(0, len(refs), 2)]
-            return (
-                Sum(_some(pairs, terms, lambda p: Prod(Num(operand(p[0])), Num(operand(p[1]))))),
-            )
         case "scale":
             score = Num(operand(refs[0]))
             root = fmt.whole_root(step.divisor)
             whole = () if root is None else (Div(score, Num(str(root))),)
             return (Div(score, Root(step.divisor)), *whole)
         case "softmax":
-            row = [operand(r) for r in refs]
-            if row[j] == fmt.NEG_INF_TEXT:
-                return (Frac(Exp(Num(row[j])), Etc()),)
-            seen = [x for x in row if x != fmt.NEG_INF_TEXT]
-            return (Frac(Exp(Num(row[j])), Sum(_some(seen, terms, lambda x: Exp(Num(x))))),)
+            top = operand(refs[j])
+            if top == fmt.NEG_INF_TEXT:
+                return (Frac(Exp(Num(top)), Etc()),)
+            return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
         case "mask" | "concat":
             return tuple(Name(*r) for r in refs)
     return ()
+
+
+def exp_sum(row: tuple[str, ...], terms: Elide | None) -> Sum:
+    """A softmax row's denominator, ``e^x₁ + e^x₂ + …``, over its visible scores."""
+    seen = [x for x in row if x != fmt.NEG_INF_TEXT]
+    return Sum(_some(seen, terms, lambda x: Exp(Num(x))))
+
+
+@functools.lru_cache(maxsize=1024)  # the same for every cell of a row: built once per row
+def _table_exp_sum(step: Step, i: int, places: int, terms: Elide | None) -> Sum:
+    return exp_sum(tuple(fmt.operand(c, places) for c in step.args[0].cells[i]), terms)
 
 
 def _some(items: Sequence, terms: Elide | None, node: Callable) -> tuple[Node, ...]:  # type: ignore[type-arg]
@@ -281,24 +302,25 @@ def _some(items: Sequence, terms: Elide | None, node: Callable) -> tuple[Node, .
 def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None) -> Working:
     """Cell (i, j)'s working from the numbers its tables show (see ``numbers``)."""
     cell = step.cells[i][j]
-    src = step.sources(i, j)
-    rounded = any(fmt.is_rounded(r.step.cells[r.i][r.j], places) for r in src)
+    src = () if step.op == "matmul" else step.sources(i, j)  # a product reads its pairs itself
     common = {
         "step": step,
         "i": i,
         "j": j,
-        "work": numbers(step, i, j, table_operand(places), terms),
+        "places": places,
+        "work": _table_numbers(step, i, j, places, terms, src),
         "rel": "≈" if fmt.is_rounded(cell, places) else "=",
         "shown": fmt.shown(cell, step, places),
-        "rounded": rounded,
     }
     match step.op:
         case "matmul":
             hand = None
-            if rounded:  # the trap of rounding early: say so, so it is not taken for a slip
+            # the trap of rounding early: say so, so it is not taken for a slip (whole operands
+            # are never rounded: nothing to check, which keeps an answer key of Q, K, V quick)
+            if not all(fmt.step_is_whole(a) for a in step.args):
                 by_hand = fmt.rounded_dot(step.terms(i, j), places)
                 hand = by_hand if by_hand != fmt.round_half_up(cell, places) else None
-            blanks = " + ".join("__" for _ in range(len(src) // 2))
+            blanks = " + ".join(["__"] * len(step.args[0].cols))
             return Working(
                 how=dot_phrase(step, i, j),
                 hand=hand,
@@ -331,6 +353,16 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
                 how="", aside=f"column {j + 1} of {len(step.cols)} side by side", **common
             )
     return Working(how="given in the lesson", **common)
+
+
+def _table_numbers(
+    step: Step, i: int, j: int, places: int, terms: Elide | None, src: tuple[Ref, ...]
+) -> tuple[Node, ...]:
+    """``numbers`` from the tables, with a softmax row's denominator made once per row."""
+    if step.op == "softmax" and not step.hidden(i, j):
+        top = Exp(Num(fmt.operand(step.args[0].cells[i][j], places)))
+        return (Frac(top, _table_exp_sum(step, i, places, terms)),)
+    return numbers(step, i, j, table_operand(places), terms, src)
 
 
 def rounding_note(places: int) -> str:

@@ -12,6 +12,7 @@ weights it makes (0 above the diagonal) are on the sheet.
 
 from __future__ import annotations
 
+import functools
 import shlex
 from collections.abc import Callable, Iterator
 
@@ -139,33 +140,35 @@ def cell_tex(step: Step, i: int, j: int) -> str:
 
 def tex(node: wk.Node) -> str:
     """A piece of working spelled in LaTeX math (the same pieces ``working.plain`` writes)."""
-    match node:
+    match node:  # the commonest pieces first: an answer key prints hundreds of thousands
+        case wk.Prod(a, b):
+            return rf"{_factor(a.text)} \cdot {_factor(b.text)}"
         case wk.Num(text):
             return tex_num(text)
-        case wk.Name(step, i, j):
-            return cell_tex(step, i, j)
-        case wk.Gap(more):
-            return rf"(\text{{{fmt.plural(more, 'more term')}}})"
-        case wk.Etc():
-            return r"\ldots"
-        case wk.Prod(a, b):
-            return rf"{_factor(a)} \cdot {_factor(b)}"
+        case wk.Sum(terms):
+            return " + ".join([tex(t) for t in terms])
         case wk.Exp(x):
             return f"e^{{{tex_num(x.text)}}}"
+        case wk.Gap(more):
+            return rf"(\text{{{fmt.plural(more, 'more term')}}})"
+        case wk.Name(step, i, j):
+            return cell_tex(step, i, j)
+        case wk.Etc():
+            return r"\ldots"
         case wk.Root(n):
             return rf"\sqrt{{{n}}}"
-        case wk.Sum(terms):
-            return " + ".join(tex(t) for t in terms)
         case wk.Div(top, bottom):
-            return f"{_factor(top)} / {tex(bottom)}"
+            return f"{_factor(top.text) if isinstance(top, wk.Num) else tex(top)} / {tex(bottom)}"
         case wk.Frac(top, bottom):
             return rf"\frac{{{tex(top)}}}{{{tex(bottom)}}}"
     raise TypeError(node)
 
 
-def _factor(node: wk.Node) -> str:
-    t = tex(node)
-    return f"({t})" if isinstance(node, wk.Num) and t.startswith("-") else t
+@functools.lru_cache(maxsize=1 << 12)  # a few hundred distinct numbers fill a whole key
+def _factor(text: str) -> str:
+    """A number inside a product or over a root, in brackets when negative."""
+    t = tex_num(text)
+    return f"({t})" if t.startswith("-") else t
 
 
 KEY_TERMS = wk.Elide(12, 4, 2)  # a longer sum shows its first four and last two terms
