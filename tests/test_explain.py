@@ -114,7 +114,7 @@ def test_explain_z_cats_1_shows_the_whole_chain(run) -> None:  # type: ignore[no
     )
     assert "= 3/(2 + e^√2) ≈ 0.49" in out
     assert "weights[cats, chase] = softmax of the cats row of scaled" in out
-    assert "scaled[cats, chase] = scores[cats, chase] / √2 = 4 / √2 = 2√2 ≈ 2.83" in out
+    assert "scaled[cats, chase] = scores[cats, chase] / √d_k = 4 / √2 = 2√2 ≈ 2.83" in out
     assert "scores[cats, chase] = query of cats · key of chase = 2·2 + 0·1 = 4" in out
     assert "Q[cats, 1] = row cats of X · column 1 of W_Q = 1·1 + 0·0 + 1·1 + 0·0 = 2" in out
     assert "V[mice, 1] = row mice of X · column 1 of W_V" in out

@@ -21,7 +21,8 @@ from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import Answer, read_answer
 from tutor.text import format as fmt
-from tutor.text.cells import cell_name, dot_phrase
+from tutor.text import working as wk
+from tutor.text.cells import cell_name
 from tutor.text.words import visible
 
 if TYPE_CHECKING:
@@ -162,81 +163,25 @@ def inputs(q: Question, places: int) -> list[str]:
     return []
 
 
-def _sum_terms(q: Question, places: int) -> str:
-    """``1·1 + 0·0 + 1·1 + 0·0`` from the inputs as shown."""
-    return fmt.dot_working(q.step, q.i, q.j, places)[0]
-
-
-def _softmax_parts(q: Question, places: int) -> tuple[str, str]:
-    (src,) = q.step.args
-    row = src.cells[q.i]
-    seen = [x for x in row if not x.masked]
-    top = f"e^{fmt.operand(row[q.j], places)}"
-    return top, " + ".join(f"e^{fmt.operand(x, places)}" for x in seen)
-
-
 def hint(q: Question, places: int) -> str:
-    """Which row and column, and the terms with blanks to fill."""
-    step, i, j = q.step, q.i, q.j
-    match step.op:
-        case "matmul":
-            terms = _sum_terms(q, places)
-            blanks = " + ".join("__" for _ in range(len(step.args[0].cols)))
-            return (
-                f"{q.name} = {dot_phrase(step, i, j)}\n  = {terms}\n"
-                f"  = {blanks}  (multiply each pair, then add)"
-            )
-        case "scale":
-            (scores,) = step.args
-            s = fmt.operand(scores.cells[i][j], places)
-            return f"{q.name} = {cell_name(scores, i, j)} / √d_k = {s} / √{step.divisor} = {s} / __"
-        case "softmax":
-            top, total = _softmax_parts(q, places)
-            return (
-                f"{q.name} = e^x of ({step.rows[i]}, {step.cols[j]}) / the total of e^x along "
-                f"row {step.rows[i]}\n  = {top} / ({total})\n  = __ / __"
-            )
-    return f"{q.name}: see the walk of {step.key}"
+    """Which row and column, and the working with blanks to fill."""
+    return wk.working(q.step, q.i, q.j, places).hint or f"{q.name}: see the walk of {q.step.key}"
 
 
 def value_text(q: Question, places: int) -> str:
     """``= 2``, ``= 2√2 ≈ 2.83`` or ``= 1/(2 + e^√2) ≈ 0.16``: the exact form when it is short."""
-    cell = q.step.cells[q.i][q.j]
-    shown = fmt.shown(cell, q.step, places)
-    if not fmt.is_rounded(cell, places):
-        return f"= {shown}"
-    exact = fmt.exact_text(cell.exact)
-    if len(exact) > 50:
-        return f"≈ {shown}"
-    return f"= {exact} ≈ {shown}"
+    return wk.working(q.step, q.i, q.j, places).result()
 
 
 def working(q: Question, places: int) -> str:
     """The full working of the cell, ending in its value."""
-    step, i, j = q.step, q.i, q.j
-    result = value_text(q, places)
-    match step.op:
-        case "matmul":
-            text = f"{q.name} = {_sum_terms(q, places)}\n  {result}"
-            hand = jd.hand_value(step, i, j, places)
-            if hand is not None and fmt.expr_rounded(hand, places) != fmt.shown(
-                step.cells[i][j], step, places
-            ):
-                text += (
-                    f"\n  (the rounded inputs shown give {fmt.expr_rounded(hand, places)}; "
-                    f"carry one more decimal to land on the exact value)"
-                )
-            return text
-        case "scale":
-            (scores,) = step.args
-            return (
-                f"{q.name} = {fmt.operand(scores.cells[i][j], places)} / √{step.divisor}\n"
-                f"  {result}"
-            )
-        case "softmax":
-            top, total = _softmax_parts(q, places)
-            return f"{q.name} = {top} / ({total})\n  {result}"
-    return f"{q.name} {result}"
+    w = wk.working(q.step, q.i, q.j, places)
+    if not w.work:
+        return f"{q.name} {w.result()}"
+    text = f"{q.name} = {w.numbers}\n  {w.result()}"
+    if w.hand_text is not None:
+        text += "\n  " + wk.hand_note(w.hand_text)
+    return text
 
 
 def read_as(answer: Answer, places: int) -> str | None:

@@ -18,9 +18,10 @@ from tutor.assess import judge as jd
 from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
 from tutor.assess.quiz import Question
 from tutor.assess.quiz import working as true_working
-from tutor.core.engine import Step
+from tutor.core.engine import Ref, Step
 from tutor.teach.walk import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.text import format as fmt
+from tutor.text import working as wk
 from tutor.text.words import visible
 
 MARKS = {
@@ -94,28 +95,14 @@ def _num(x: sympy.Expr, places: int) -> str:
 
 def own_working(g: Graded, own: jd.Value, places: int) -> str:
     """How the cell follows from the student's own earlier answers, term by term."""
-    step, i, j = g.step, g.i, g.j
     result = f"≈ {fmt.expr_rounded(g.own, places)}" if g.own is not None else ""
-    match step.op:
-        case "matmul":
-            left, right = step.args
-            k_range = range(len(left.cols))
-            if step.transpose:
-                pairs = [(own(left, i, k), own(right, j, k)) for k in k_range]
-            else:
-                pairs = [(own(left, i, k), own(right, k, j)) for k in k_range]
-            terms = " + ".join(f"{_num(a, places)}·{_num(b, places)}" for a, b in pairs)
-            return f"{g.name} = {terms} {result}"
-        case "scale":
-            (scores,) = step.args
-            return f"{g.name} = {_num(own(scores, i, j), places)} / √{step.divisor} {result}"
-        case "softmax":
-            (src,) = step.args
-            row = [own(src, i, k) for k in range(len(src.cols))]
-            seen = [x for x in row if x != -sympy.oo]
-            total = " + ".join(f"e^{_num(x, places)}" for x in seen)
-            return f"{g.name} = e^{_num(row[j], places)} / ({total}) {result}"
-    return f"{g.name} {result}"
+
+    def operand(r: Ref) -> str:
+        x = own(r.step, r.i, r.j)
+        return fmt.NEG_INF_TEXT if x == -sympy.oo else _num(x, places)
+
+    stages = wk.numbers(g.step, g.i, g.j, operand)
+    return f"{g.name} = {wk.stages_text(stages)} {result}" if stages else f"{g.name} {result}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -245,6 +245,23 @@ class Step:
         """A weight the causal mask forces to 0: its score in the softmax's input is −∞."""
         return self.op == "softmax" and self.args[0].cells[i][j].masked
 
+    def exp_terms(
+        self, i: int, less: Cell | None = None
+    ) -> tuple[dict[int, mpmath.mpf], mpmath.mpf]:
+        """Row i of a softmax step worked by hand: e^x of each visible score, by its column
+        (e^(x − m) when ``less`` is given: m is then the row's largest score, and the
+        differences come from the exact scores, however large), and their total."""
+        if self.op != "softmax":
+            raise ValueError(f"{self.name} is not a softmax")
+        row = self.args[0].cells[i]
+        seen = [k for k, c in enumerate(row) if not c.masked]
+        if less is not None:
+            values = exp_shifted([row[k] for k in seen], CARRIED)
+        else:
+            values = [MP.exp(row[k].approx) for k in seen]
+        exps = dict(zip(seen, values, strict=True))
+        return exps, MP.fsum(exps.values())
+
     def source_of_column(self, j: int) -> tuple[Step, int]:
         """Which head's Z (and which of its columns) column j of a concat step comes from."""
         if self.op != "concat":
@@ -273,9 +290,7 @@ class Step:
             case "input":
                 return ()
             case "matmul":
-                A, B = self.args
-                right = (lambda k: Ref(B, j, k)) if self.transpose else (lambda k: Ref(B, k, j))
-                return tuple(r for k in range(len(A.cols)) for r in (Ref(A, i, k), right(k)))
+                return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
             case "scale":
                 return (Ref(self.args[0], i, j),)
             case "mask":
@@ -287,6 +302,13 @@ class Step:
                 Z, k = self.source_of_column(j)
                 return (Ref(Z, i, k),)
         raise ValueError(f"unknown op {self.op!r}")
+
+    def pair(self, i: int, j: int, k: int) -> tuple[Ref, Ref]:
+        """The k-th product of matmul cell (i, j): ``(A, i, k), (B, k, j)`` (``(B, j, k)`` when B
+        is transposed). ``sources`` is these pairs in order; a long sum shown cut short reads
+        only the pairs it shows."""
+        A, B = self.args
+        return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
         """Cell (i, j) made from whatever ``value`` gives for each of its ``sources``, with the

@@ -16,12 +16,13 @@ import functools
 import re
 import shlex
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from tutor.core.engine import Cell, Derivation, Step
+from tutor.core.engine import Derivation, Step
 from tutor.text import format as fmt
 from tutor.text import words
+from tutor.text import working as wk
 
 T = TypeVar("T")
 
@@ -237,109 +238,91 @@ def cell_tex(step: Step, i: int, j: int) -> str:
     return f"{step_tex(step)}_{{{tex_label(step.rows[i])}, {tex_label(step.cols[j])}}}"
 
 
-@functools.lru_cache(maxsize=1 << 17)  # a cell is a term of many sums (see fmt.round_half_up)
-def _operand(cell: Cell, places: int) -> str:
-    t = tex_num(fmt.operand(cell, places))
+def tex(node: wk.Node) -> str:
+    """A piece of working spelled in LaTeX math (the same pieces ``working.plain`` writes)."""
+    match node:  # the commonest pieces first: an answer key prints hundreds of thousands
+        case wk.Prod(a, b):
+            return rf"{_factor(a.text)} \cdot {_factor(b.text)}"
+        case wk.Num(text):
+            return tex_num(text)
+        case wk.Sum(terms):
+            return " + ".join([tex(t) for t in terms])
+        case wk.Exp(x):
+            return f"e^{{{tex_num(x.text)}}}"
+        case wk.Gap(more):
+            return rf"(\text{{{fmt.plural(more, 'more term')}}})"
+        case wk.Name(step, i, j):
+            return cell_tex(step, i, j)
+        case wk.Etc():
+            return r"\ldots"
+        case wk.Root(n):
+            return rf"\sqrt{{{n}}}"
+        case wk.Div(top, bottom):
+            return f"{_factor(top.text) if isinstance(top, wk.Num) else tex(top)} / {tex(bottom)}"
+        case wk.Frac(top, bottom):
+            return rf"\frac{{{tex(top)}}}{{{tex(bottom)}}}"
+    raise TypeError(node)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # a few hundred distinct numbers fill a whole key
+def _factor(text: str) -> str:
+    """A number inside a product or over a root, in brackets when negative."""
+    t = tex_num(text)
     return f"({t})" if t.startswith("-") else t
 
 
-def _result(cell: Cell, step: Step, places: int) -> str:
-    rel = r"\approx" if fmt.is_rounded(cell, places) else "="
-    return f"{rel} {tex_num(fmt.shown(cell, step, places))}"
+KEY_TERMS = wk.Elide(12, 4, 2)  # a longer sum shows its first four and last two terms
+
+
+def _result(w: wk.Working) -> str:
+    """``\\approx 0.49``, or with the exact form first when it is as short as the working."""
+    shown = tex_num(w.shown)
+    if w.rel == "≈" and w.exact_is_short:
+        import sympy
+
+        return rf"= {sympy.latex(w.step.cells[w.i][w.j].exact)} \approx {shown}"
+    rel = "=" if w.rel == "=" else r"\approx"
+    return f"{rel} {shown}"
+
+
+def _line(stages: list[str], w: wk.Working) -> str:
+    """The stages, ``=`` between them, then the result."""
+    return " = ".join(stages) + (" " if stages else "") + _result(w)
 
 
 def working(step: Step, i: int, j: int, places: int) -> str:
     """The worked line of one cell as LaTeX math, from the exact inputs shown rounded."""
-    terms, result, hand = working_parts(step, i, j, places)
-    line = " + ".join(terms) + (" " if terms else "") + result
-    if hand is not None:
-        line += rf" \quad (\text{{the rounded inputs shown give }} {hand})"
+    w = wk.working(step, i, j, places, terms=KEY_TERMS)
+    line = _line([tex(stage) for stage in w.work], w)
+    if w.hand_text is not None:
+        line += rf" \quad (\text{{the rounded inputs shown give }} {tex_num(w.hand_text)})"
     return line
-
-
-def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], str, str | None]:
-    """A cell's working in pieces: the terms of a sum (empty when it is not one), the rest of the
-    line up to the result, and what the rounded inputs shown give when that differs (else None).
-    The pieces let the LaTeX key break a long line between terms."""
-    cell = step.cells[i][j]
-    if step.op == "matmul":
-        pairs = step.terms(i, j)
-        terms = _long_sum(
-            pairs, lambda p: rf"{_operand(p[0], places)} \cdot {_operand(p[1], places)}"
-        )
-        hand = None
-        if not fmt.step_is_whole(step):  # a table of whole numbers has no rounding to explain
-            by_hand = fmt.rounded_dot(pairs, places)
-            if by_hand != fmt.round_half_up(cell, places):
-                # the trap of rounding early: say so, so a grader does not mark it as a slip
-                hand = tex_num(fmt.decimal_text(by_hand))
-        return terms, _result(cell, step, places), hand
-    if step.op == "scale":
-        score = step.args[0].cells[i][j]
-        exact = ""
-        if fmt.is_rounded(cell, places):
-            import sympy
-
-            exact = f" = {sympy.latex(cell.exact)}"
-        line = (
-            rf"{_operand(score, places)} / \sqrt{{{step.divisor}}}{exact} "
-            f"{_result(cell, step, places)}"
-        )
-        return [], line, None
-    if step.op == "softmax":
-        scaled = step.args[0].cells[i]
-        if step.hidden(i, j):
-            return [], r"e^{-\infty} / \ldots = 0", None
-        total = _exp_total(step.args[0], i, places)
-        top = f"e^{{{tex_num(fmt.operand(scaled[j], places))}}}"
-        return [], rf"\frac{{{top}}}{{{total}}} {_result(cell, step, places)}", None
-    if step.op == "concat":
-        part, jj = step.source_of_column(j)
-        return [], f"{cell_tex(part, i, jj)} {_result(cell, step, places)}", None
-    return [], tex_num(fmt.shown(cell, step, places)), None
-
-
-@functools.lru_cache(maxsize=1024)  # the same for every cell of a row: built once per row
-def _exp_total(scaled: Step, i: int, places: int) -> str:
-    """``e^{1.41} + e^{2.83} + …``: the denominator of row i's softmax, unmasked keys only."""
-    seen = [c for c in scaled.cells[i] if not c.masked]
-    return " + ".join(_long_sum(seen, lambda c: f"e^{{{tex_num(fmt.operand(c, places))}}}"))
-
-
-KEY_TERMS = 12  # a longer sum shows its first and last terms and how many are left out
-KEY_HEAD, KEY_TAIL = 4, 2
-
-
-def _long_sum(items: Sequence[T], term: Callable[[T], str]) -> list[str]:
-    """Each item as a term of a sum. A sum of more than ``KEY_TERMS`` shows its first four and
-    last two terms around ``(n more terms)``: an answer key then grows with its cells, not with
-    d × its cells (128 tokens and d_model 512 would be 33 million terms)."""
-    if len(items) <= KEY_TERMS:
-        return [term(x) for x in items]
-    more = len(items) - KEY_HEAD - KEY_TAIL
-    head, tail = items[:KEY_HEAD], items[-KEY_TAIL:]
-    return [*map(term, head), rf"(\text{{{more} more terms}})", *map(term, tail)]
 
 
 TEX_TERMS_PER_LINE = 4  # a longer sum is broken after every 4 terms, so it fits the page
 
 
 def tex_working_lines(step: Step, i: int, j: int, places: int) -> list[str]:
-    """One cell's working as ``align*`` rows: the sum broken every few terms, and the remark on
+    """One cell's working as ``align*`` rows: a sum broken every few terms, and the remark on
     what the rounded inputs give in text on a row of its own (it would run off the page)."""
-    terms, result, hand = working_parts(step, i, j, places)
-    name = cell_tex(step, i, j)
-    if len(terms) <= TEX_TERMS_PER_LINE + 1:
-        rows = [" + ".join(terms) + (" " if terms else "") + result]
-    else:
+    w = wk.working(step, i, j, places, terms=KEY_TERMS)
+    stages = [tex(stage) for stage in w.work]
+    first = w.work[0] if w.work else None
+    if isinstance(first, wk.Sum) and len(first.terms) > TEX_TERMS_PER_LINE + 1:
+        terms = [tex(t) for t in first.terms]
         chunks = [
             " + ".join(terms[k : k + TEX_TERMS_PER_LINE])
             for k in range(0, len(terms), TEX_TERMS_PER_LINE)
         ]
-        rows = [chunk + " +" for chunk in chunks[:-1]] + [f"{chunks[-1]} {result}"]
-        rows = [rows[0]] + [r"\phantom{=}\ " + row for row in rows[1:]]
-    lines = [f"{name} &= {rows[0]}"] + [f"&{row}" for row in rows[1:]]
-    if hand is not None:
+        stages[0] = chunks[-1]
+        rows = [chunk + " +" for chunk in chunks[:-1]]
+    else:
+        rows = []
+    rows.append(_line(stages, w))
+    rows = [rows[0]] + [r"\phantom{=}\ " + row for row in rows[1:]]
+    lines = [f"{cell_tex(step, i, j)} &= {rows[0]}"] + [f"&{row}" for row in rows[1:]]
+    if w.hand_text is not None:
+        hand = tex_num(w.hand_text)
         lines.append(rf"&\phantom{{=}}\ \text{{(the rounded inputs shown give ${hand}$)}}")
     return lines
 

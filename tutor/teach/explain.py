@@ -15,12 +15,11 @@ from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
-from tutor.core.engine import Cell, Derivation, Step
+from tutor.core.engine import Derivation, Ref, Step
 from tutor.teach.walk import COLOURS
-from tutor.text import format as fmt
-from tutor.text.cells import cell_name, dot_phrase
+from tutor.text import working as wk
+from tutor.text.cells import cell_name
 
-MAX_EXACT_CHARS = 48  # longer exact forms are left out; the rounded value is always shown
 EXACT_MAX_TOKENS = 16  # beyond this, irrational exact forms are too slow to build per cell
 MAX_NODES = 400  # a whole tree never grows past this, however large the lesson
 
@@ -53,65 +52,25 @@ def explain(d: Derivation, step: Step, i: int, j: int, places: int, limit: int =
 # one line per cell
 
 
-def _value(cell: Cell, step: Step, b: _Budget) -> str:
-    """``= 2``, ``= 2√2 ≈ 2.83`` or ``≈ 0.49``: exact when short, rounded always."""
-    if cell.masked:
-        return f"= {fmt.NEG_INF_TEXT}"
-    shown = fmt.shown(cell, step, b.places)
-    if not fmt.is_rounded(cell, b.places):
-        return f"= {shown}"
-    if cell.q is not None or b.exact:
-        exact = fmt.exact_text(cell.exact)
-        if len(exact) <= MAX_EXACT_CHARS:
-            return f"= {exact} ≈ {shown}"
-    return f"≈ {shown}"
-
-
 def _name(step: Step, i: int, j: int) -> Text:
     return Text(cell_name(step, i, j), style=f"bold {COLOURS.get(step.name, 'white')}")
 
 
-def _how(step: Step, i: int, j: int, b: _Budget) -> str:
-    """How the cell is made from earlier cells, in words and numbers."""
-    cell = step.cells[i][j]
-    if step.op == "input":
-        return "given in the lesson"
-    if step.op == "matmul":
-        return f"{dot_phrase(step, i, j)} = {fmt.dot_working(step, i, j, b.places)[0]}"
-    source = step.args[0]
-    if step.op == "scale":
-        score = fmt.operand(source.cells[i][j], b.places)
-        return f"{cell_name(source, i, j)} / √{step.divisor} = {score} / √{step.divisor}"
-    if step.op == "mask":
-        if cell.masked:
-            return f"{step.cols[j]} comes after {step.rows[i]}, so it is hidden"
-        return f"{cell_name(source, i, j)}, visible ({step.cols[j]} is not after {step.rows[i]})"
-    if step.op == "softmax":
-        if step.hidden(i, j):
-            hidden = f"{cell_name(source, i, j)} = {fmt.NEG_INF_TEXT}"
-            return f"e^({fmt.NEG_INF_TEXT}) / total, since {hidden}: {step.cols[j]} is hidden"
-        row = source.cells[i]
-        visible = [k for k, c in enumerate(row) if not c.masked]
-        total = " + ".join(f"e^{fmt.factor(row[k], b.places)}" for k in visible[: b.limit])
-        if len(visible) > b.limit:
-            total += f" + … ({len(visible)} terms)"
-        where = f"softmax of the {step.rows[i]} row of {source.key}"
-        return f"{where}: e^{fmt.factor(row[j], b.places)} / ({total})"
-    if step.op == "concat":
-        Z, k = step.source_of_column(j)
-        return f"{cell_name(Z, i, k)}, column {j + 1} of {len(step.cols)} side by side"
-    return step.op
-
-
 def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
+    """The cell's line: how it is made, its working in numbers and its value (exact when short
+    and cheap to build, rounded always)."""
     b.nodes += 1
+    w = wk.working(step, i, j, b.places, terms=wk.Elide(b.limit, b.limit, 0))
     cell = step.cells[i][j]
+    value = w.result(exact=cell.q is not None or b.exact, limit=wk.MAX_EXACT)
     text = _name(step, i, j)
     if note:
-        text.append(f" {_value(cell, step, b)}  ")
+        text.append(f" {value}  ")
         text.append(note, style="dim italic")
         return text
-    text.append(f" = {_how(step, i, j, b)} {_value(cell, step, b)}")
+    said = [part for part in (w.how, w.numbers) if part]
+    aside = f", {w.aside}" if w.aside else ""
+    text.append("".join(f" = {part}" for part in said) + f"{aside} {value}")
     return text
 
 
@@ -119,27 +78,15 @@ def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
 # the cells each cell is made from
 
 
-def _parents(step: Step, i: int, j: int) -> list[list[tuple[Step, int, int]]]:
-    """The cells this one is computed from, in groups (each group is limited on its own)."""
+def _parents(step: Step, i: int, j: int) -> list[list[Ref]]:
+    """The cells this one is computed from (``Step.sources``), in groups, each limited on its
+    own: a product's row and column; the visible scores of a softmax row; else the one cell."""
+    if step.hidden(i, j):  # a hidden key's weight is 0 whatever its row holds
+        return []
+    refs = step.sources(i, j)
     if step.op == "matmul":
-        left, right = step.args
-        n = len(left.cols)
-        if step.transpose:
-            return [[(left, i, k) for k in range(n)], [(right, j, k) for k in range(n)]]
-        return [[(left, i, k) for k in range(n)], [(right, k, j) for k in range(n)]]
-    if step.op == "scale":
-        return [[(step.args[0], i, j)]]
-    if step.op == "mask":
-        return [] if step.cells[i][j].masked else [[(step.args[0], i, j)]]
-    if step.op == "softmax":
-        (source,) = step.args
-        if step.hidden(i, j):
-            return []
-        return [[(source, i, k) for k, c in enumerate(source.cells[i]) if not c.masked]]
-    if step.op == "concat":
-        Z, k = step.source_of_column(j)
-        return [[(Z, i, k)]]
-    return []
+        return [list(refs[::2]), list(refs[1::2])]
+    return [[r for r in refs if not r.step.cells[r.i][r.j].masked]] if refs else []
 
 
 def _leaf(step: Step) -> bool:

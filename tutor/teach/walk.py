@@ -8,10 +8,8 @@ come from. All numbers go through ``tutor.text.format``.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from rich import box
 from rich.cells import cell_len
@@ -29,7 +27,7 @@ from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach.columns import pad
 from tutor.text import format as fmt
 from tutor.text import words
-from tutor.text.cells import cell_name, dot_phrase
+from tutor.text import working as wk
 
 COLOURS = {
     "X": "yellow",
@@ -320,18 +318,8 @@ def side_by_side(parts: Sequence[RenderableType | str], width: int) -> Renderabl
 # working
 
 
-def value_text(cell: Cell, step: Step, places: int) -> str:
-    """``= 2`` or ``≈ 0.49`` depending on whether the shown value is exact."""
-    shown = fmt.shown(cell, step, places)
-    return f"= {shown}" if not fmt.is_rounded(cell, places) else f"≈ {shown}"
-
-
 def _rounding_note(places: int) -> Text:
-    return Text(
-        f"(numbers in the working are shown rounded to {places} places; the result is "
-        "computed from the exact values)",
-        style="dim",
-    )
+    return Text(wk.rounding_note(places), style="dim")
 
 
 def _pick_worked_cell(step: Step) -> tuple[int, int]:
@@ -365,53 +353,30 @@ def work_matmul(
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     out.append(side_by_side(parts, width))
-    sum_text, rounded = fmt.dot_working(step, i, j, places)
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
-    what = dot_phrase(step, i, j)
-    cell = step.cells[i][j]
+    w = wk.working(step, i, j, places)
     line = Text.assemble(
-        (cell_name(step, i, j), f"bold {COLOURS.get(step.name, 'white')}"),
-        f" = {what}\n    = {sum_text} {value_text(cell, step, places)}",
+        (w.name, f"bold {COLOURS.get(step.name, 'white')}"),
+        f" = {w.how}\n    = {w.numbers} {w.result(exact=False)}",
     )
     out.append(line)
-    if rounded:
+    if w.rounded:
         out.append(_rounding_note(places))
     return out
 
 
 def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     """Z row i as a blend of the value rows: ``0.16 × [2, 1] + … = [0.49, 1.67]``."""
-    weights, V = step.args
-    row_w = weights.cells[i]
-    terms = []
-    for k, w in enumerate(row_w):
-        if weights.hidden(i, k):
-            continue
-        vec = ", ".join(fmt.operand(v, places) for v in V.cells[k])
-        terms.append(f"{fmt.operand(w, places)} × [{vec}]")
-    result = ", ".join(fmt.shown(c, step, places) for c in step.cells[i])
+    b = wk.blend(step, i, places)
     text = Text.assemble(
-        (f"{step.key}[{step.rows[i]}]", f"bold {COLOURS['Z']}"),
-        f" = {' + '.join(terms)}\n    = [{result}]",
+        (b.name, f"bold {COLOURS['Z']}"), f" = {b.numbers}\n    = [{', '.join(b.shown)}]"
     )
     out: list[RenderableType] = [text]
-    # what a student gets from the rounded weights, and whether it differs
-    by_hand = [fmt.rounded_dot(step.terms(i, j), places) for j in range(len(step.cols))]
-    exact_rounded = [fmt.round_half_up(c, places) for c in step.cells[i]]
-    if by_hand != exact_rounded:
-        shown_hand = ", ".join(fmt.decimal_text(x) for x in by_hand)
-        out.append(
-            Text(
-                f"Note: multiplying the rounded weights shown gives [{shown_hand}]. The exact "
-                f"weights give [{result}]; the difference comes from rounding the weights to "
-                f"{places} places, not from a slip. Carry one more decimal when working by hand.",
-                style="italic",
-            )
-        )
-    elif any(fmt.is_rounded(w, places) for w in row_w):
-        out.append(_rounding_note(places))
+    note = b.note(places)
+    if note:  # the rounding trap is said in italics, the plain rounding remark dimly
+        out.append(Text(note, style="italic" if b.hand else "dim"))
     return out
 
 
@@ -423,48 +388,23 @@ def work_scale(step: Step, places: int, width: int, exact: bool) -> list[Rendera
         f"÷ √{step.divisor} =",
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
-    cell = step.cells[i][j]
-    d_k = step.divisor
-    root = math.isqrt(d_k)
-    whole = root * root == d_k  # √4 = 2: the division stays exact
-    line = f" = {fmt.operand(scores.cells[i][j], places)} / √{d_k}"
-    if whole:
-        line += f" = {fmt.operand(scores.cells[i][j], places)} / {root}"
-    if fmt.is_rounded(cell, places):
-        line += f" = {fmt.exact_text(cell.exact)} ≈ {fmt.shown(cell, step, places)}"
-    else:
-        line += f" = {fmt.operand(cell, places)}"
-    divisor = (
-        f"√{d_k} = {root}, and the scaled scores stay exact"
-        if whole
-        else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
-    )
+    w = wk.working(step, i, j, places)
     return [
         side_by_side(parts, width),
-        Text(f"d_k = {d_k}, so every score is divided by {divisor}.", style="dim"),
-        Text.assemble((cell_name(step, i, j), f"bold {COLOURS['scaled']}"), line),
+        Text(wk.scale_note(step.divisor, places), style="dim"),
+        Text.assemble(
+            (w.name, f"bold {COLOURS['scaled']}"), f" = {w.numbers} {w.result(limit=None)}"
+        ),
     ]
-
-
-SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
 
 
 def softmax_table(
     step: Step, i: int, places: int, title: str | None = None, key: str = "key"
 ) -> tuple[Table, list[str]]:
-    """The softmax of one row: each score, its e^x, the row total and each share.
-
-    When the largest score is big (or very negative), e^x would be unreadable or overflow, so
-    the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is the same share.
-    """
-    from tutor.core.engine import CARRIED, MP, exp_shifted
-
-    (scaled,) = step.args
-    row = scaled.cells[i]
-    seen = [k for k, c in enumerate(row) if not c.masked]
-    top = max(seen, key=lambda k: row[k].near(CARRIED))  # 10^60 + 3 beats 10^60 + 1
-    shift = not SHIFT_BELOW <= row[top].approx <= SHIFT_ABOVE
-    power = "x − m" if shift else "x"
+    """The softmax of one row: each score, its e^x, the row total and each share, and the
+    notes on what the rounded numbers shown do not say (see ``working.softmax_row``)."""
+    r = wk.softmax_row(step, i, places)
+    shift = r.power != "x"
     t = Table(
         title=Text(title or f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
         box=box.ROUNDED,
@@ -473,53 +413,15 @@ def softmax_table(
     # Text, never str: a str cell is parsed for markup and emoji codes, and tokens are the
     # lesson author's (``:smile:`` stays as typed)
     t.add_column(Text(key))
-    for head in ("score x", f"e^({power})" if shift else "e^x"):
+    for head in ("score x", f"e^({r.power})" if shift else "e^x"):
         t.add_column(Text(head), justify="right")
     t.add_column(
-        Text(f"share = e^({power}) / total" if shift else "share = e^x / total"), justify="right"
+        Text(f"share = e^({r.power}) / total" if shift else "share = e^x / total"), justify="right"
     )
-    if shift:  # from the exact differences, however large the scores
-        exps = dict(zip(seen, exp_shifted([row[k] for k in seen], CARRIED), strict=True))
-    else:
-        exps = {k: MP.exp(row[k].approx) for k in seen}
-    total = MP.fsum(exps.values())
-    for k in seen:
-        e_text = _mp_rounded(exps[k], places)
-        share = step.cells[i][k]
-        eq = "≈" if fmt.is_rounded(share, places) else "="
-        t.add_row(
-            Text(step.cols[k]),
-            Text(fmt.operand(row[k], places)),
-            Text(e_text),
-            Text(f"{e_text} / {_mp_rounded(total, places)} {eq} {fmt.number(share, places)}"),
-        )
-    t.add_row(Text("total", style="bold"), Text(), Text(_mp_rounded(total, places), style="bold"))
-    notes = [_share_sum(step, i, places)]
-    if shift:
-        notes.append(
-            f"m = {fmt.operand(row[top], places)} is the largest x. Subtracting it changes no "
-            "share (e^(−m) cancels above and below the line) and keeps every e^x readable: "
-            "no overflow, no rounding to 0."
-        )
-    hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
-    if hidden:
-        notes.append(
-            f"Masked keys ({', '.join(hidden)}) have e^(−∞) = 0, so they get no weight "
-            "and are left out of the total."
-        )
-    return t, notes
-
-
-def _share_sum(step: Step, i: int, places: int) -> str:
-    shares = [fmt.round_half_up(c, places) for c in step.cells[i]]
-    total = sum(shares, Decimal(0))
-    text = f"The shares add up to {fmt.decimal_text(total)}"
-    return text + (" ✓" if total == 1 else "; exactly 1 before rounding ✓")
-
-
-def _mp_rounded(x, places: int) -> str:  # type: ignore[no-untyped-def]
-
-    return fmt.decimal_text(fmt.round_decimal(fmt.mp_decimal(x), places))
+    for cells in r.rows:
+        t.add_row(*(Text(c) for c in cells))
+    t.add_row(Text("total", style="bold"), Text(), Text(r.total, style="bold"))
+    return t, list(r.notes)
 
 
 def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
@@ -551,10 +453,9 @@ def work_concat(step: Step, places: int, width: int, exact: bool) -> list[Render
         parts += ["|"] if k else []
         parts += matrix_tables(Z, places, width, exact, rows=[0])
     parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
-    pieces = " | ".join(", ".join(fmt.shown(c, Z, places) for c in Z.cells[0]) for Z in step.args)
-    names = " | ".join(f"{Z.key}[{step.rows[0]}]" for Z in step.args)
+    name, names, pieces = wk.concat_row(step, 0, places)
     line = Text.assemble(
-        (f"{step.key}[{step.rows[0]}]", f"bold {COLOURS['concat']}"),
+        (name, f"bold {COLOURS['concat']}"),
         f" = [{names}]\n    = [{pieces}]",
     )
     return [side_by_side(parts, width), line]

@@ -10,6 +10,7 @@ exactly on a tie.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import TYPE_CHECKING
@@ -160,12 +161,10 @@ def factor(cell: Cell, places: int) -> str:
     return f"({t})" if t.startswith(MINUS) else t
 
 
-def dot_working(step: Step, i: int, j: int, places: int) -> tuple[str, bool]:
-    """``1·1 + 0·0 + 1·1 + 0·0`` and whether any factor shown is rounded."""
-    pairs = step.terms(i, j)
-    rounded = any(is_rounded(a, places) or is_rounded(b, places) for a, b in pairs)
-    text = " + ".join(f"{factor(a, places)}·{factor(b, places)}" for a, b in pairs)
-    return text.replace("+ −", "− "), rounded
+def whole_root(n: int) -> int | None:
+    """√n when it is a whole number (√4 = 2), else None."""
+    root = math.isqrt(n)
+    return root if root * root == n else None
 
 
 # ---------------------------------------------------------------------------------------------

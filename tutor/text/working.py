@@ -1,0 +1,512 @@
+"""A cell's working as text: the one place that writes how a cell is made, in numbers.
+
+The engine says which cells feed cell (i, j) (``Step.sources``) and how they combine
+(``Step.combine``); this module says how a student writes that down: the numbers first, as
+they read them off the tables (``1·0 + 0·1 + 1·1 + 0·0 = 1``, ``e^1.41 / (e^1.41 + …)``), then
+the exact form for those who want it (``= 1/(2 + e^√2)``), and the notes that keep rounded
+working honest. Nothing here is Rich, Markdown or LaTeX: the working is a small tree of
+plain pieces (a number, a product, e^x, a fraction, a cell's name) that ``plain`` prints as a
+student writes it and the LaTeX answer key prints with its own spelling, so the walk, explain,
+the quiz, the grade report and the answer keys dress the same working and never rebuild it.
+
+A new kind of step is described here (``working``) and in the engine, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, NamedTuple, Union
+
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name, dot_phrase
+
+if TYPE_CHECKING:
+    from tutor.core.engine import Ref, Step
+
+# ---------------------------------------------------------------------------------------------
+# the pieces of a line of working
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    """A number as the student reads it off a table (``1.41``, ``−2``, ``−∞``)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A cell, by its name (``head1.Z[cats, 1]``)."""
+
+    step: Step
+    i: int
+    j: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """The terms a long sum leaves out: ``(n more terms)``."""
+
+    more: int
+
+
+@dataclass(frozen=True, slots=True)
+class Etc:
+    """The rest of a sum that does not matter here: ``…``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prod:
+    """``a·b``."""
+
+    a: Num
+    b: Num
+
+
+@dataclass(frozen=True, slots=True)
+class Exp:
+    """``e^x``."""
+
+    x: Num
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """``√n``."""
+
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sum:
+    """``t₁ + t₂ + …``."""
+
+    terms: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Div:
+    """``a / b`` written on one line (a score over √d_k)."""
+
+    top: Node
+    bottom: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Frac:
+    """A share: ``top / (bottom)`` on a line, a fraction bar where there is one."""
+
+    top: Node
+    bottom: Node
+
+
+Node = Union[Num, Name, Gap, Etc, Prod, Exp, Root, Sum, Div, Frac]  # noqa: UP007 (a runtime alias)
+
+
+def factor(text: str) -> str:
+    """A number inside a product or a power: in brackets when negative."""
+    return f"({text})" if text.startswith(fmt.MINUS) else text
+
+
+def plain(node: Node) -> str:
+    """The piece as a student writes it: ``1·1 + 0·0``, ``e^(−1.41) / (e^1.41 + …)``, ``√2``."""
+    match node:
+        case Num(text):
+            return text
+        case Name(step, i, j):
+            return cell_name(step, i, j)
+        case Gap(more):
+            return f"({fmt.plural(more, 'more term')})"
+        case Etc():
+            return "…"
+        case Prod(a, b):
+            return f"{factor(a.text)}·{factor(b.text)}"
+        case Exp(x):
+            return f"e^{factor(x.text)}"
+        case Root(n):
+            return f"√{n}"
+        case Sum(terms):
+            return " + ".join(plain(t) for t in terms)
+        case Div(top, bottom):
+            return f"{plain(top)} / {plain(bottom)}"
+        case Frac(top, bottom):
+            below = plain(bottom)
+            return (
+                f"{plain(top)} / ({below})"
+                if isinstance(bottom, Sum)
+                else f"{plain(top)} / {below}"
+            )
+    raise TypeError(node)
+
+
+def _has_sum(node: Node) -> bool:
+    if isinstance(node, (Div, Frac)):
+        return _has_sum(node.top) or _has_sum(node.bottom)
+    return isinstance(node, Sum)
+
+
+def stages_text(stages: Sequence[Node]) -> str:
+    """Stages of working as a student writes them, ``=`` between them."""
+    return " = ".join(plain(n) for n in stages)
+
+
+# ---------------------------------------------------------------------------------------------
+# one cell
+
+
+MAX_EXACT = 50  # characters of an exact form worth showing beside the rounded value
+
+
+@dataclass(frozen=True)
+class Working:
+    """How one cell is made, as pieces for every dresser.
+
+    ``how`` says it in words or symbols (``row cats of X · column 1 of W_Q``), ``work`` in the
+    numbers a student reads off the tables, stage by stage (each stage equals the next), then
+    ``rel`` and ``shown`` give the result as its table shows it. ``hand`` is what the rounded
+    inputs shown give when that differs from the result.
+    """
+
+    step: Step
+    i: int
+    j: int
+    how: str
+    work: tuple[Node, ...]
+    rel: str  # "=" when the result is shown exactly, "≈" when it is rounded
+    shown: str
+    places: int
+    hand: Decimal | None = None
+    blanks: str | None = None  # the working with the arithmetic left to the student
+    aside: str | None = None  # a word after the working: ``visible (chase is not after cats)``
+    exact_is_short: bool = False  # the exact form is as short as the working (a score over √d_k)
+
+    @property
+    def name(self) -> str:
+        return cell_name(self.step, self.i, self.j)
+
+    @property
+    def rounded(self) -> bool:
+        """Whether a number in the working is shown rounded."""
+        src = self.step.sources(self.i, self.j)
+        return any(fmt.is_rounded(r.step.cells[r.i][r.j], self.places) for r in src)
+
+    @property
+    def numbers(self) -> str:
+        """The stages of the working as a student writes them, ``=`` between them."""
+        return stages_text(self.work)
+
+    def exact(self, limit: int | None = None) -> str | None:
+        """The exact form of a rounded result (``1/(2 + e^√2)``), built on first use; None when
+        the result is shown exactly or the form is longer than ``limit`` characters."""
+        cell = self.step.cells[self.i][self.j]
+        if self.rel == "=":
+            return None
+        text = fmt.exact_text(cell.exact)
+        return None if limit is not None and len(text) > limit else text
+
+    def result(self, exact: bool = True, limit: int | None = MAX_EXACT) -> str:
+        """``= 2``, ``= 2√2 ≈ 2.83`` or ``≈ 0.49``: with the exact form when asked and short."""
+        form = self.exact(limit) if exact else None
+        return f"= {form} ≈ {self.shown}" if form else f"{self.rel} {self.shown}"
+
+    @property
+    def hint(self) -> str | None:
+        """The working with blanks to fill: on one line, or a line a stage when it has a sum."""
+        if self.blanks is None:
+            return None
+        parts = [self.how, plain(self.work[0]), self.blanks]
+        sums = any(
+            isinstance(n, Sum) or isinstance(getattr(n, "bottom", None), Sum) for n in self.work
+        )
+        return f"{self.name} = " + ("\n  = " if sums else " = ").join(parts)
+
+    @property
+    def hand_text(self) -> str | None:
+        return None if self.hand is None else fmt.decimal_text(self.hand)
+
+
+Operand = Callable[["Ref"], str]
+
+
+class Elide(NamedTuple):
+    """A sum of more than ``most`` terms shows its ``first`` and ``last`` terms around
+    ``(n more terms)``: its text then grows with its cells, not with d × its cells."""
+
+    most: int
+    first: int
+    last: int
+
+
+def table_operand(places: int) -> Operand:
+    """Each operand as its table shows it: whole numbers as they are, others rounded."""
+    return lambda r: fmt.operand(r.step.cells[r.i][r.j], places)
+
+
+def numbers(
+    step: Step,
+    i: int,
+    j: int,
+    operand: Operand,
+    terms: Elide | None = None,
+    refs: tuple[Ref, ...] | None = None,
+) -> tuple[Node, ...]:
+    """The stages of cell (i, j)'s working from the operands ``operand`` writes (the tables'
+    numbers, or a student's own); long sums cut short as ``terms`` says. ``refs``: the cell's
+    ``sources`` when the caller has them already."""
+    if step.op == "matmul":  # only the pairs shown are looked up: a sum may have d_model terms
+
+        def product(k: int) -> Prod:
+            a, b = step.pair(i, j, k)
+            return Prod(Num(operand(a)), Num(operand(b)))
+
+        return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
+    refs = step.sources(i, j) if refs is None else refs
+    match step.op:
+        case "scale":
+            score = Num(operand(refs[0]))
+            root = fmt.whole_root(step.divisor)
+            whole = () if root is None else (Div(score, Num(str(root))),)
+            return (Div(score, Root(step.divisor)), *whole)
+        case "softmax":
+            top = operand(refs[j])
+            if top == fmt.NEG_INF_TEXT:
+                return (Frac(Exp(Num(top)), Etc()),)
+            return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
+        case "mask" | "concat":
+            return tuple(Name(*r) for r in refs)
+    return ()
+
+
+def exp_sum(row: tuple[str, ...], terms: Elide | None) -> Sum:
+    """A softmax row's denominator, ``e^x₁ + e^x₂ + …``, over its visible scores."""
+    seen = [x for x in row if x != fmt.NEG_INF_TEXT]
+    return Sum(_some(seen, terms, lambda x: Exp(Num(x))))
+
+
+@functools.lru_cache(maxsize=1024)  # the same for every cell of a row: built once per row
+def _table_exp_sum(step: Step, i: int, places: int, terms: Elide | None) -> Sum:
+    return exp_sum(tuple(fmt.operand(c, places) for c in step.args[0].cells[i]), terms)
+
+
+def _some(items: Sequence, terms: Elide | None, node: Callable) -> tuple[Node, ...]:  # type: ignore[type-arg]
+    if terms is None or len(items) <= terms.most:
+        return tuple(node(x) for x in items)
+    _, first, last = terms
+    tail = [node(x) for x in items[len(items) - last :]] if last else []
+    return (*(node(x) for x in items[:first]), Gap(len(items) - first - last), *tail)
+
+
+def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None) -> Working:
+    """Cell (i, j)'s working from the numbers its tables show (see ``numbers``)."""
+    cell = step.cells[i][j]
+    src = () if step.op == "matmul" else step.sources(i, j)  # a product reads its pairs itself
+    common = {
+        "step": step,
+        "i": i,
+        "j": j,
+        "places": places,
+        "work": _table_numbers(step, i, j, places, terms, src),
+        "rel": "≈" if fmt.is_rounded(cell, places) else "=",
+        "shown": fmt.shown(cell, step, places),
+    }
+    match step.op:
+        case "matmul":
+            hand = None
+            # the trap of rounding early: say so, so it is not taken for a slip (whole operands
+            # are never rounded: nothing to check, which keeps an answer key of Q, K, V quick)
+            if not all(fmt.step_is_whole(a) for a in step.args):
+                by_hand = fmt.rounded_dot(step.terms(i, j), places)
+                hand = by_hand if by_hand != fmt.round_half_up(cell, places) else None
+            blanks = " + ".join(["__"] * len(step.args[0].cols))
+            return Working(
+                how=dot_phrase(step, i, j),
+                hand=hand,
+                blanks=f"{blanks}  (multiply each pair, then add)",
+                **common,
+            )
+        case "scale":
+            score = fmt.operand(step.args[0].cells[i][j], places)
+            return Working(
+                how=f"{cell_name(*src[0])} / √d_k",
+                blanks=f"{score} / __",
+                exact_is_short=True,
+                **common,
+            )
+        case "softmax":
+            if step.hidden(i, j):
+                why = f"{cell_name(*src[j])} = {fmt.NEG_INF_TEXT}: {step.cols[j]} is hidden"
+                return Working(how="", aside=f"since {why}", **common)
+            how = f"softmax of the {step.rows[i]} row of {step.args[0].key}"
+            return Working(how=how, blanks="__ / __", **common)
+        case "mask":
+            if not src:
+                return Working(
+                    how=f"{step.cols[j]} comes after {step.rows[i]}, so it is hidden", **common
+                )
+            aside = f"visible ({step.cols[j]} is not after {step.rows[i]})"
+            return Working(how="", aside=aside, **common)
+        case "concat":
+            return Working(
+                how="", aside=f"column {j + 1} of {len(step.cols)} side by side", **common
+            )
+    return Working(how="given in the lesson", **common)
+
+
+def _table_numbers(
+    step: Step, i: int, j: int, places: int, terms: Elide | None, src: tuple[Ref, ...]
+) -> tuple[Node, ...]:
+    """``numbers`` from the tables, with a softmax row's denominator made once per row."""
+    if step.op == "softmax" and not step.hidden(i, j):
+        top = Exp(Num(fmt.operand(step.args[0].cells[i][j], places)))
+        return (Frac(top, _table_exp_sum(step, i, places, terms)),)
+    return numbers(step, i, j, table_operand(places), terms, src)
+
+
+def rounding_note(places: int) -> str:
+    return (
+        f"(numbers in the working are shown rounded to {places} places; the result is "
+        "computed from the exact values)"
+    )
+
+
+def hand_note(hand: str) -> str:
+    """What a quiz says under working whose rounded inputs give another result."""
+    return (
+        f"(the rounded inputs shown give {hand}; carry one more decimal to land on the exact value)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# one row: Z as a blend of value rows, a concat row, a softmax row
+
+
+@dataclass(frozen=True)
+class Blend:
+    """Row i of weights · V as a blend of V's rows: ``0.16 × [2, 1] + … = [0.49, 1.67]``."""
+
+    name: str
+    terms: tuple[tuple[str, tuple[str, ...]], ...]  # (weight, the value row it scales)
+    shown: tuple[str, ...]
+    hand: tuple[str, ...] | None  # what the rounded weights give, when that differs
+    rounded: bool  # a weight is shown rounded
+
+    @property
+    def numbers(self) -> str:
+        return " + ".join(f"{w} × [{', '.join(v)}]" for w, v in self.terms)
+
+    def note(self, places: int) -> str | None:
+        if self.hand is not None:
+            return (
+                f"Note: multiplying the rounded weights shown gives [{', '.join(self.hand)}]. "
+                f"The exact weights give [{', '.join(self.shown)}]; the difference comes from "
+                f"rounding the weights to {places} places, not from a slip. Carry one more "
+                "decimal when working by hand."
+            )
+        return rounding_note(places) if self.rounded else None
+
+
+def blend(step: Step, i: int, places: int) -> Blend:
+    """Row i of a weights · V step, as the walk writes it."""
+    weights, V = step.args
+    row_w = weights.cells[i]
+    terms = tuple(
+        (fmt.operand(w, places), tuple(fmt.operand(v, places) for v in V.cells[k]))
+        for k, w in enumerate(row_w)
+        if not weights.hidden(i, k)
+    )
+    shown = tuple(fmt.shown(c, step, places) for c in step.cells[i])
+    by_hand = [fmt.rounded_dot(step.terms(i, j), places) for j in range(len(step.cols))]
+    exact = [fmt.round_half_up(c, places) for c in step.cells[i]]
+    hand = tuple(fmt.decimal_text(x) for x in by_hand) if by_hand != exact else None
+    rounded = any(fmt.is_rounded(w, places) for w in row_w)
+    return Blend(f"{step.key}[{step.rows[i]}]", terms, shown, hand, rounded)
+
+
+def concat_row(step: Step, i: int, places: int) -> tuple[str, str, str]:
+    """A concat row: its name, the heads' rows it joins, and their numbers
+    (``concat[cats]``, ``head1.Z[cats] | head2.Z[cats]``, ``0.49, 1.67 | 1.00, 0.50``)."""
+    parts = step.args
+    pieces = " | ".join(", ".join(fmt.shown(c, Z, places) for c in Z.cells[i]) for Z in parts)
+    names = " | ".join(f"{Z.key}[{step.rows[i]}]" for Z in parts)
+    return f"{step.key}[{step.rows[i]}]", names, pieces
+
+
+def scale_note(d_k: int, places: int) -> str:
+    """What dividing by √d_k does to every score."""
+    root = fmt.whole_root(d_k)
+    divisor = (
+        f"√{d_k} = {root}, and the scaled scores stay exact"
+        if root is not None
+        else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
+    )
+    return f"d_k = {d_k}, so every score is divided by {divisor}."
+
+
+SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
+
+
+@dataclass(frozen=True)
+class SoftmaxRow:
+    """One row of a softmax worked by hand: each key's score, e^x and share, the total, and
+    the notes that explain what the rounded numbers shown do not."""
+
+    power: str  # "x", or "x − m" when the largest score m is subtracted first
+    rows: tuple[tuple[str, str, str, str], ...]  # key, score, e^x, "e^x / total ≈ share"
+    total: str
+    notes: tuple[str, ...]
+
+
+def softmax_row(step: Step, i: int, places: int) -> SoftmaxRow:
+    """Row i of a softmax step: when its largest score is big (or very negative), e^x would be
+    unreadable or overflow, so the largest score m is subtracted first: e^(x−m) / Σ e^(x−m) is
+    the same share."""
+    (scores,) = step.args
+    row = scores.cells[i]
+    seen = [k for k, c in enumerate(row) if not c.masked]
+    from tutor.core.engine import CARRIED
+
+    top = max(seen, key=lambda k: row[k].near(CARRIED))  # 10^60 + 3 beats 10^60 + 1
+    shift = not SHIFT_BELOW <= row[top].approx <= SHIFT_ABOVE
+    exps, total = step.exp_terms(i, row[top] if shift else None)
+    e_shown = {k: fmt.round_decimal(fmt.mp_decimal(e), places) for k, e in exps.items()}
+    total_shown = fmt.round_decimal(fmt.mp_decimal(total), places)
+    total_text = fmt.decimal_text(total_shown)
+    lines = []
+    for k in seen:
+        e_text = fmt.decimal_text(e_shown[k])
+        share = step.cells[i][k]
+        eq = "≈" if fmt.is_rounded(share, places) else "="
+        share_text = f"{e_text} / {total_text} {eq} {fmt.number(share, places)}"
+        lines.append((step.cols[k], fmt.operand(row[k], places), e_text, share_text))
+    notes = [_share_sum(step, i, places)]
+    added = sum(e_shown.values(), Decimal(0))
+    if added != total_shown:  # the same trap as Z's: rounded parts, exact total
+        power = "e^(x − m)" if shift else "e^x"
+        notes.append(
+            f"Note: the {power} shown add up to {fmt.decimal_text(added)}; the total "
+            f"{total_text} adds the exact values, then rounds. The difference comes from rounding "
+            f"each {power} to {places} places, not from a slip."
+        )
+    if shift:
+        notes.append(
+            f"m = {fmt.operand(row[top], places)} is the largest x. Subtracting it changes no "
+            "share (e^(−m) cancels above and below the line) and keeps every e^x readable: "
+            "no overflow, no rounding to 0."
+        )
+    hidden = [step.cols[k] for k, c in enumerate(row) if c.masked]
+    if hidden:
+        notes.append(
+            f"Masked keys ({', '.join(hidden)}) have e^(−∞) = 0, so they get no weight "
+            "and are left out of the total."
+        )
+    return SoftmaxRow("x − m" if shift else "x", tuple(lines), total_text, tuple(notes))
+
+
+def _share_sum(step: Step, i: int, places: int) -> str:
+    shares = [fmt.round_half_up(c, places) for c in step.cells[i]]
+    total = sum(shares, Decimal(0))
+    text = f"The shares add up to {fmt.decimal_text(total)}"
+    return text + (" ✓" if total == 1 else "; exactly 1 before rounding ✓")
