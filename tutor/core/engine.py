@@ -25,6 +25,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import NamedTuple, Protocol, TypeVar
 
 import mpmath
@@ -33,6 +34,7 @@ from mpmath.libmp import from_int, from_rational, mpf_div, mpf_sqrt, round_neare
 from sympy.polys.domains import QQ
 
 from tutor.core.lesson import Lesson, Matrix
+from tutor.core.rounding import half_up
 
 MP = mpmath.MPContext()
 MP.dps = 40  # working digits for every non-rational value
@@ -63,7 +65,7 @@ class Cell:
     needs 62 digits to show 2 places).
     """
 
-    __slots__ = ("_approx", "_build", "_exact", "_near", "q")
+    __slots__ = ("_approx", "_build", "_exact", "_near", "_rounded", "q")
 
     def __init__(  # type: ignore[no-untyped-def]
         self,
@@ -77,6 +79,7 @@ class Cell:
         self._build = build
         self._exact = None
         self._near = near  # places -> the value within 10^-places, for an irrational cell
+        self._rounded: dict[int, Decimal] | None = None  # places -> rounded value, remembered
 
     @property
     def approx(self) -> mpmath.mpf:
@@ -114,6 +117,25 @@ class Cell:
                 assert self._build is not None
                 self._exact = self._build()
         return self._exact
+
+    @property
+    def is_rational(self) -> bool:
+        """True when the value is a rational number, held exactly (``q``)."""
+        return self.q is not None
+
+    @property
+    def is_integer(self) -> bool:
+        return self.q is not None and self.q.denominator == 1
+
+    def rounded(self, places: int) -> Decimal:
+        """The exact value rounded to ``places`` decimals, half away from zero (see
+        ``tutor.core.rounding``); remembered on the cell."""
+        memo = self._rounded
+        if memo is None:
+            memo = self._rounded = {}
+        if places not in memo:
+            memo[places] = half_up(self, places)
+        return memo[places]
 
     @property
     def masked(self) -> bool:
@@ -235,6 +257,11 @@ class Step:
         left, right = self.args
         col = right.cells[j] if self.transpose else right.columns[j]
         return list(zip(left.cells[i], col, strict=True))
+
+    @functools.cached_property
+    def whole(self) -> bool:
+        """True when every cell is an integer (or masked), so its table shows no decimals."""
+        return all(c.is_integer or c.masked for row in self.cells for c in row)
 
     @functools.cached_property
     def columns(self) -> tuple[tuple[Cell, ...], ...]:

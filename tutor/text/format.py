@@ -1,19 +1,17 @@
 """The one place where numbers become text: rounding, exact forms and term-by-term working.
 
-Rounding rule (stated once, used everywhere): values are rounded from their *exact* value,
-half away from zero, as taught in school: 1/8 = 0.125 shows as 0.13 and −0.125 as −0.13.
-Rational values are rounded with integer arithmetic; irrational ones from their value worked
-to 20 places (40 significant digits, or more for a value beyond 10^20), which cannot sit
-exactly on a tie.
+Rounding itself is stated once, in ``tutor.core.rounding`` (half away from zero, from the exact
+value) and remembered on each cell (``Cell.rounded``); this module only writes the result.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import Decimal, localcontext
 from typing import TYPE_CHECKING
+
+from tutor.core.rounding import mp_decimal, round_decimal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,51 +27,9 @@ NEG_INF_TEXT = f"{MINUS}∞"
 _DIGITS = 600  # decimal working precision: far more than any value here needs (10^250)
 
 
-def round_decimal(d: Decimal, places: int) -> Decimal:
-    """Round a decimal to ``places`` places, ties away from zero."""
-    unit = Decimal(1).scaleb(-places)
-    if d.adjusted() < -places - 1:  # far below half a unit: rounds to zero, whatever its size
-        return Decimal(0).quantize(unit)
-    with localcontext(prec=_DIGITS):
-        return d.quantize(unit, rounding=ROUND_HALF_UP)
-
-
-def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
-    """An mpmath value as a Decimal, digit for digit: 40 significant digits, and for a value
-    beyond 10^20 every digit down to 20 places (it was worked that far: ``Cell.near``).
-
-    Scientific notation keeps the text short however tiny the value (e^(−1000) is a few dozen
-    characters, not a thousand zeros).
-    """
-    from tutor.core.engine import MP, mag10
-
-    if x != 0 and MP.mag(x) < -100_000:  # e.g. e^(−10³⁰): zero at any precision we show
-        return Decimal(0)
-    digits = max(40, mag10(x) + _PLACES_KEPT)
-    return Decimal(MP.nstr(x, digits, min_fixed=-20, max_fixed=digits + 1))
-
-
-_PLACES_KEPT = 20  # decimal places an irrational value is worked to before it is rounded
-
-
-# A cell is formatted once per table and again in every sum it is a term of (a value cell in
-# N of Z's sums, a weight in d_v), so the rounding is remembered, keyed by the cell's identity
-# (cells are immutable; the cache keeps the cells it holds alive, so an id is never reused).
-_MEMO = 1 << 17
-
-
-@functools.lru_cache(maxsize=_MEMO)
 def round_half_up(cell: Cell, places: int) -> Decimal:
     """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
-    if cell.q is None:  # worked as far as rounding needs, however large (10^60/√2: 62 digits)
-        return round_decimal(mp_decimal(cell.near(_PLACES_KEPT)), places)
-    p, q = cell.q.numerator, cell.q.denominator
-    scaled, rem = divmod(abs(p) * 10**places, q)
-    if 2 * rem >= q:
-        scaled += 1
-    with localcontext(prec=_DIGITS):  # the sign too: negation rounds to the context's digits
-        result = Decimal(-scaled if p < 0 else scaled).scaleb(-places)
-    return result
+    return cell.rounded(places)
 
 
 def decimal_places(q: int) -> int | None:
@@ -94,7 +50,7 @@ def sqrt_rounded(n: int, places: int) -> Decimal:
 
 
 def is_integer(cell: Cell) -> bool:
-    return cell.q is not None and cell.q.denominator == 1
+    return cell.is_integer
 
 
 def decimal_text(d: Decimal) -> str:
@@ -105,7 +61,6 @@ def decimal_text(d: Decimal) -> str:
     return text.replace("-", MINUS)
 
 
-@functools.lru_cache(maxsize=_MEMO)
 def number(cell: Cell, places: int, whole: bool = False) -> str:
     """A cell as shown in a table: integers as they are when ``whole``, else rounded."""
     if cell.masked:
@@ -115,10 +70,9 @@ def number(cell: Cell, places: int, whole: bool = False) -> str:
     return decimal_text(round_half_up(cell, places))
 
 
-@functools.lru_cache(maxsize=512)  # steps hash by identity; a table asks once per cell
 def step_is_whole(step: Step) -> bool:
     """True when every cell is an integer (or masked), so the table shows no decimals."""
-    return all(is_integer(c) or c.masked for row in step.cells for c in row)
+    return step.whole
 
 
 def shown(cell: Cell, step: Step, places: int) -> str:
@@ -131,7 +85,6 @@ def operand(cell: Cell, places: int) -> str:
     return number(cell, places, whole=True)
 
 
-@functools.lru_cache(maxsize=_MEMO)
 def as_shown(cell: Cell, places: int) -> Decimal:
     """The value a student reads off the table: integers as they are, others rounded."""
     if is_integer(cell):
