@@ -33,7 +33,7 @@ def fill_steps(d: Derivation) -> list[Step]:
 
 def dec(x: mpmath.mpf, places: int, how: str = ROUND_HALF_UP) -> Decimal:
     """``x`` rounded to ``places`` decimals (half away from zero, or cut off)."""
-    with localcontext(prec=80):
+    with localcontext(prec=400):
         return Decimal(MPS.nstr(x, 60, strip_zeros=False)).quantize(
             Decimal(1).scaleb(-places), rounding=how
         )

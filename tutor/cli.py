@@ -225,6 +225,7 @@ def export(
         raise UsageError(
             f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
         )
+    from tutor import sheet as sheet_format
     from tutor import worksheet
     from tutor.engine import derive
 
@@ -234,7 +235,7 @@ def export(
     elif format == "tex":
         text = worksheet.latex(d, answers=not no_answers)
     elif format == "sheet":
-        text = worksheet.answer_sheet(d)
+        text = sheet_format.answer_sheet(d)
     else:
         from tutor.render import walk_document
 
@@ -366,10 +367,11 @@ def grade(
 
     from tutor import grade as gr
     from tutor.engine import derive
+    from tutor.sheet import read_sheet
     from tutor.words import escape_c1, visible
 
     d = derive(open_lesson(lesson, lessons_dir))
-    read = gr.read_sheet(sheet, d)
+    read = read_sheet(sheet, d)
     report = gr.grade(d, read)
     if json_out:
         import json

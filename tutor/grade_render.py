@@ -17,9 +17,7 @@ from rich.text import Text
 from tutor import format as fmt
 from tutor import judge as jd
 from tutor.engine import Step
-from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
-from tutor.quiz import Question
-from tutor.quiz import working as true_working
+from tutor.grade import EARNS, VERDICTS, Graded, Report, expected_text
 from tutor.render import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.words import visible
 
@@ -122,6 +120,20 @@ def own_working(g: Graded, own: jd.Value, places: int) -> str:
 # the report
 
 
+def true_working(step: Step, i: int, j: int, places: int) -> str:
+    """The cell's working from the true inputs: the one call to a working-text function."""
+    from tutor.quiz import Question, working
+
+    return working(Question(step, i, j), places)
+
+
+def _slip_text(g: Graded) -> str | None:
+    """What the slips that explain a wrong answer say: one, or each of a tie."""
+    if not g.slips:
+        return None
+    return "; or ".join(s.message for s in g.slips)
+
+
 def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
     expected = expected_text(g, places)
     head = Text.assemble((g.name, "bold red"), f": you wrote {visible(g.entry.text or '')}")
@@ -135,12 +147,13 @@ def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
     else:
         head.append(f"; expected {expected}")
     out: list[RenderableType] = [head]
-    if g.slip is not None:
-        out.append(Text(f"  {g.slip.message}", style="yellow"))
+    slip = _slip_text(g)
+    if slip is not None:
+        out.append(Text(f"  {slip}", style="yellow"))
     if g.own is not None:
         work = own_working(g, own, places)
     else:
-        work = true_working(Question(g.step, g.i, g.j), places)
+        work = true_working(g.step, g.i, g.j, places)
     out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))
     return out
 
@@ -155,7 +168,7 @@ def _legend(verdict: str) -> tuple[tuple[str, str], str]:
 def report(rep: Report, width: int) -> list[RenderableType]:
     """The whole grade report, in order; the score is the last line."""
     d, sheet = rep.d, rep.sheet
-    own = own_values(sheet)
+    own = rep.own
     places = d.lesson.precision
     who = f" by {visible(sheet.student)}" if sheet.student else ""
     out: list[RenderableType] = [
@@ -166,10 +179,7 @@ def report(rep: Report, width: int) -> list[RenderableType]:
         ),
         Text.assemble(*(part for v in VERDICTS for part in _legend(v))),
     ]
-    by_step: dict[str, list[Graded]] = {}
-    for g in rep.cells:
-        by_step.setdefault(g.step.key, []).append(g)
-    tables = [t for cells in by_step.values() for t in step_tables(cells[0].step, cells, width)]
+    tables = [t for step, cells in rep.steps() for t in step_tables(step, cells, width)]
     out.append(side_by_side(tables, width))  # small steps side by side, as many as fit
     wrong = [g for g in rep.cells if g.verdict == "wrong"]
     if wrong:
