@@ -112,7 +112,9 @@ def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg
                     and c["col"] == step.cols[j]
                 )
                 lost = rep["total"] - rep["score"]
-                if slip in students.UNNAMED:
+                if cell["verdict"] == "correct":  # an honest path reaches it too: no slip
+                    stats[f"slip {slip} (invisible: honest too)"].append(True)
+                elif slip in students.UNNAMED:
                     ft = sum(c["verdict"] == "follow-through" for c in rep["cells"])
                     stats[f"one {slip} slip loses one cell"].append(lost == 1)
                     stats[f"one {slip} slip earns follow-through"].append(ft > 0 or lost == 1)

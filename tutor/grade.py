@@ -154,9 +154,9 @@ class _Grader:
             return Graded(step, i, j, entry, "wrong", own=own, attempt=attempt)
         if honest_own:
             return Graded(step, i, j, entry, "follow-through" if carried else "correct", own=own)
-        slips = J.slips(step, i, j, answer)
-        if not slips and carried:
-            slips = J.slips(step, i, j, answer, self.own)
+        # a slip on top of the student's own wrong answers is first looked for in their numbers
+        bases = (self.own, None) if carried else (None, self.own)
+        slips = J.slips(step, i, j, answer, bases[0]) or J.slips(step, i, j, answer, bases[1])
         attempt = not junk_step and (
             bool(slips)
             or J.pen_slip(step, i, j, answer)

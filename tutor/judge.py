@@ -368,7 +368,9 @@ class Judge:
     def pen_slip(self, step: Step, i: int, j: int, answer: Answer) -> bool:
         """A slip of the pen, still a recognisable attempt at the cell: a digit or the sign
         away from the true value (not a lone digit for another, like 0 for 2), a term of a
-        sum dropped or its sign flipped."""
+        sum dropped or its sign flipped. A 0 never is: it is what a blank looks like."""
+        if answer.value == 0:
+            return False
         cell = step.cells[i][j]
         q = written_places(answer)
         if q is not None and not cell.masked and answer.value != 0:
