@@ -303,7 +303,10 @@ class Judge:
         r = self.range(step, i, j)
         if self.honest(answer, r):
             q = max(written_places(answer) or p, p)
-            if self.honest(answer, self._tight(cell), q):
+            half = QQ(1, 2 * 10**q)
+            a = answer_range(answer.value)
+            assert isinstance(a, Interval)
+            if self._tight(cell).meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
                 return Verdict(True, False, "rounded", f"right to {q} places")
             return Verdict(
                 True,
@@ -313,7 +316,7 @@ class Judge:
                 + fmt.decimal_text(fmt.round_half_up(cell, q)),
             )
         q = written_places(answer)
-        if q is not None and q < p and self.honest(answer, r, q) and answer.value != 0:
+        if q is not None and 0 < q < p and self.honest(answer, r, q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
 
@@ -351,10 +354,11 @@ class Judge:
         return out
 
     def _truncated(self, step: Step, i: int, j: int, answer: Answer, base: Lookup) -> bool:
-        """The answer is some value of the range cut off (not rounded) at its places."""
+        """The answer is some value of the range cut off (not rounded) at its places (the
+        lesson's or more)."""
         q = written_places(answer)
         r = self.range(step, i, j, base)
-        if q is None or not isinstance(r, Interval):
+        if q is None or q < self.places or not isinstance(r, Interval):
             return False
         a = answer_range(answer.value)
         assert isinstance(a, Interval)
@@ -485,15 +489,16 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         lesson = d.lesson
         d_model = len(lesson.X[0])
         d_v = len(lesson.heads[(step.head or 1) - 1].W_V[0])
-        by = {1: "not-scaled", d_k * d_k: "divided-by-dk", d_model: "dmodel-for-dk"}
-        by.setdefault(d_v, "dv-for-dk")
+        by = [(1, "not-scaled"), (d_k * d_k, "divided-by-dk"), (d_model, "dmodel-for-dk")]
+        if d_v != d_model:
+            by.append((d_v, "dv-for-dk"))
         says = {
             "not-scaled": f"that is the raw score; divide it by √d_k = √{d_k}",
             "divided-by-dk": f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}",
             "dmodel-for-dk": f"that divides by √d_model = √{d_model}; divide by √d_k = √{d_k}",
             "dv-for-dk": f"that divides by √d_v = √{d_v}; divide by √d_k = √{d_k}",
         }
-        for n, slip_id in by.items():
+        for n, slip_id in by:
             if n != d_k:
                 other = dataclasses.replace(step, divisor=n)
                 out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
