@@ -11,8 +11,8 @@ from tests.conftest import LESSONS
 from tests.lessongen import lesson_text
 from tutor import judge as jd
 from tutor.engine import derive
-from tutor.lesson import load_lesson
 from tutor.honest import Interval
+from tutor.lesson import load_lesson
 from tutor.numbers import read_answer
 
 CATS = derive(load_lesson(LESSONS / "cats-chase-mice.yaml", name="cats-chase-mice"))

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sympy
 
 from tests import reference
 from tests.conftest import FIXTURES
@@ -18,6 +17,7 @@ from tutor import judge as jd
 from tutor import quiz as qz
 from tutor.engine import derive
 from tutor.lesson import load_lesson
+from tutor.numbers import read_answer
 
 LARGE = FIXTURES / "lessons" / "large-scores.yaml"
 BAD_WORDS = ("nan", "inf", "NaN", "Infinity")
@@ -91,5 +91,5 @@ def test_quiz_questions_and_judging(tmp_path: Path, which: int) -> None:
         texts.append(qz.value_text(q, places))
         assert not any(w in t for t in texts for w in BAD_WORDS), texts
         shown = fmt.shown(cell, q.step, places).replace("−", "-")
-        verdict = jd.judge_cell(q.step, q.i, q.j, sympy.Rational(shown), places, exact_form=False)
+        verdict = jd.judge_for(d).judge(q.step, q.i, q.j, read_answer(shown))
         assert verdict.right, (q.name, shown, verdict)

@@ -215,7 +215,7 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     if step.name == "weights" and d.lesson.mask == "causal":
         lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
     if step.name == "scaled" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: above the diagonal, score / √d_k, or -inf as masked")
+        lines.append(f"{indent}# causal mask: above the diagonal, score / √d_k or -inf (hidden)")
     lines.append(f"{indent}{step.name}:")
     row = "[" + ", ".join(["null"] * m) + "]"
     lines += [f"{indent}  - {row}  # {step.rows[i]}" for i in range(n)]
