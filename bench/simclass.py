@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner
 
-from tests import lessongen, students  # noqa: E402
-from tutor.cli import app  # noqa: E402
-from tutor.engine import derive  # noqa: E402
-from tutor.lesson import load_lesson  # noqa: E402
+from tests import lessongen, students
+from tutor.cli import app
+from tutor.engine import derive
+from tutor.lesson import load_lesson
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100", "ATTN_TUTOR_LESSONS": ""}
 

@@ -44,7 +44,7 @@ class Graded:
     j: int
     entry: Entry
     verdict: str  # one of VERDICTS
-    own: sympy.Expr | None = None  # what the student's own earlier answers give, if used
+    carried: bool = False  # made from the student's own wrong (but usable) answers
     slips: tuple[jd.Slip, ...] = ()  # the slips that explain a wrong answer (one, or a tie)
     attempt: bool = False  # a wrong answer that is a recognisable attempt at the cell
 
@@ -70,6 +70,10 @@ class Report:
     sheet: Sheet
     cells: list[Graded] = field(default_factory=list)
     own: jd.Value = jd.true_value  # the student's own usable values (for the working shown)
+
+    def own_value(self, g: Graded) -> sympy.Expr | None:
+        """What the student's own earlier answers give for a cell made from their wrong ones."""
+        return jd.cell_from(g.step, g.i, g.j, self.own) if g.carried else None
 
     @property
     def score(self) -> int:
@@ -144,25 +148,27 @@ class _Grader:
             return Graded(step, i, j, entry, "correct")
         carried = self.wrong_inputs(step, i, j)
         honest_own = J.follows(step, i, j, answer, self.own)
-        own = jd.cell_from(step, i, j, self.own_exact) if carried else None
+        own = bool(carried)
         if step.op == "concat":  # a copy earns what the value it copies earned, no more
             (src,) = step.sources(i, j)
             copied = self.graded.get((id(src.step), src.i, src.j))
             if copied is not None and copied.verdict in EARNS and honest_own:
-                return Graded(step, i, j, entry, copied.verdict, own=own)
+                return Graded(step, i, j, entry, copied.verdict, carried=own)
             attempt = copied is not None and copied.attempt and honest_own
-            return Graded(step, i, j, entry, "wrong", own=own, attempt=attempt)
+            return Graded(step, i, j, entry, "wrong", carried=own, attempt=attempt)
         if honest_own:
-            return Graded(step, i, j, entry, "follow-through" if carried else "correct", own=own)
+            verdict_ = "follow-through" if carried else "correct"
+            return Graded(step, i, j, entry, verdict_, carried=own)
         # a slip on top of the student's own wrong answers is first looked for in their numbers
-        bases = (self.own, None) if carried else (None, self.own)
-        slips = J.slips(step, i, j, answer, bases[0]) or J.slips(step, i, j, answer, bases[1])
+        slips = J.slips(step, i, j, answer, self.own if carried else None)
+        if not slips and any(self.usable(r) for r in leaves(step, i, j)):
+            slips = J.slips(step, i, j, answer, None if carried else self.own)
         attempt = not junk_step and (
             bool(slips)
             or J.pen_slip(step, i, j, answer)
             or (verdict.kind == "fewer" and (jd.written_places(answer) or 0) >= 1)
         )
-        return Graded(step, i, j, entry, "wrong", own=own, slips=tuple(slips), attempt=attempt)
+        return Graded(step, i, j, entry, "wrong", carried=own, slips=tuple(slips), attempt=attempt)
 
 
 def leaves(step: Step, i: int, j: int) -> list[Ref]:

@@ -90,10 +90,10 @@ def _num(x: sympy.Expr, places: int) -> str:
     return fmt.expr_rounded(x, places)
 
 
-def own_working(g: Graded, own: jd.Value, places: int) -> str:
+def own_working(g: Graded, mine: sympy.Expr | None, own: jd.Value, places: int) -> str:
     """How the cell follows from the student's own earlier answers, term by term."""
     step, i, j = g.step, g.i, g.j
-    result = f"≈ {fmt.expr_rounded(g.own, places)}" if g.own is not None else ""
+    result = f"≈ {fmt.expr_rounded(mine, places)}" if mine is not None else ""
     match step.op:
         case "matmul":
             left, right = step.args
@@ -134,14 +134,15 @@ def _slip_text(g: Graded) -> str | None:
     return "; or ".join(s.message for s in g.slips)
 
 
-def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
+def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
+    mine = rep.own_value(g)
     expected = expected_text(g, places)
     head = Text.assemble((g.name, "bold red"), f": you wrote {visible(g.entry.text or '')}")
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
-    if g.own is not None:
+    if mine is not None:
         head.append(
-            f"; from your own earlier answers it would be {fmt.expr_rounded(g.own, places)}"
+            f"; from your own earlier answers it would be {fmt.expr_rounded(mine, places)}"
             f" (the true value is {expected})"
         )
     else:
@@ -150,8 +151,8 @@ def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
     slip = _slip_text(g)
     if slip is not None:
         out.append(Text(f"  {slip}", style="yellow"))
-    if g.own is not None:
-        work = own_working(g, own, places)
+    if mine is not None:
+        work = own_working(g, mine, rep.own, places)
     else:
         work = true_working(g.step, g.i, g.j, places)
     out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))
@@ -168,7 +169,6 @@ def _legend(verdict: str) -> tuple[tuple[str, str], str]:
 def report(rep: Report, width: int) -> list[RenderableType]:
     """The whole grade report, in order; the score is the last line."""
     d, sheet = rep.d, rep.sheet
-    own = rep.own
     places = d.lesson.precision
     who = f" by {visible(sheet.student)}" if sheet.student else ""
     out: list[RenderableType] = [
@@ -185,7 +185,7 @@ def report(rep: Report, width: int) -> list[RenderableType]:
     if wrong:
         out.append(Text("\nTo look at again", style="bold"))
         for g in wrong:
-            out += _look_again(g, own, places)
+            out += _look_again(g, rep, places)
     if sheet.problems:
         out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
         out += [Text(visible(str(p))) for p in sheet.problems]

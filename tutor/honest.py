@@ -104,17 +104,15 @@ def _to_mpf(q) -> mpmath.mpf:  # type: ignore[no-untyped-def]
     return MPX.mpf(q.numerator) / q.denominator
 
 
+MPQ = QQ.dtype  # sympy's rational type (QQ(...) is the same, with a slower front door)
+
+
 def nearest(x, places: int, up: bool):  # type: ignore[no-untyped-def]
     """``x`` rounded to ``places`` decimals; a tie goes up (``up``) or down."""
     s = 10**places
-    n = x * s
-    half = QQ(1, 2)
-    whole = _floor(n + half) if up else -_floor(-n + half)
-    return QQ(whole, s)
-
-
-def _floor(q) -> int:  # type: ignore[no-untyped-def]
-    return q.numerator // q.denominator
+    n, d = x.numerator * s, x.denominator
+    whole = (2 * n + d) // (2 * d) if up else -((-2 * n + d) // (2 * d))
+    return MPQ(whole, s)
 
 
 def carried(r: Range, places: int, first: int | None = None) -> Range:

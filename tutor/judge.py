@@ -282,8 +282,13 @@ class Judge:
             return r.meets(a.lo, a.hi)
         q = max(q if q is not None else self.places, self.places) if places is None else places
         half = QQ(1, 2 * 10**q)
+        lo, hi = a.lo - half, a.hi + half
+        if r.meets(lo, hi):
+            return True
+        if q + 1 > self.places + hn.EXTRA or not r.meets(lo - half / 10, hi + half / 10):
+            return False  # rounding one place further moves a value by less than that
         wide = hn.carried(r, self.places, first=q + 1)  # carried one place or more past it
-        return wide.meets(a.lo - half, a.hi + half)
+        return wide.meets(lo, hi)
 
     # -- against the true inputs ------------------------------------------------------------
 
@@ -405,7 +410,13 @@ Alternative = Callable[[Judge, Lookup], "Range | None"]  # a slip's range from `
 
 def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
     """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
-    return lambda judge, base: judge._combine(step, i, j, judge.resolved(base, remap))
+
+    def alt(judge: Judge, base: Lookup) -> Range | None:
+        if remap is None and base == judge.carried:  # another cell's own range: remembered
+            return judge.range(step, i, j)
+        return judge._combine(step, i, j, judge.resolved(base, remap))
+
+    return alt
 
 
 def _swap_step(old: Step, new: Step) -> Remap:
