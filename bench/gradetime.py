@@ -59,7 +59,14 @@ def main() -> None:
                 answer = read_answer(f"{rng.random():.2f}")
                 W = d.step("weights")
                 J = judge.judge_for(d)
-                times.append(timed(lambda: (J.judge(W, i, j, answer), J.slips(W, i, j, answer))))
+                times.append(
+                    timed(
+                        lambda J=J, W=W, i=i, j=j, a=answer: (
+                            J.judge(W, i, j, a),
+                            J.slips(W, i, j, a),
+                        )
+                    )
+                )
             print(f"quiz answer (a weight, N={n}): median {statistics.median(times) * 1000:.0f} ms")
 
 
