@@ -218,10 +218,11 @@ def test_judge_never_raises(data: st.DataObject, answer, places: int) -> None:  
     i = data.draw(st.integers(0, len(step.rows) - 1))
     j = data.draw(st.integers(0, len(step.cols) - 1))
     start = time.perf_counter()
-    verdict = jd.judge_cell(step, i, j, answer.value, places, exact_form=answer.exact_form)
+    judge = jd.judge_for(d, places)
+    verdict = judge.judge(step, i, j, answer)
     assert isinstance(verdict.right, bool) and verdict.message
-    jd.judge(answer.value, answer.value, places, exact_form=answer.exact_form)
-    jd.misconception(d, step, i, j, answer.value, places, exact_form=answer.exact_form)
+    judge.slips(step, i, j, answer)
+    judge.pen_slip(step, i, j, answer)
     qz.read_as(answer, places)
     assert time.perf_counter() - start < 2 * BOUND
 

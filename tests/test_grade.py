@@ -189,15 +189,16 @@ def test_a_sheet_worked_by_hand_rounding_every_step_gets_full_marks(
 
 
 def slipped_sheet(run) -> str:  # type: ignore[no-untyped-def]
-    """Q[cats, 1] = 3 instead of 2, then every later step honestly computed from it."""
+    """Q[cats, 1] = 1 instead of 2 (a term of 1·1 + 0·0 + 1·1 + 0·0 dropped), then every later
+    step honestly computed from it."""
     values = {
-        "Q": [["3", "0"], ["0", "3"], ["1", "1"]],
+        "Q": [["1", "0"], ["0", "3"], ["1", "1"]],
         "K": [["1", "1"], ["2", "1"], ["1", "1"]],
         "V": [["2", "1"], ["0", "2"], ["1", "1"]],
-        "scores": [["3", "6", "3"], ["3", "3", "3"], ["2", "3", "2"]],
-        "scaled": [["2.12", "4.24", "2.12"], ["2.12", "2.12", "2.12"], ["1.41", "2.12", "1.41"]],
-        "weights": [["0.10", "0.81", "0.10"], ["0.33", "0.33", "0.33"], ["0.25", "0.5", "0.25"]],
-        "Z": [["0.30", "1.82"], ["1.00", "1.33"], ["0.74", "1.50"]],
+        "scores": [["1", "2", "1"], ["3", "3", "3"], ["2", "3", "2"]],
+        "scaled": [["0.71", "1.41", "0.71"], ["2.12", "2.12", "2.12"], ["1.41", "2.12", "1.41"]],
+        "weights": [["0.25", "0.50", "0.25"], ["0.33", "0.33", "0.33"], ["0.25", "0.5", "0.25"]],
+        "Z": [["0.74", "1.50"], ["1.00", "1.33"], ["0.74", "1.50"]],
     }
     return fill(blank_sheet(run, "cats-chase-mice"), values)
 
@@ -219,10 +220,10 @@ def test_one_early_slip_with_honest_follow_through_loses_only_that_cell(run, tmp
 
 
 def test_follow_through_is_not_a_free_pass(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    text = slipped_sheet(run).replace('["3", "6", "3"]', '["3", "7", "3"]')  # a second slip
+    text = slipped_sheet(run).replace('["1", "2", "1"]', '["1", "7", "1"]')  # a number from nowhere
     v = verdicts(grade_json(run, tmp_path, "cats-chase-mice", text))
     assert v["scores[cats, chase]"] == "wrong"
-    assert v["scaled[cats, chase]"] == "wrong"  # 4.24 is neither 7/√2 nor the truth
+    assert v["scaled[cats, chase]"] == "wrong"  # 1.41 is neither 7/√2 nor the truth
     assert v["scaled[cats, cats]"] == "follow-through"
 
 
@@ -240,21 +241,26 @@ def test_blank_inputs_are_replaced_by_the_true_values(run, tmp_path) -> None:  #
 def test_follow_through_in_a_multi_head_causal_lesson(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
     values = true_values(TWO_HEADS, "4")
     z = values["head2.Z"]
-    values["head2.Z"] = [["9", z[0][1]], *z[1:]]  # a slip in head 2
+    slip = "-" + z[1][0]  # the sign flipped: a slip, in head 2 (row 1 is 0)
+    values["head2.Z"] = [z[0], [slip, z[1][1]], *z[2:]]
     concat = values["concat"]
-    concat[0][2] = "9"  # carried honestly into concat ...
+    concat[1][2] = slip  # copied into concat: a copy earns no more than what it copies ...
     d = derivation(TWO_HEADS)
     W_O = [[c.exact for c in row] for row in d.step("W_O").cells]
-    row0 = [Decimal(x) for x in concat[0]]
-    values["output"][0] = [
-        str(sum(a * Decimal(str(w[j])) for a, w in zip(row0, W_O, strict=True))) for j in range(2)
+    row1 = [Decimal(x) for x in concat[1]]
+    values["output"][1] = [
+        str(sum(a * Decimal(str(w[j])) for a, w in zip(row1, W_O, strict=True))) for j in range(2)
     ]
     v = verdicts(grade_json(run, tmp_path, TWO_HEADS, fill(blank_sheet(run, TWO_HEADS), values)))
-    assert v["head2.Z[the, 1]"] == "wrong"
-    assert v["concat[the, h2.1]"] == "follow-through"
-    assert v["output[the, 1]"] == "follow-through"
-    assert v["head1.Z[the, 1]"] == "correct"
-    assert [k for k, x in v.items() if x == "wrong"] == ["head2.Z[the, 1]"]
+    token = d.lesson.labels[1]
+    assert v[f"head2.Z[{token}, 1]"] == "wrong"
+    assert v[f"concat[{token}, h2.1]"] == "wrong"
+    assert v[f"output[{token}, 1]"] == "follow-through"  # ... but what is made from it follows
+    assert v[f"head1.Z[{token}, 1]"] == "correct"
+    assert [k for k, x in v.items() if x == "wrong"] == [
+        f"head2.Z[{token}, 1]",
+        f"concat[{token}, h2.1]",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,13 +285,13 @@ def test_wrong_cells_name_the_misconception_and_show_the_working(run, tmp_path) 
 
 
 def test_slip_on_top_of_own_answers_is_named_with_their_numbers(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    text = slipped_sheet(run).replace('["2.12", "4.24", "2.12"]', '["3", "6", "3"]')
+    text = slipped_sheet(run).replace('["0.71", "1.41", "0.71"]', '["1", "2", "1"]')
     sheet = tmp_path / "sheet.yaml"
     sheet.write_text(text)
     out = run("grade", "cats-chase-mice", str(sheet)).stdout
-    assert "scaled[cats, chase]: you wrote 6; from your own earlier answers it would be 4.24" in out
+    assert "scaled[cats, chase]: you wrote 2; from your own earlier answers it would be 1.41" in out
     assert "that is the raw score" in out
-    assert "scaled[cats, chase] = 6 / √2 ≈ 4.24" in out
+    assert "scaled[cats, chase] = 2 / √2 ≈ 1.41" in out
 
 
 def test_an_unreadable_cell_is_reported_with_its_place_and_graded_wrong(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -343,17 +349,22 @@ def test_json_is_exactly_the_contract(run, tmp_path) -> None:  # type: ignore[no
     result = run("grade", "cats-chase-mice", str(sheet), "--json")
     assert result.exit_code == 0 and result.stderr == ""
     data = json.loads(result.stdout)  # nothing else on stdout
-    assert list(data) == ["lesson", "score", "total", "cells"]
+    assert list(data) == ["lesson", "score", "total", "cells", "steps"]
     assert data["lesson"] == "cats-chase-mice"
     assert len(data["cells"]) == data["total"] == 51
     first = data["cells"][0]
     assert first == {
         "step": "Q", "head": None, "row": "cats", "col": "1",
-        "given": "3", "expected": "2", "verdict": "wrong",
+        "given": "1", "expected": "2", "verdict": "wrong", "points": 0,
+        "slip": "used-W_K", "slips": ["used-W_K"],
     }  # fmt: skip
+    keys = ["step", "head", "row", "col", "given", "expected", "verdict", "points", "slip"]
     for cell in data["cells"]:
-        assert list(cell) == ["step", "head", "row", "col", "given", "expected", "verdict"]
+        assert list(cell) == [*keys, "slips"]
         assert cell["verdict"] in ("correct", "follow-through", "wrong", "blank")
+        assert cell["points"] == (cell["verdict"] in ("correct", "follow-through"))
+    assert data["steps"][0] == {"step": "Q", "head": None, "score": 5, "total": 6}
+    assert sum(s["score"] for s in data["steps"]) == data["score"]
     z = next(c for c in data["cells"] if c["step"] == "Z")
     assert z["expected"] == "0.49"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import sympy
 
 from tests import reference
 from tests.conftest import FIXTURES
@@ -17,6 +16,7 @@ from tutor.assess import judge as jd
 from tutor.assess import quiz as qz
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
 from tutor.text import format as fmt
 
 LARGE = FIXTURES / "lessons" / "large-scores.yaml"
@@ -91,7 +91,7 @@ def test_quiz_questions_and_judging(tmp_path: Path, which: int) -> None:
         texts.append(qz.value_text(q, places))
         assert not any(w in t for t in texts for w in BAD_WORDS), texts
         shown = fmt.shown(cell, q.step, places).replace("−", "-")
-        verdict = jd.judge_cell(q.step, q.i, q.j, sympy.Rational(shown), places, exact_form=False)
+        verdict = jd.judge_for(d).judge(q.step, q.i, q.j, read_answer(shown))
         assert verdict.right, (q.name, shown, verdict)
 
 

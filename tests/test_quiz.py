@@ -167,11 +167,25 @@ def test_hint_after_first_miss_then_right() -> None:
 def test_misconception_is_named_in_the_loop() -> None:
     _, out = play(["4", "2", "1"], [question("scaled", 0, 1)])
     assert "✗ Not quite: that is the raw score; divide it by √d_k = √2." in out
-    assert "✗ Not quite: that divides by d_k = 2; divide by √d_k = √2." in out
+    # d_k = 2, d_model = 4: dividing by d_k and by √d_model give 2 alike, so both are named
+    assert (
+        "✗ Not quite: that divides by d_k = 2; divide by √d_k = √2; or that divides by \n"
+        "√d_model = √4; divide by √d_k = √2." in out
+    )
+
+
+def test_fewer_decimals_are_answered_kindly_and_cost_no_try() -> None:
+    result, out = play(["0.5", "0.49"], [question("Z", 0, 0)])  # Z[cats, 1] = 0.4907…
+    assert "Nearly: right to 1 place; give 2 places. That did not use a try." in out
+    assert result.items[0].outcome == "first" and result.items[0].tries == 1
+    result, out = play(["1.7", "quit"], [question("Z", 0, 1)])  # 1.6728…: 1.70 is not it
+    assert "right to 1 place; give 2 places" in out
+    _, out = play(["0.2", "0.1", "quit"], [question("weights", 0, 0)])  # 0.16…: 0.2, not 0.1
+    assert out.count("Nearly") == 1 and "✗ Not quite" in out
 
 
 def test_three_misses_show_the_working() -> None:
-    result, out = play(["0.5", "0.6", "0.7"], [question("Z", 0, 0)])
+    result, out = play(["0.55", "0.6", "0.7"], [question("Z", 0, 0)])
     assert "Here is the working:" in out
     assert "Z[cats, 1] = 0.16·2 + 0.67·0 + 0.16·1" in out
     assert "= 3/(2 + e^√2) ≈ 0.49" in out
@@ -515,7 +529,7 @@ def test_a_zero_written_the_long_way_is_read_as_zero(run) -> None:  # type: igno
 def test_an_internal_error_mid_quiz_saves_the_session_first(run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tutor.assess import judge
 
-    real = judge.judge_cell
+    real = judge.Judge.judge
     calls = []
 
     def breaks_on_the_second(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -524,7 +538,7 @@ def test_an_internal_error_mid_quiz_saves_the_session_first(run, monkeypatch) ->
             raise RuntimeError("a deliberate bug")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(judge, "judge_cell", breaks_on_the_second)
+    monkeypatch.setattr(judge.Judge, "judge", breaks_on_the_second)
     r = run("quiz", "--seed", "1", "--count", "3", input="2\n0.5\n")
     assert r.exit_code == 70, (r.stdout, r.stderr)
     assert "internal error (RuntimeError" in r.stderr

@@ -228,6 +228,7 @@ def export(
         raise UsageError(
             f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
         )
+    from tutor.assess import sheet as sheet_format
     from tutor.core.engine import derive
     from tutor.export import worksheet
 
@@ -237,7 +238,7 @@ def export(
     elif format == "tex":
         text = worksheet.latex(d, answers=not no_answers)
     elif format == "sheet":
-        text = worksheet.answer_sheet(d)
+        text = sheet_format.answer_sheet(d)
     else:
         from tutor.teach.walk import walk_document
 
@@ -371,11 +372,12 @@ def grade(
     from rich.text import Text
 
     from tutor.assess import grade as gr
+    from tutor.assess.sheet import read_sheet
     from tutor.core.engine import derive
     from tutor.text.words import escape_c1, visible
 
     d = derive(open_lesson(lesson, lessons_dir))
-    read = gr.read_sheet(sheet, d)
+    read = read_sheet(sheet, d)
     report = gr.grade(d, read)
     if json_out:
         import json

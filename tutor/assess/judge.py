@@ -1,47 +1,50 @@
-"""Judging one answer for one cell: pure, exact where the values are rational, reusable.
+"""Judging one answer for one cell: the one judge the quiz and the grader share.
 
-The quiz asks about one cell at a time; the grader (worksheets) judges a whole sheet and may
-judge a cell against the student's *own* earlier answers (follow-through). Both use:
+The model (the README's "Tolerance" says it in a teacher's words): a written decimal stands for
+every value it could be a rounding of, and a cell's *honest range* is what its step's rule
+(``Step.combine``, the engine's one description of each cell) gives over the ranges of its
+inputs, in ``tutor.assess.honest``'s arithmetic of intervals: every intermediate carried exactly or
+rounded to the lesson's places or more, √d_k and each e^x rounded the same way, the row total
+of a softmax too. An answer earns the point when it is a correct rounding (half up, or either
+way at a tie) of some value in that range:
 
-* ``cell_from(step, i, j, value)``: a cell computed from whatever operand values ``value``
-  returns (the true ones, the rounded ones a student sees, or a student's own answers);
-* ``judge(given, expected, precision, exact_form=..., hand=...)``: right or wrong, and how;
-* ``misconception(d, step, i, j, given, precision, exact_form=...)``: the classic slip a wrong
-  answer matches, if any.
+* from the true inputs (as a student may carry them) for ``correct``;
+* from the student's own earlier answers for follow-through (``Judge.follows``).
 
-Tolerance (stated in the README, "Quiz"): with ``u = 10^-precision`` (0.01 at 2 places)
+A decimal with fewer places than the lesson asks is read padded with zeros (``0`` is 0.00);
+the quiz also says when it is right to its own places (``kind == "fewer"``). An exact form
+(``1/3``, ``4/sqrt(2)``) must equal the value (``same_value``). A named slip (``Judge.slips``) is
+one whose own computation the answer is honest for, when the true one is not.
 
-* an exact form (no decimal point: ``2``, ``1/3``, ``2/sqrt(2)``) must equal the value exactly;
-* a decimal answer is right when it is within ``u/2`` of the exact value (any correct rounding,
-  ties either way: 0.12 and 0.13 for 1/8), or within ``u`` of ``hand``, the value a careful
-  student gets from the inputs as shown, rounded to the lesson's precision (√2 as 1.41, the
-  weights as 0.16, 0.67, 0.16). Rounding every step to 2 places moves Z by up to 0.01
-  (Z[cats, 1] comes out 0.48, exactly 0.4907…); that answer is the student's honest work and
-  is accepted, and one more unit covers their own rounding of e^x or √d_k.
-
-Rational values are compared exactly; an irrational value is compared through a 50-digit
-evaluation, which cannot land on a tie with a rational bound. Whether an exact form equals a
-value is decided by ``equal`` (exactly for rationals; see there for closed forms).
+Ranges are remembered per ``Judge``, and a ``Judge`` per derivation (``judge_for``): the memory
+goes when the derivation does.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import sympy
+from sympy.polys.domains import QQ
 
-from tutor.core.engine import Cell, Derivation, Exact, Step
+from tutor.assess import honest as hn
+from tutor.assess.honest import HIDDEN, Interval, Range
+from tutor.core.engine import MP, Cell, Derivation, Exact, Ref, Step
+from tutor.core.numbers import Answer
 from tutor.text import format as fmt
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
+Lookup = Callable[[Ref], Range]  # a cell -> the range a student may use for it
+Remap = Callable[[Ref], "Ref | Range"]  # a slip: which cell is read instead (or what value)
 DIGITS = 50  # evaluation digits for irrational comparisons
-SAME = sympy.Rational(1, 10**30)  # closer than this counts as the same value
 
 
 # ---------------------------------------------------------------------------------------------
-# values of cells
+# exact values (working text, follow-through values shown to the student)
 
 
 def exact_value(cell: Cell) -> sympy.Expr:
@@ -80,20 +83,6 @@ def shown_root(precision: int) -> Callable[[int], sympy.Expr]:
     return root
 
 
-def dot(row: list[sympy.Expr], col: list[sympy.Expr]) -> sympy.Expr:
-    """Σ row[k]·col[k], exactly."""
-    return sympy.Add(*(a * b for a, b in zip(row, col, strict=True)))
-
-
-def softmax_share(row: list[sympy.Expr], j: int) -> sympy.Expr:
-    """e^row[j] / Σ e^row[k], exactly; −oo entries (masked) get no share."""
-    seen = [x for x in row if x != -sympy.oo]
-    if row[j] == -sympy.oo:
-        return sympy.Integer(0)
-    low = min(seen, key=_number)  # keeps every exponent ≥ 0
-    return sympy.exp(row[j] - low) / sympy.Add(*(sympy.exp(x - low) for x in seen))
-
-
 def cell_from(
     step: Step,
     i: int,
@@ -101,20 +90,28 @@ def cell_from(
     value: Value = true_value,
     root: Callable[[int], sympy.Expr] = sympy.sqrt,
 ) -> sympy.Expr:
-    """Cell (i, j) of ``step`` computed from the operand values ``value`` gives, by the
-    engine's own rule for the step (``Step.combine``).
-
-    With the default lookup this is the true value; with ``shown_value(p)`` and
-    ``shown_root(p)`` it is what a student gets from the rounded inputs; with a lookup over a
-    student's own answers it is the follow-through value.
-    """
+    """Cell (i, j) of ``step`` computed exactly from the operand values ``value`` gives, by the
+    engine's own rule for the step (``Step.combine``): the true value, what the inputs as
+    shown give (``shown_value``, ``shown_root``), or what a student's own answers give."""
     if step.op == "input":
         return value(step, i, j)
     return step.combine(i, j, lambda r: value(r.step, r.i, r.j), Exact(root))
 
 
+def hand_value(step: Step, i: int, j: int, precision: int) -> sympy.Expr | None:
+    """What the inputs as shown give (for working text), or None if nothing is rounded."""
+    if step.op == "input":
+        return None
+    rounded = any(
+        fmt.is_rounded(c, precision) for s in step.args for row in s.cells for c in row
+    ) or (step.op == "scale" and not sympy.sqrt(step.divisor).is_Rational)
+    if not rounded:
+        return None
+    return cell_from(step, i, j, shown_value(precision), shown_root(precision))
+
+
 # ---------------------------------------------------------------------------------------------
-# comparing
+# comparing exactly
 
 
 def _number(x: Cell | sympy.Expr) -> sympy.Expr:
@@ -123,23 +120,7 @@ def _number(x: Cell | sympy.Expr) -> sympy.Expr:
         if x.q is not None:
             return sympy.Rational(x.q.numerator, x.q.denominator)
         return sympy.Float(x.approx, DIGITS)
-    if not isinstance(x, sympy.Basic):  # a plain int from the code, never text
-        if not isinstance(x, int) or isinstance(x, bool):
-            raise TypeError(f"expected a sympy number or an int, got {x!r}")
-        x = sympy.Integer(x)
-    return x if x.is_Rational else _evaluated(x)
-
-
-@functools.lru_cache(maxsize=4096)
-def _evaluated(x: sympy.Expr) -> sympy.Expr:
-    """``x`` to ``DIGITS`` digits, remembered: grading a sheet compares the same slip values
-    (a softmax row's alternatives, say) for many cells, and evalf of e^… sums is slow."""
-    return x.evalf(DIGITS)
-
-
-def distance(a: Cell | sympy.Expr, b: Cell | sympy.Expr) -> sympy.Expr:
-    """|a − b|: exact for two rationals, else to 50 digits."""
-    return abs(_number(a) - _number(b))
+    return x if x.is_Rational else x.evalf(DIGITS)
 
 
 EXACT_DIGITS = 1000  # working digits within which two closed forms that agree are equal
@@ -182,171 +163,361 @@ def equal(given: sympy.Expr, expected: Cell | sympy.Expr) -> bool:
         return True
 
 
-def unit(precision: int) -> sympy.Rational:
-    """One unit in the last shown place: 1/100 at 2 places."""
-    return sympy.Rational(1, 10**precision)
+def same_value(given: sympy.Expr, cell: Cell) -> bool:
+    """Whether an exact form equals the cell's value (the one exact comparison: ``equal``)."""
+    if cell.masked or given == -sympy.oo:
+        return cell.masked and given == -sympy.oo
+    return equal(given, cell)
+
+
+# ---------------------------------------------------------------------------------------------
+# answers as ranges
+
+_PLAIN = re.compile(r"[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+
+
+def written_places(answer: Answer) -> int | None:
+    """The decimal places of a written number (``0.50`` has 2, ``2e-3`` has 3, ``2`` has 0);
+    None for a fraction, another exact form or an expression."""
+    if not answer.plain or (answer.exact_form and not answer.value.is_Integer):
+        return None
+    m = _PLAIN.fullmatch(answer.text.replace("\u2212", "-").replace(" ", ""))
+    if m is None:
+        return None
+    return max(0, len(m[2] or "") - int(m[3] or 0))
+
+
+def answer_range(value: sympy.Expr) -> Range:
+    """An answer's exact value as a range: a point, −∞, or a tight range around it."""
+    if value == -sympy.oo:
+        return HIDDEN
+    if value.is_Rational:
+        return Interval(QQ(int(value.p), int(value.q)))
+    return hn.around(MP.mpf(value.evalf(60)._mpf_), 55)
+
+
+def written_range(answer: Answer, places: int) -> Range:
+    """Every value a written entry stands for: a decimal with ``q`` places is any value that
+    rounds to it, [w − u/2, w + u/2] with u = 10^-q (padded with zeros to ``places``, the
+    lesson's, when it has fewer); an exact form is itself."""
+    r = answer_range(answer.value)
+    q = written_places(answer)
+    if q is None or isinstance(r, hn.Hidden):
+        return r
+    half = QQ(1, 2 * 10 ** max(q, places))
+    return Interval(r.lo - half, r.hi + half)
+
+
+def _round_at(x, places: int) -> int:  # type: ignore[no-untyped-def]
+    """x · 10^places rounded half away from zero, as an integer."""
+    n = x * 10**places
+    whole = (abs(n.numerator) * 2 + n.denominator) // (2 * n.denominator)
+    return whole if n >= 0 else -whole
+
+
+# ---------------------------------------------------------------------------------------------
+# verdicts and slips
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How one answer fared against one expected value."""
+    """How one answer fared against one cell."""
 
     right: bool
     exact: bool  # the answer was an exact form equal to the value
-    kind: str  # "exact" | "rounded" | "hand" | "wrong"
+    kind: str  # "exact" | "rounded" | "hand" | "fewer" | "wrong"
     message: str
-
-
-def judge(
-    given: sympy.Expr,
-    expected: Cell | sympy.Expr,
-    precision: int,
-    *,
-    exact_form: bool,
-    hand: sympy.Expr | None = None,
-    hand_slack: sympy.Rational | None = None,
-) -> Verdict:
-    """Judge ``given`` (from ``numbers.read_answer``) against ``expected``.
-
-    ``exact_form`` is true when the answer was typed without decimals (``Answer.exact_form``);
-    then only equality counts. ``hand`` is the value the inputs as shown give (see
-    ``hand_value``); a decimal answer within ``hand_slack`` of it is right too (default half a
-    unit; ``slack(step, precision)`` gives the step's).
-    """
-    u = unit(precision)
-    gap = distance(given, expected)
-    if exact_form:
-        if equal(given, expected):
-            return Verdict(True, True, "exact", "right, exactly")
-        return Verdict(False, False, "wrong", "not the exact value")
-    if gap <= u / 2:
-        return Verdict(True, False, "rounded", f"right to {precision} places")
-    if hand is not None and distance(given, hand) <= (u / 2 if hand_slack is None else hand_slack):
-        return Verdict(
-            True,
-            False,
-            "hand",
-            "right for the rounded inputs shown; the exact value rounds to "
-            + _rounded_text(expected, precision),
-        )
-    return Verdict(
-        False, False, "wrong", f"not within {fmt.expr_rounded(u, precision)} of the value"
-    )
-
-
-def _rounded_text(x: Cell | sympy.Expr, precision: int) -> str:
-    if isinstance(x, Cell):
-        return fmt.decimal_text(fmt.round_half_up(x, precision))
-    return fmt.expr_rounded(x if isinstance(x, sympy.Basic) else sympy.Integer(x), precision)
-
-
-def hand_value(step: Step, i: int, j: int, precision: int) -> sympy.Expr | None:
-    """What a student gets from the inputs as shown (rounded), or None if nothing is rounded."""
-    if step.op == "input":
-        return None
-    operands = step.args
-    rounded = any(
-        fmt.is_rounded(c, precision) for s in operands for row in s.cells for c in row
-    ) or (step.op == "scale" and not sympy.sqrt(step.divisor).is_Rational)
-    if not rounded:
-        return None
-    return cell_from(step, i, j, shown_value(precision), shown_root(precision))
-
-
-def slack(step: Step, precision: int) -> sympy.Rational:
-    """How far a hand answer may sit from ``hand_value``: half a unit for the answer's own
-    rounding, a whole unit where the student also rounds e^x or √d_k on the way."""
-    u = unit(precision)
-    return u if step.op in ("scale", "softmax") else u / 2
-
-
-def judge_cell(
-    step: Step, i: int, j: int, given: sympy.Expr, precision: int, *, exact_form: bool
-) -> Verdict:
-    """``judge`` against the true value of a cell, allowing hand rounding of its inputs."""
-    hand = None if exact_form else hand_value(step, i, j, precision)
-    return judge(
-        given,
-        step.cells[i][j],
-        precision,
-        exact_form=exact_form,
-        hand=hand,
-        hand_slack=slack(step, precision),
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# misconceptions
 
 
 @dataclass(frozen=True)
 class Slip:
     """A classic mistake a wrong answer matches."""
 
-    name: str  # a short id, e.g. "not-scaled"
+    name: str  # a stable id, e.g. "not-scaled"
     message: str  # what happened, said to the student
 
 
-def alternatives(
-    d: Derivation, step: Step, i: int, j: int, value: Value = true_value
-) -> list[tuple[Slip, sympy.Expr]]:
-    """The values the classic slips give for cell (i, j) of ``step``, exactly, from the operand
-    values ``value`` gives (the true ones by default)."""
-    v = value
-    row_of = _row_label(step, i)
-    out: list[tuple[Slip, sympy.Expr]] = []
+class Judge:
+    """The judge of one derivation at one precision; remembers the ranges it works out."""
+
+    def __init__(self, d: Derivation, places: int) -> None:
+        self.d = d
+        self.places = places
+        self.kit = hn.Honest(places)
+        self._true: dict[tuple[int, int, int], Range] = {}
+        self._carried: dict[tuple[int, int, int], Range] = {}
+        self.causal = d.lesson.mask == "causal"
+
+    def hides(self, step: Step, i: int, j: int) -> bool:
+        """A scaled score the causal mask turns into −∞ (the walk shows −∞ there)."""
+        return self.causal and step.op == "scale" and j > i
+
+    # -- ranges ----------------------------------------------------------------------------
+
+    def carried(self, ref: Ref) -> Range:
+        """A true cell as a student may carry it: exactly, or rounded to the lesson's places
+        (or more)."""
+        key = (id(ref.step), ref.i, ref.j)
+        got = self._carried.get(key)
+        if got is None:
+            cell = ref.step.cells[ref.i][ref.j]
+            if cell.masked:
+                got = HIDDEN
+            elif cell.q is not None:
+                got = hn.carried(Interval(cell.q), self.places)
+            else:
+                got = hn.carried(hn.around(cell.approx, 38), self.places)
+            self._carried[key] = got
+        return got
+
+    def resolved(self, base: Lookup, remap: Remap | None = None) -> Lookup:
+        """A lookup for ``combine``: inputs as the lesson gives them, the mask applied by its
+        own rule, ``remap`` (a slip) first, and ``base`` for every other cell."""
+
+        def value(ref: Ref) -> Range:
+            if remap is not None:
+                got = remap(ref)
+                if not isinstance(got, Ref):
+                    return got
+                ref = got
+            step = ref.step
+            if step.op == "input":
+                return Interval(step.cells[ref.i][ref.j].q)
+            if step.op == "mask":
+                return step.combine(ref.i, ref.j, value, self.kit)
+            return base(ref)
+
+        return value
+
+    def range(self, step: Step, i: int, j: int, base: Lookup | None = None) -> Range | None:
+        """The honest range of cell (i, j): from the true inputs (``base`` None, remembered)
+        or from the cells ``base`` gives. None when it cannot be worked (a division by 0)."""
+        if base is None:
+            key = (id(step), i, j)
+            if key not in self._true:
+                self._true[key] = self._combine(step, i, j, self.resolved(self.carried))
+            return self._true[key]
+        return self._combine(step, i, j, self.resolved(base))
+
+    def _combine(self, step: Step, i: int, j: int, value: Lookup) -> Range | None:
+        try:
+            return step.combine(i, j, value, self.kit)
+        except ZeroDivisionError:
+            return None
+
+    # -- is an answer honest for a range ------------------------------------------------------
+
+    def honest(self, answer: Answer, r: Range | None, places: int | None = None) -> bool:
+        """Whether ``answer`` is a correct rounding of some value in ``r``: at the answer's own
+        places when it has more than the lesson's, else padded to the lesson's (or at
+        ``places``). An exact form must lie in the range."""
+        if r is None:
+            return False
+        a = answer_range(answer.value)
+        if isinstance(r, hn.Hidden) or isinstance(a, hn.Hidden):
+            return r is a
+        q = written_places(answer)
+        if q is None and answer.exact_form:
+            return r.meets(a.lo, a.hi)
+        q = max(q if q is not None else self.places, self.places) if places is None else places
+        half = QQ(1, 2 * 10**q)
+        lo, hi = a.lo - half, a.hi + half
+        if r.meets(lo, hi):
+            return True
+        if q + 1 > self.places + hn.EXTRA or not r.meets(lo - half / 10, hi + half / 10):
+            return False  # rounding one place further moves a value by less than that
+        wide = hn.carried(r, self.places, first=q + 1)  # carried one place or more past it
+        return wide.meets(lo, hi)
+
+    # -- against the true inputs ------------------------------------------------------------
+
+    def judge(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
+        """Right or wrong against the true inputs, and how."""
+        cell = step.cells[i][j]
+        p = self.places
+        if answer.value == -sympy.oo:
+            if self.hides(step, i, j) or cell.masked:
+                return Verdict(True, True, "exact", "right: the causal mask makes it −∞")
+            return Verdict(False, False, "wrong", "−∞ only where the causal mask hides a score")
+        if answer.exact_form:
+            if same_value(answer.value, cell):
+                return Verdict(True, True, "exact", "right, exactly")
+            if not answer.value.is_Integer:  # a whole number is also a decimal with 0 places
+                return Verdict(False, False, "wrong", "not the exact value")
+        r = self.range(step, i, j)
+        if self.honest(answer, r):
+            q = max(written_places(answer) or p, p)
+            half = QQ(1, 2 * 10**q)
+            a = answer_range(answer.value)
+            assert isinstance(a, Interval)
+            if self._tight(cell).meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
+                return Verdict(True, False, "rounded", f"right to {q} places")
+            return Verdict(
+                True,
+                False,
+                "hand",
+                "right for the rounded inputs shown; the exact value rounds to "
+                + fmt.decimal_text(fmt.round_half_up(cell, q)),
+            )
+        q = written_places(answer)
+        if q is not None and 0 < q < p and self.honest(answer, r, q):
+            return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
+        return Verdict(False, False, "wrong", "no careful rounding gives that")
+
+    def _tight(self, cell: Cell) -> Range:
+        if cell.masked:
+            return HIDDEN
+        if cell.q is not None:
+            return Interval(cell.q)
+        return hn.around(cell.approx, 38)
+
+    def follows(self, step: Step, i: int, j: int, answer: Answer, own: Lookup) -> bool:
+        """Whether the answer is honest for the student's own inputs (``own``)."""
+        if answer.value == -sympy.oo:
+            return self.hides(step, i, j)
+        return self.honest(answer, self.range(step, i, j, own))
+
+    # -- slips ------------------------------------------------------------------------------
+
+    def slips(
+        self, step: Step, i: int, j: int, answer: Answer, base: Lookup | None = None
+    ) -> list[Slip]:
+        """The slips whose computation the answer is honest for (from the true inputs, or the
+        cells ``base`` gives), when the true computation is not: one is the explanation;
+        several explain it equally well."""
+        base = base or self.carried
+        if answer.value == -sympy.oo or self.honest(answer, self.range(step, i, j, base)):
+            return []
+        out = []
+        for slip, alt in alternatives(self.d, step, i, j):
+            r = alt(self, base)
+            if r is not None and self.honest(answer, r):
+                out.append(slip)
+        if self._truncated(step, i, j, answer, base):
+            out.append(TRUNCATED)
+        return out
+
+    def _truncated(self, step: Step, i: int, j: int, answer: Answer, base: Lookup) -> bool:
+        """The answer is some value of the range cut off (not rounded) at its places (the
+        lesson's or more)."""
+        q = written_places(answer)
+        r = self.range(step, i, j, base)
+        if q is None or q < self.places or not isinstance(r, Interval):
+            return False
+        a = answer_range(answer.value)
+        assert isinstance(a, Interval)
+        u = QQ(1, 10**q)
+        cut = Interval(a.lo, a.lo + u) if a.lo > 0 else Interval(a.lo - u, a.lo)
+        if a.lo == 0:
+            cut = Interval(-u, u)
+        inside = r.meets(cut.lo, cut.hi) and not (r.hi == cut.lo or r.lo == cut.hi)
+        return inside
+
+    def pen_slip(self, step: Step, i: int, j: int, answer: Answer) -> bool:
+        """A slip of the pen, still a recognisable attempt at the cell: a digit or the sign
+        away from the true value (not a lone digit for another, like 0 for 2), a term of a
+        sum dropped or its sign flipped. A 0 never is: it is what a blank looks like."""
+        if answer.value == 0:
+            return False
+        cell = step.cells[i][j]
+        q = written_places(answer)
+        if q is not None and not cell.masked and answer.value != 0:
+            true = _round_at(self._tight(cell).lo if cell.q is None else cell.q, q)
+            mine = _round_at(QQ(int(answer.value.p), int(answer.value.q)), q)
+            if mine == -true:
+                return True
+            a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)
+            same_sign = (mine >= 0) == (true >= 0)
+            if same_sign and len(a) == len(b) >= 2 and sum(map(str.__ne__, a, b)) == 1:
+                return True
+        if step.op != "matmul":
+            return False
+        r = self.range(step, i, j)
+        value = self.resolved(self.carried)
+        refs = step.sources(i, j)
+        for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
+            term = value(a_ref) * value(b_ref)  # type: ignore[operator]
+            if term.lo == term.hi == 0 or not isinstance(r, Interval):
+                continue
+            if self.honest(answer, r - term) or self.honest(answer, r - term.scaled(2)):
+                return True
+        return False
+
+
+Alternative = Callable[[Judge, Lookup], "Range | None"]  # a slip's range from ``base``
+
+
+def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
+    """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
+
+    def alt(judge: Judge, base: Lookup) -> Range | None:
+        if remap is None and base == judge.carried:  # another cell's own range: remembered
+            return judge.range(step, i, j)
+        return judge._combine(step, i, j, judge.resolved(base, remap))
+
+    return alt
+
+
+def _swap_step(old: Step, new: Step) -> Remap:
+    """Read ``new`` wherever the rule reads ``old``."""
+    return lambda ref: Ref(new, ref.i, ref.j) if ref.step is old else ref
+
+
+def _transposed(old: Step) -> Remap:
+    """Read ``old`` across where the rule reads down (and the reverse)."""
+    return lambda ref: Ref(old, ref.j, ref.i) if ref.step is old else ref
+
+
+def _hidden_as(mask: Step, value: Range) -> Remap:
+    """The masked scores read as ``value`` instead of −∞."""
+    return lambda ref: value if ref.step is mask and ref.j > ref.i else ref
+
+
+def _e_alone(src: Step, i: int, j: int) -> Alternative:
+    def alt(judge: Judge, base: Lookup) -> Range | None:
+        x = judge.resolved(base)(Ref(src, i, j))
+        return None if isinstance(x, hn.Hidden) else judge.kit.e_to(x)
+
+    return alt
+
+
+def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """The classic slips for cell (i, j), each a computation by a step's own rule: another
+    cell, other cells read in place of the right ones, or another divisor."""
+    row_of = step.rows[i]
+    out: list[tuple[Slip, Alternative]] = []
     name = step.name
     if name in ("Q", "K", "V") and step.op == "matmul":
         X, W = step.args
-        x_row = [v(X, i, k) for k in range(len(X.cols))]
         for other in ("W_Q", "W_K", "W_V"):
             if other == W.name or not d.has(other, step.head):
                 continue
             W_other = d.step(other, step.head)
             if j < len(W_other.cols):
-                alt = dot(x_row, [v(W_other, k, j) for k in range(len(W_other.rows))])
-                out.append(
-                    (
-                        Slip(
-                            f"used-{other}",
-                            f"that is X·{other}: {step.key} is made with {W.key}, not {other}",
-                        ),
-                        alt,
-                    )
+                slip = Slip(
+                    f"used-{other}",
+                    f"that is X·{other}: {step.key} is made with {W.key}, not {other}",
                 )
-        if j < len(W.rows) and len(W.cols) == len(x_row):
-            alt = dot(x_row, [v(W, j, k) for k in range(len(W.cols))])
-            out.append(
-                (
-                    Slip(
-                        "row-of-W",
-                        f"that uses row {W.rows[j]} of {W.key}; the entry needs column "
-                        f"{W.cols[j]} (down the column, not across the row)",
-                    ),
-                    alt,
-                )
+                out.append((slip, _at(step, i, j, _swap_step(W, W_other))))
+        if j < len(W.rows) and len(W.cols) == len(X.cols):
+            slip = Slip(
+                "row-of-W",
+                f"that uses row {W.rows[j]} of {W.key}; the entry needs column "
+                f"{W.cols[j]} (down the column, not across the row)",
             )
+            out.append((slip, _at(step, i, j, _transposed(W))))
     elif name == "scores" and step.op == "matmul":
         Q, K = step.args
-        n = range(len(Q.cols))
-        q_i, q_j = [v(Q, i, k) for k in n], [v(Q, j, k) for k in n]
-        k_i, k_j = [v(K, i, k) for k in n], [v(K, j, k) for k in n]
         col = step.cols[j]
+        why = "a score is a query · a key"
         out += [
             (
-                Slip(
-                    "query-query",
-                    f"that is the query of {row_of} · the query of {col}; "
-                    "a score is a query · a key",
-                ),
-                dot(q_i, q_j),
+                Slip("query-query", f"that is the query of {row_of} · the query of {col}; {why}"),
+                _at(step, i, j, _swap_step(K, Q)),
             ),
             (
-                Slip(
-                    "key-key",
-                    f"that is the key of {row_of} · the key of {col}; a score is a query · a key",
-                ),
-                dot(k_i, k_j),
+                Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
+                _at(step, i, j, _swap_step(Q, K)),
             ),
             (
                 Slip(
@@ -354,144 +525,117 @@ def alternatives(
                     f"that is the query of {col} · the key of {row_of}: the row is the query, "
                     "the column the key",
                 ),
-                dot(q_j, k_i),
+                _at(step, j, i),
             ),
         ]
+        if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
+            slip = Slip(
+                "k-not-transposed",
+                "that multiplies by K, not Kᵀ: a score is the query's row · the key's row",
+            )
+            out.append((slip, _at(step, i, j, _transposed(K))))
     elif name == "scaled" and step.op == "scale":
-        (scores,) = step.args
-        s = v(scores, i, j)
         d_k = step.divisor
-        out += [
-            (Slip("not-scaled", f"that is the raw score; divide it by √d_k = √{d_k}"), s),
-            (
-                Slip("divided-by-dk", f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}"),
-                s / d_k,
-            ),
-        ]
+        lesson = d.lesson
+        d_model = len(lesson.X[0])
+        d_v = len(lesson.heads[(step.head or 1) - 1].W_V[0])
+        by = [(1, "not-scaled"), (d_k * d_k, "divided-by-dk"), (d_model, "dmodel-for-dk")]
+        if d_v != d_model:
+            by.append((d_v, "dv-for-dk"))
+        says = {
+            "not-scaled": f"that is the raw score; divide it by √d_k = √{d_k}",
+            "divided-by-dk": f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}",
+            "dmodel-for-dk": f"that divides by √d_model = √{d_model}; divide by √d_k = √{d_k}",
+            "dv-for-dk": f"that divides by √d_v = √{d_v}; divide by √d_k = √{d_k}",
+        }
+        for n, slip_id in by:
+            if n != d_k:
+                other = dataclasses.replace(step, divisor=n)
+                out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
     elif name == "weights" and step.op == "softmax":
-        (scaled,) = step.args
-        x = v(scaled, i, j)
-        column = [v(scaled, k, j) for k in range(len(scaled.rows))]
-        out.append(
+        (src,) = step.args
+        masked = src.op == "mask"
+        scaled = src.args[0] if masked else src
+        out += [
             (
                 Slip(
                     "softmax-column",
                     f"that is softmax down column {step.cols[j]}; softmax runs along the "
                     f"row of {row_of}, so the row adds up to 1",
                 ),
-                softmax_share(column, i),
+                _at(step, j, i, _transposed(src)),
+            ),
+            (
+                Slip(
+                    "unnormalised", "that is e^x alone; divide it by the total of e^x over the row"
+                ),
+                _e_alone(src, i, j),
+            ),
+        ]
+        if scaled.op == "scale" and scaled.divisor != 1:
+            slip = Slip(
+                "softmax-of-raw-scores",
+                "that is the softmax of the raw scores; take it of the scaled scores "
+                "(divided by √d_k)",
             )
-        )
-        if x != -sympy.oo:
-            out.append(
+            out.append((slip, _at(step, i, j, _swap_step(scaled, scaled.args[0]))))
+        if masked:
+            out += [
                 (
                     Slip(
-                        "unnormalised",
-                        "that is e^x alone; divide it by the total of e^x over the row",
+                        "inf-as-zero",
+                        "that takes −∞ as 0, so each hidden score adds e^0 = 1 to the total; "
+                        "e^−∞ is 0: the hidden ones add nothing",
                     ),
-                    sympy.exp(x),
-                )
-            )
-        raw = _raw_scores(step, i)
-        if raw is not None:
-            out.append(
-                (
-                    Slip(
-                        "softmax-of-raw-scores",
-                        "that is the softmax of the raw scores; take it of the scaled scores "
-                        "(divided by √d_k)",
-                    ),
-                    softmax_share(raw, j),
-                )
-            )
+                    _at(step, i, j, _hidden_as(src, Interval(QQ(0)))),
+                ),
+                (FORGOT_MASK, _at(step, i, j, _swap_step(src, scaled))),
+            ]
+            if j <= i:  # above the diagonal it gives the true 0
+                out.append((MASK_AFTER, _at(step, i, j, _swap_step(src, scaled))))
     elif name == "Z" and step.op == "matmul":
         W, V = step.args
-        w_row = [v(W, i, k) for k in range(len(W.cols))]
         for other in range(len(V.cols)):
             if other != j:
-                alt = dot(w_row, [v(V, k, other) for k in range(len(V.rows))])
-                out.append(
-                    (
-                        Slip(
-                            "wrong-V-column",
-                            f"that blends column {V.cols[other]} of V; {step.key}[{row_of}, "
-                            f"{step.cols[j]}] blends column {V.cols[j]}",
-                        ),
-                        alt,
-                    )
+                slip = Slip(
+                    "wrong-V-column",
+                    f"that blends column {V.cols[other]} of V; {step.key}[{row_of}, "
+                    f"{step.cols[j]}] blends column {V.cols[j]}",
                 )
+                out.append((slip, _at(step, i, other)))
         if i < len(W.cols):
-            w_col = [v(W, k, i) for k in range(len(W.rows))]
-            alt = dot(w_col, [v(V, k, j) for k in range(len(V.rows))])
-            out.append(
-                (
-                    Slip(
-                        "weights-column",
-                        f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
-                    ),
-                    alt,
-                )
+            slip = Slip(
+                "weights-column",
+                f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
             )
+            out.append((slip, _at(step, i, j, _transposed(W))))
     return out
 
 
-def _row_label(step: Step, i: int) -> str:
-    return step.rows[i]
+TRUNCATED = Slip("truncated", "that is cut off, not rounded: round the last digit")
+FORGOT_MASK = Slip(
+    "forgot-mask",
+    "that forgets the causal mask: the scores above the diagonal are −∞, so their weights "
+    "are 0 and the rest share all of 1",
+)
+MASK_AFTER = Slip(
+    "mask-after-softmax",
+    "that applies the mask after the softmax without sharing out again; mask first, then softmax",
+)
 
 
-def _raw_scores(weights: Step, i: int) -> list[sympy.Expr] | None:
-    """Row i of the raw scores behind a softmax (masked alike), or None if √d_k is 1."""
-    (src,) = weights.args
-    scaled = src.args[0] if src.op == "mask" else src
-    if scaled.op != "scale" or scaled.divisor == 1:
-        return None
-    (scores,) = scaled.args
-    return [
-        -sympy.oo if weights.hidden(i, k) else true_value(scores, i, k)
-        for k in range(len(scores.cols))
-    ]
+def _places(q: int) -> str:
+    return f"{q} place" if q == 1 else f"{q} places"
 
 
-def misconception(
-    d: Derivation,
-    step: Step,
-    i: int,
-    j: int,
-    given: sympy.Expr,
-    precision: int,
-    *,
-    exact_form: bool,
-    value: Value = true_value,
-) -> Slip | None:
-    """The slip a wrong answer for cell (i, j) matches, or None.
+_JUDGES: weakref.WeakKeyDictionary[Derivation, dict[int, Judge]] = weakref.WeakKeyDictionary()
 
-    A slip is named only when the answer would be *right* for the slip's value by the same rule
-    as a right answer (``judge``): the exact slip value for an exact form; for a decimal, within
-    ``u/2`` of the exact slip value or within ``slack`` of what the slip gives from the rounded
-    inputs shown. A slip counts only when its value differs from the true one by more than one
-    unit, so an answer is never blamed on a mistake that gives the right number.
 
-    ``value`` gives the operands (the true ones by default). With a student's own answers the
-    operands are already as the student rounded them, so the slip's value itself is the hand
-    value, and "the true one" is what those answers give.
-    """
-    own = value is not true_value
-    true = cell_from(step, i, j, value) if own else step.cells[i][j]
-    u = unit(precision)
-    slips = alternatives(d, step, i, j, value)
-    if exact_form:
-        for slip, alt in slips:
-            if distance(alt, true) > u and equal(given, alt):
-                return slip
-        return None
-    by_hand = dict(slips if own else alternatives(d, step, i, j, shown_value(precision)))
-    for slip, alt in slips:
-        hand = by_hand.get(slip)
-        # (slip value, tolerance): exactly as ``judge`` accepts a right answer
-        targets = [(alt, u / 2), (hand, slack(step, precision))]
-        for target, tolerance in targets:
-            if target is None or distance(target, true) <= u:
-                continue
-            if distance(given, target) <= tolerance:
-                return slip
-    return None
+def judge_for(d: Derivation, places: int | None = None) -> Judge:
+    """The judge of ``d`` at ``places`` (the lesson's by default), made once per derivation
+    and dropped with it."""
+    places = d.lesson.precision if places is None else places
+    judges = _JUDGES.setdefault(d, {})
+    if places not in judges:
+        judges[places] = Judge(d, places)
+    return judges[places]

@@ -175,13 +175,7 @@ def value_text(q: Question, places: int) -> str:
 
 def working(q: Question, places: int) -> str:
     """The full working of the cell, ending in its value."""
-    w = wk.working(q.step, q.i, q.j, places)
-    if not w.work:
-        return f"{q.name} {w.result()}"
-    text = f"{q.name} = {w.numbers}\n  {w.result()}"
-    if w.hand_text is not None:
-        text += "\n  " + wk.hand_note(w.hand_text)
-    return text
+    return wk.full_text(q.step, q.i, q.j, places)
 
 
 def read_as(answer: Answer, places: int) -> str | None:
@@ -333,20 +327,23 @@ def ask(
         echo = read_as(answer, places)
         if echo:  # it quotes the typed text: escape sequences spelled out
             console.print(Text(visible(echo), style="dim"))
-        verdict = jd.judge_cell(
-            q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
-        )
+        judge = jd.judge_for(d, places)
+        verdict = judge.judge(q.step, q.i, q.j, answer)
+        if verdict.kind == "fewer":  # right as far as it goes: ask for the places, no try used
+            console.print(
+                Text(f"Nearly: {verdict.message}. That did not use a try.", style="yellow")
+            )
+            continue
         item.tries += 1
         if verdict.right:
             item.outcome = "first" if item.tries == 1 and not item.hinted else "hints"
             console.print(Text("✓ " + confirmation(q, verdict, places), style="green"))
             return item
-        slip = jd.misconception(
-            d, q.step, q.i, q.j, answer.value, places, exact_form=answer.exact_form
-        )
-        if slip:
-            item.slips.append(slip.name)
-            console.print(Text(f"✗ Not quite: {slip.message}.", style="red"))
+        slips = judge.slips(q.step, q.i, q.j, answer)
+        if slips:
+            item.slips += [slip.name for slip in slips]
+            said = "; or ".join(slip.message for slip in slips)
+            console.print(Text(f"✗ Not quite: {said}.", style="red"))
         else:
             console.print(Text("✗ Not quite.", style="red"))
         left = MAX_TRIES - item.tries

@@ -15,9 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from tutor.assess import judge as jd
-from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, own_values
-from tutor.assess.quiz import Question
-from tutor.assess.quiz import working as true_working
+from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text
 from tutor.core.engine import Ref, Step
 from tutor.teach.walk import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.text import format as fmt
@@ -93,9 +91,9 @@ def _num(x: sympy.Expr, places: int) -> str:
     return fmt.expr_rounded(x, places)
 
 
-def own_working(g: Graded, own: jd.Value, places: int) -> str:
+def own_working(g: Graded, mine: sympy.Expr | None, own: jd.Value, places: int) -> str:
     """How the cell follows from the student's own earlier answers, term by term."""
-    result = f"≈ {fmt.expr_rounded(g.own, places)}" if g.own is not None else ""
+    result = f"≈ {fmt.expr_rounded(mine, places)}" if mine is not None else ""
 
     def operand(r: Ref) -> str:
         x = own(r.step, r.i, r.j)
@@ -109,25 +107,39 @@ def own_working(g: Graded, own: jd.Value, places: int) -> str:
 # the report
 
 
-def _look_again(g: Graded, own: jd.Value, places: int) -> list[RenderableType]:
+def true_working(step: Step, i: int, j: int, places: int) -> str:
+    """The cell's working from the true inputs: the one call to a working-text function."""
+    return wk.full_text(step, i, j, places)
+
+
+def _slip_text(g: Graded) -> str | None:
+    """What the slips that explain a wrong answer say: one, or each of a tie."""
+    if not g.slips:
+        return None
+    return "; or ".join(s.message for s in g.slips)
+
+
+def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
+    mine = rep.own_value(g)
     expected = expected_text(g, places)
     head = Text.assemble((g.name, "bold red"), f": you wrote {visible(g.entry.text or '')}")
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
-    if g.own is not None:
+    if mine is not None:
         head.append(
-            f"; from your own earlier answers it would be {fmt.expr_rounded(g.own, places)}"
+            f"; from your own earlier answers it would be {fmt.expr_rounded(mine, places)}"
             f" (the true value is {expected})"
         )
     else:
         head.append(f"; expected {expected}")
     out: list[RenderableType] = [head]
-    if g.slip is not None:
-        out.append(Text(f"  {g.slip.message}", style="yellow"))
-    if g.own is not None:
-        work = own_working(g, own, places)
+    slip = _slip_text(g)
+    if slip is not None:
+        out.append(Text(f"  {slip}", style="yellow"))
+    if mine is not None:
+        work = own_working(g, mine, rep.own, places)
     else:
-        work = true_working(Question(g.step, g.i, g.j), places)
+        work = true_working(g.step, g.i, g.j, places)
     out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))
     return out
 
@@ -142,7 +154,6 @@ def _legend(verdict: str) -> tuple[tuple[str, str], str]:
 def report(rep: Report, width: int) -> list[RenderableType]:
     """The whole grade report, in order; the score is the last line."""
     d, sheet = rep.d, rep.sheet
-    own = own_values(sheet)
     places = d.lesson.precision
     who = f" by {visible(sheet.student)}" if sheet.student else ""
     out: list[RenderableType] = [
@@ -153,16 +164,13 @@ def report(rep: Report, width: int) -> list[RenderableType]:
         ),
         Text.assemble(*(part for v in VERDICTS for part in _legend(v))),
     ]
-    by_step: dict[str, list[Graded]] = {}
-    for g in rep.cells:
-        by_step.setdefault(g.step.key, []).append(g)
-    tables = [t for cells in by_step.values() for t in step_tables(cells[0].step, cells, width)]
+    tables = [t for step, cells in rep.steps() for t in step_tables(step, cells, width)]
     out.append(side_by_side(tables, width))  # small steps side by side, as many as fit
     wrong = [g for g in rep.cells if g.verdict == "wrong"]
     if wrong:
         out.append(Text("\nTo look at again", style="bold"))
         for g in wrong:
-            out += _look_again(g, own, places)
+            out += _look_again(g, rep, places)
     if sheet.problems:
         out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
         out += [Text(visible(str(p))) for p in sheet.problems]

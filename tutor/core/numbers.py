@@ -110,8 +110,18 @@ class Answer:
     plain: bool  # a lone number (``0.16``, ``-2``), not an expression
 
 
+NEG_INF_SPELLINGS = ("-inf", "-oo", "-∞")  # after the unicode minus becomes "-"
+
+
 def read_answer(text: str) -> Answer:
-    """``parse_answer`` plus how the answer was written (for judging and for echoing it)."""
+    """``parse_answer`` plus how the answer was written (for judging and for echoing it).
+
+    Minus infinity, as the walk shows a masked score, is read from ``-inf``, ``-oo``, ``−∞``
+    or ``-∞`` (compared as text: these spellings only, nothing is evaluated)."""
+    if re.sub(r"\s+", "", text).replace("\u2212", "-").lower() in NEG_INF_SPELLINGS:
+        import sympy
+
+        return Answer(text.strip(), -sympy.oo, True, True)
     value, src, tree = _parse(text)
     decimals = any(
         re.search(r"[.eE]", ast.get_source_segment(src, node) or "")

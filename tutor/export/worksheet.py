@@ -1,20 +1,15 @@
-"""Derivation → worksheets and answer keys: Markdown, LaTeX and the blank YAML answer sheet.
+"""Derivation → worksheets and answer keys: Markdown and LaTeX.
 
-All three are built from the same pieces: the lesson's inputs, then each step to fill with its
+Both are built from the same pieces: the lesson's inputs, then each step to fill with its
 shape arithmetic and a table, and (in an answer key) the worked line of every cell. Numbers
 become text only through ``tutor.text.format``; this module adds Markdown and LaTeX spelling.
 
-The answer sheet holds one key per step to fill: ``Q``, ``K``, ``V``, ``scores``, ``scaled``,
-``weights``, ``Z`` (under ``heads:`` for several heads, then ``concat`` and ``output``). The
-causal mask is not a step to fill: it only writes −∞ above the diagonal of ``scaled``, and the
-weights it makes (0 above the diagonal) are on the sheet.
+The blank YAML answer sheet for the same steps is written (and read) by ``tutor.assess.sheet``.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-import shlex
 import unicodedata
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -490,75 +485,3 @@ def _tex_heading(step: Step, command: str) -> list[str]:
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]
-
-
-# ---------------------------------------------------------------------------------------------
-# the blank answer sheet (YAML)
-
-SHEET_HELP = """\
-# Fill in every null with your answer: a number (0.49), a fraction (1/3) or a simple
-# expression (sqrt(2), 4/sqrt(2), e^1.41/(e^1.41 + e^2.83 + e^1.41)). Put quotes around an
-# answer that contains a comma or a colon. Leave null what you did not work out.
-# Rows are tokens (named in the comment at the end of each row); columns are named above.
-# Grade it with: attn-tutor grade {lesson} THIS-FILE"""
-
-
-def _yaml_str(text: str) -> str:
-    """A YAML double-quoted string (JSON's escaping is valid YAML)."""
-    import json
-
-    return _yaml_safe(words.escape_c1(json.dumps(text, ensure_ascii=False)))  # YAML refuses C1
-
-
-# What YAML reads as a line break (U+2028, U+2029, NEL) or refuses outright (U+FFFE, lone
-# surrogates from a file name's undecodable bytes, ...): a file name may hold any of them
-_YAML_UNSAFE = re.compile(
-    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
-)
-
-
-def _yaml_safe(text: str) -> str:
-    """Text for a sheet's comment or double-quoted string, with those characters as ``\\uXXXX``
-    (an escape inside quotes, spelled out in a comment), so the sheet stays valid YAML."""
-    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
-
-
-def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
-    n, m = step.shape
-    cols = ", ".join(step.cols)
-    what = shape_text(step)
-    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
-    if step.name == "weights" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
-    lines.append(f"{indent}{step.name}:")
-    row = "[" + ", ".join(["null"] * m) + "]"
-    lines += [f"{indent}  - {row}  # {step.rows[i]}" for i in range(n)]
-    return lines
-
-
-def answer_sheet(d: Derivation) -> str:
-    """A blank answer sheet in YAML: one matrix of nulls per step to fill."""
-    lesson = d.lesson
-    out = [
-        f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
-        # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(lesson.name)))),
-        f"lesson: {_yaml_str(lesson.name)}",
-        'student: ""   # your name',
-        "",
-    ]
-    per_head = [s for s in fill_steps(d) if s.name in FILL]
-    if lesson.multi_head:
-        out.append("heads:")
-        for h in range(1, d.head_count + 1):
-            out.append(f"  - # {words.head_label(d.lesson, h)}")
-            for step in (s for s in per_head if s.head == h):
-                out += _sheet_matrix(step, "    ", d)
-            out.append("")
-    else:
-        for step in per_head:
-            out += [*_sheet_matrix(step, "", d), ""]
-    for step in fill_steps(d):
-        if step.name in FILL_TOP:
-            out += [*_sheet_matrix(step, "", d), ""]
-    return "\n".join(out).rstrip() + "\n"

@@ -510,3 +510,16 @@ def _share_sum(step: Step, i: int, places: int) -> str:
     total = sum(shares, Decimal(0))
     text = f"The shares add up to {fmt.decimal_text(total)}"
     return text + (" ✓" if total == 1 else "; exactly 1 before rounding ✓")
+
+
+def full_text(step: Step, i: int, j: int, places: int) -> str:
+    """The full working of cell (i, j) as lines of plain text, ending in its value (the quiz's
+    "show me" and the grade report's "from the true inputs")."""
+    w = working(step, i, j, places)
+    name = cell_name(step, i, j)
+    if not w.work:
+        return f"{name} {w.result()}"
+    text = f"{name} = {w.numbers}\n  {w.result()}"
+    if w.hand_text is not None:
+        text += "\n  " + hand_note(w.hand_text)
+    return text

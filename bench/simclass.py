@@ -1,0 +1,138 @@
+"""A simulated class over random lessons, graded through the public ``grade --json`` command.
+
+Run from the repository root:
+
+    python bench/simclass.py            # --lessons N (default 24), --seed S
+
+Prints, per kind of student, how the sheets fared: honest students of every rounding habit
+(should all get full marks), one slip then honest work (should lose exactly one cell), each
+named slip (should be named), and junk sheets (should score no more than the cells whose true
+value is that number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from typer.testing import CliRunner
+
+from tests import lessongen, students
+from tutor.cli import app
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "100", "ATTN_TUTOR_LESSONS": ""}
+
+
+def lessons(count: int, seed: int, folder: Path) -> list[Path]:
+    """Random lessons: single-head, causal and two-head in turn."""
+    rng = random.Random(seed)
+    out = []
+    for k in range(count):
+        kind = ("single", "causal", "heads")[k % 3]
+        n = rng.randint(2, 4)
+        d_k = n if k % 4 == 0 else rng.randint(1, 3)  # sometimes Kᵀ and K both fit
+        text = lessongen.lesson_text(
+            rng,
+            n,
+            rng.randint(2, 4),
+            d_k,
+            rng.randint(1, 3),
+            rng.choice(("i", "id", "idf")),
+            heads=2 if kind == "heads" else 0,
+            causal=kind == "causal" or (kind == "heads" and rng.random() < 0.5),
+            w_o=kind == "heads",
+        )
+        path = folder / f"lesson{k}.yaml"
+        path.write_text(text)
+        out.append(path)
+    return out
+
+
+def grade(runner: CliRunner, lesson: Path, d, written, folder: Path) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    sheet = folder / "sheet.yaml"
+    sheet.write_text(students.sheet_text(d, written))
+    result = runner.invoke(app, ["grade", str(lesson), str(sheet), "--json"], env=ENV)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def true_shown(d) -> dict[str, list[list[str]]]:  # type: ignore[no-untyped-def]
+    return students.Student(d, "exact").work()
+
+
+def cell_slips(cell: dict) -> list[str]:  # type: ignore[type-arg]
+    """The slips a report names for a cell (``slip`` and, when several explain it, ``slips``)."""
+    return list(cell.get("slips") or ([cell["slip"]] if cell.get("slip") else []))
+
+
+def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg]
+    runner = CliRunner()
+    stats: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for path in lessons(count, seed, folder):
+            d = derive(load_lesson(path))
+            truth = true_shown(d)
+            for habit in students.HABITS:
+                rep = grade(runner, path, d, students.Student(d, habit).work(), folder)
+                stats[f"honest {habit}"].append(rep["score"] == rep["total"])
+            for kind in ("zeros", "ones", "random"):
+                written = students.junk(d, kind, seed)
+                allowed = sum(
+                    w == t or (kind != "random" and float(t) == float(w))
+                    for key, rows in written.items()
+                    for wr, tr in zip(rows, truth[key], strict=True)
+                    for w, t in zip(wr, tr, strict=True)
+                    if t != "-inf"
+                )
+                rep = grade(runner, path, d, written, folder)
+                stats[f"junk {kind}"].append(rep["score"] <= allowed)
+            for slip in students.SLIPS:
+                st = students.Student(d, "carry1", slip)
+                written = st.work()
+                if st.slipped is None:
+                    continue
+                rep = grade(runner, path, d, written, folder)
+                step, i, j = st.slipped
+                cell = next(
+                    c
+                    for c in rep["cells"]
+                    if c["step"] == step.name
+                    and c["head"] == step.head
+                    and c["row"] == step.rows[i]
+                    and c["col"] == step.cols[j]
+                )
+                lost = rep["total"] - rep["score"]
+                if cell["verdict"] == "correct":  # an honest path reaches it too: no slip
+                    stats[f"slip {slip} (invisible: honest too)"].append(True)
+                elif slip in students.UNNAMED:
+                    ft = sum(c["verdict"] == "follow-through" for c in rep["cells"])
+                    stats[f"one {slip} slip loses one cell"].append(lost == 1)
+                    stats[f"one {slip} slip earns follow-through"].append(ft > 0 or lost == 1)
+                else:
+                    stats[f"slip {slip} named"].append(slip in cell_slips(cell))
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lessons", type=int, default=24)
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+    stats = simulate(args.lessons, args.seed)
+    width = max(len(k) for k in stats)
+    for key, results in stats.items():
+        print(f"{key:<{width}}  {sum(results):>4}/{len(results):<4} as they should")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Honest ranges: every value careful hand work could give for a cell.
+
+A ``Kit`` for ``Step.combine`` (the engine's one rule for each cell) whose numbers are closed
+intervals with exact rational endpoints (sympy's ``QQ``). Hand work may, on the way:
+
+* carry any intermediate value exactly, or rounded to the lesson's places or up to ``EXTRA``
+  more (so a carried value's range is the hull of its range and its roundings at those places;
+  rounding is monotone, so rounding the endpoints is enough);
+* round √d_k and each e^x the same way (the row's total of e^x is their sum: rounding it
+  too, when the e^x are small, would let 0.009 / 0.01 pass for 0.9996).
+
+Irrational bounds (√n, e^x) come from a 256-bit evaluation, widened outward by far more than its
+error, so every range contains the true value. No floats anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+from sympy.polys.domains import QQ
+
+MPX = mpmath.MPContext()
+MPX.prec = 256
+EXTRA = 4  # a carried value keeps the lesson's places, or up to this many more
+SLACK = QQ(1, 2**230)  # relative widening of a 256-bit evaluation: outward, with room to spare
+FAR = 300  # |exponent| beyond which a softmax row is shifted instead of evaluated as it stands
+
+
+class Hidden:
+    """A masked score: −∞."""
+
+    def __repr__(self) -> str:
+        return "−∞"
+
+
+HIDDEN = Hidden()
+
+
+class Interval:
+    """The closed range [lo, hi], exact rational endpoints."""
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, lo, hi=None) -> None:  # type: ignore[no-untyped-def]
+        self.lo = lo
+        self.hi = lo if hi is None else hi
+
+    def __add__(self, other: Interval) -> Interval:
+        return Interval(self.lo + other.lo, self.hi + other.hi)
+
+    def __sub__(self, other: Interval) -> Interval:
+        return Interval(self.lo - other.hi, self.hi - other.lo)
+
+    def __neg__(self) -> Interval:
+        return Interval(-self.hi, -self.lo)
+
+    def __mul__(self, other: Interval) -> Interval:
+        if self.lo == self.hi and other.lo == other.hi:
+            return Interval(self.lo * other.lo)
+        ends = (self.lo * other.lo, self.lo * other.hi, self.hi * other.lo, self.hi * other.hi)
+        return Interval(min(ends), max(ends))
+
+    def __truediv__(self, other: Interval) -> Interval:
+        if other.lo <= 0 <= other.hi:
+            raise ZeroDivisionError("the divisor's range holds 0")
+        return self * Interval(1 / other.hi, 1 / other.lo)
+
+    def scaled(self, k: int) -> Interval:
+        return Interval(self.lo * k, self.hi * k)
+
+    def meets(self, lo, hi) -> bool:  # type: ignore[no-untyped-def]
+        """Whether [lo, hi] and this range share a point."""
+        return lo <= self.hi and hi >= self.lo
+
+    def __repr__(self) -> str:
+        return f"[{float(self.lo):.6g}, {float(self.hi):.6g}]"
+
+
+Range = Interval | Hidden
+
+
+def point(x) -> Interval:  # type: ignore[no-untyped-def]
+    return Interval(QQ(x) if isinstance(x, int) else x)
+
+
+def from_mpf(x: mpmath.mpf):  # type: ignore[no-untyped-def]
+    """An mpmath number as an exact rational (its binary value)."""
+    sign, man, exp, _ = x._mpf_
+    man = -man if sign else man
+    return QQ(man * 2**exp) if exp >= 0 else QQ(man, 2**-exp)
+
+
+def around(x: mpmath.mpf, digits: int = 0) -> Interval:
+    """A range surely holding the value ``x`` approximates (to 256 bits, or ``digits`` digits)."""
+    mid = from_mpf(x)
+    width = abs(mid) * SLACK + SLACK
+    if digits:
+        width += abs(mid) * QQ(1, 10 ** (digits - 2))
+    return Interval(mid - width, mid + width)
+
+
+def _to_mpf(q) -> mpmath.mpf:  # type: ignore[no-untyped-def]
+    return MPX.mpf(q.numerator) / q.denominator
+
+
+MPQ = QQ.dtype  # sympy's rational type (QQ(...) is the same, with a slower front door)
+
+
+def nearest(x, places: int, up: bool):  # type: ignore[no-untyped-def]
+    """``x`` rounded to ``places`` decimals; a tie goes up (``up``) or down."""
+    s = 10**places
+    n, d = x.numerator * s, x.denominator
+    whole = (2 * n + d) // (2 * d) if up else -((-2 * n + d) // (2 * d))
+    return MPQ(whole, s)
+
+
+def carried(r: Range, places: int, first: int | None = None) -> Range:
+    """Every value a student may carry for a value in ``r``: itself, or it rounded to
+    ``first``..``places + EXTRA`` places (``first`` defaults to ``places``)."""
+    if isinstance(r, Hidden):
+        return r
+    lo, hi = r.lo, r.hi
+    for q in range(places if first is None else first, places + EXTRA + 1):
+        lo = min(lo, nearest(r.lo, q, up=False))
+        hi = max(hi, nearest(r.hi, q, up=True))
+    return Interval(lo, hi)
+
+
+class Honest:
+    """The ``Kit`` of honest ranges at ``places`` decimals (one per judge: it remembers its
+    square roots and exponentials)."""
+
+    hidden = HIDDEN
+
+    def __init__(self, places: int) -> None:
+        self.places = places
+        self.zero = Interval(QQ(0))
+        self._roots: dict[int, Interval] = {}
+        self._exps: dict[tuple[object, object], Interval] = {}
+
+    def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
+        return Interval(cell.q)
+
+    def root(self, n: int) -> Interval:
+        """√n, exactly or rounded to the lesson's places (or more)."""
+        if n not in self._roots:
+            whole = math.isqrt(n)
+            if whole * whole == n:
+                self._roots[n] = Interval(QQ(whole))
+            else:
+                self._roots[n] = carried(around(MPX.sqrt(n)), self.places)
+        return self._roots[n]
+
+    def exp(self, x: Range) -> Range:
+        # e^x waits for its row (``share`` gets the exponents): a row far from 0 is shifted
+        # first, since e^1000 has no sensible rational bounds
+        return x
+
+    def e_to(self, x: Interval, rounded: bool = True) -> Interval:
+        """e^x over the range, each end rounded to the lesson's places or more if ``rounded``."""
+        key = (x.lo, x.hi, rounded)
+        got = self._exps.get(key)
+        if got is None:
+            got = Interval(_exp_end(x.lo, up=False), _exp_end(x.hi, up=True))
+            if rounded:
+                got = carried(got, self.places)
+            self._exps[key] = got
+        return got
+
+    def total(self, xs: list[Interval]) -> Interval:
+        lo = sum((x.lo for x in xs), QQ(0))
+        hi = sum((x.hi for x in xs), QQ(0))
+        return Interval(lo, hi)
+
+    def share(self, xs: list[Interval], j: int) -> Interval:
+        """e^x_j / Σ e^x_k. The share grows with e^x_j and falls with every other e^x_k, so its
+        least is e^x_j at its least over the others at their most (and the reverse). (Naive
+        interval division would count e^x_j twice.)"""
+        top = max(x.hi for x in xs)
+        low = min(x.lo for x in xs)
+        if top <= FAR and low >= -FAR:
+            es = [self.e_to(x) for x in xs]
+            if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
+                es = [self.e_to(x, rounded=False) for x in xs]
+        else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
+            c = Interval(top)
+            es = [self.e_to(x - c, rounded=False) for x in xs]
+        others_lo = sum((e.lo for k, e in enumerate(es) if k != j), QQ(0))
+        others_hi = sum((e.hi for k, e in enumerate(es) if k != j), QQ(0))
+        e = es[j]
+        lo = e.lo / (e.lo + others_hi)
+        hi = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
+        return Interval(lo, hi)
+
+    def is_hidden(self, x: Range) -> bool:
+        return isinstance(x, Hidden)
+
+
+def _exp_end(q, up: bool):  # type: ignore[no-untyped-def]
+    """e^q rounded outward (down for a lower end, up for an upper end); 0 below e^-2000."""
+    if q < -2000:
+        return QQ(0) if not up else from_mpf(MPX.exp(-2000))
+    r = around(MPX.exp(_to_mpf(q)))
+    return r.hi if up else max(r.lo, QQ(0))
