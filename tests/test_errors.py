@@ -21,7 +21,7 @@ BUG = {
     "walk": (["cats-chase-mice"], "tutor.engine.derive"),
     "quiz": (["cats-chase-mice"], "tutor.engine.derive"),
     "explain": (["cats-chase-mice", "Z[cats, 1]"], "tutor.engine.derive"),
-    "progress": ([], "tutor.history.read"),
+    "progress": ([], "tutor.history.summarize"),
     "list": ([], "tutor.lesson.iter_lessons"),
     "softmax": (["1", "2"], "tutor.warmup.softmax_row"),
     # commands of other issues: used only where the app has them
