@@ -348,7 +348,7 @@ def quiz(
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
     with session.signals():
         result = qz.run(d, questions, console, stream)
-        result.ended = session.ended or result.ended
+        result.ended = session.how_it_ended(result.ended)
         when = datetime.now(UTC).isoformat(timespec="seconds")
         problems = history.append(qz.record(result, d.lesson.name, seed, when))
     with contextlib.suppress(OSError):  # stderr may be gone too (the terminal was closed)
@@ -444,6 +444,15 @@ class QuizSession:
         if self.signal is not None:
             self.ended = signal.Signals(self.signal).name.lower()  # "sigterm", "sighup"
             raise Stopped
+
+    def how_it_ended(self, ended: str) -> str:
+        """The quiz loop's word for its end, or the cause this session knows better: a closed
+        terminal ends the input (ctrl-d) and sends SIGHUP at the same moment."""
+        if self.signal is not None and ended != "finished":
+            import signal
+
+            return signal.Signals(self.signal).name.lower()
+        return self.ended or ended
 
     def on_signal(self, signum: int, frame: object) -> None:
         self.signal = signum
