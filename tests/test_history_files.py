@@ -89,12 +89,24 @@ def test_a_record_with_more_cells_than_a_quiz_asks_is_damaged(tmp_path: Path) ->
     assert "Progress over 1 quiz " in out.stdout and ":1: skipped a damaged record" in out.stderr
 
 
-def test_cells_of_steps_no_quiz_asks_are_not_counted(tmp_path: Path) -> None:
-    odd = [{"step": "banana", "outcome": "first"}, {"step": "Q", "head": 99, "outcome": "first"}]
+def test_cells_no_quiz_could_write_are_not_counted(tmp_path: Path) -> None:
+    odd = [{"step": "scores-of-mine", "outcome": "first"}, {"step": "Q", "head": 99}]
     write_history(tmp_path, [record(cells=[*odd, {"step": "Z", "outcome": "missed"}])])
     out = progress(tmp_path)
-    assert "banana" not in out.stdout and "head99" not in out.stdout
+    assert "scores-of-mine" not in out.stdout and "head99" not in out.stdout
     assert "│ Z    │     1 │" in out.stdout
+
+
+def test_a_lesson_has_at_most_as_many_rows_as_steps_and_heads(tmp_path: Path) -> None:
+    """Made-up step names, 200 a record: the table stops at the rows a lesson can have."""
+    lines = [
+        record(cells=[{"step": f"s{k}-{i}", "outcome": "first"} for i in range(200)])
+        for k in range(10)
+    ]
+    write_history(tmp_path, lines)
+    out = progress(tmp_path)
+    rows = [line for line in out.stdout.splitlines() if line.startswith("│ s")]
+    assert len(rows) == history.MAX_STEPS
 
 
 def test_thousands_of_damaged_lines_are_counted_not_listed(tmp_path: Path) -> None:

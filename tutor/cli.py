@@ -419,7 +419,7 @@ class QuizSession:
         self.console = make_console(file=self.output)
         self.console.input = self.guard(self.console.input)  # type: ignore[method-assign]
         self.signal: int | None = None
-        self.ended: str | None = None  # how the quiz ended, when this session ended it
+        self.ended: str | None = None  # "output-failed" when this session ended the quiz so
         self.waiting = False
 
     def guard(self, read: Callable[..., str]) -> Callable[..., str]:
@@ -439,19 +439,17 @@ class QuizSession:
         return guarded
 
     def stop_if_signalled(self) -> None:
-        import signal
-
         if self.signal is not None:
-            self.ended = signal.Signals(self.signal).name.lower()  # "sigterm", "sighup"
             raise Stopped
 
     def how_it_ended(self, ended: str) -> str:
-        """The quiz loop's word for its end, or the cause this session knows better: a closed
-        terminal ends the input (ctrl-d) and sends SIGHUP at the same moment."""
+        """The quiz loop's word for its end, or the cause this session knows better: a signal
+        (a closed terminal ends the input, ctrl-d, and sends SIGHUP at the same moment), or the
+        output failing."""
         if self.signal is not None and ended != "finished":
             import signal
 
-            return signal.Signals(self.signal).name.lower()
+            return signal.Signals(self.signal).name.lower()  # "sigterm", "sighup"
         return self.ended or ended
 
     def on_signal(self, signum: int, frame: object) -> None:

@@ -36,6 +36,8 @@ MAX_RECORD_BYTES = 1_000_000  # 200 cells are about 40 KB as JSON; a longer line
 MAX_LESSON_CHARS = 255  # a lesson's name is a file name's stem
 MAX_LESSONS = 1_000  # lessons whose progress is counted; the rest are reported, not counted
 MAX_PROBLEMS = 5  # damaged lines named one by one; the rest are counted
+MAX_STEPS = len(STEP_NAMES) * (MAX_HEADS + 1)  # rows one lesson can have: each step, per head
+MAX_STEP_CHARS = max(map(len, STEP_NAMES))
 RECENT_KEPT = 5  # quizzes per step that progress shows (and rates the last three of)
 
 
@@ -262,18 +264,24 @@ class Summary:
 Table = dict[tuple[str, str], StepProgress]
 
 
-def _add(table: Table, rec: dict) -> None:  # type: ignore[type-arg]
-    """Count one quiz record's cells; cells the quiz could not have written are left out."""
+def _add(table: Table, rec: dict, steps: dict[str, int]) -> None:  # type: ignore[type-arg]
+    """Count one quiz record's cells. A cell no quiz could have written (a head beyond the
+    limit, a step name longer than any) is left out, and so is a step beyond the number a
+    lesson can have (``steps``: how many each lesson has so far), so rows stay bounded."""
     lesson = str(rec.get("lesson"))
     per: dict[tuple[str, str], list[int]] = {}
     for cell in rec.get("cells", []):
-        if not isinstance(cell, dict) or cell.get("step") not in STEP_NAMES:
+        name = cell.get("step") if isinstance(cell, dict) else None
+        if not isinstance(name, str) or len(name) > MAX_STEP_CHARS:
             continue
         head = cell.get("head")
         if head is not None and not (type(head) is int and 1 <= head <= MAX_HEADS):
             continue
-        step = f"head{head}.{cell['step']}" if head else str(cell["step"])
-        key = (lesson, step)
+        key = (lesson, f"head{head}.{name}" if head else name)
+        if key not in table:
+            if steps.get(lesson, 0) >= MAX_STEPS:
+                continue
+            steps[lesson] = steps.get(lesson, 0) + 1
         sp = table.setdefault(key, StepProgress(*key))
         outcome = cell.get("outcome")
         if outcome == "first":
@@ -294,8 +302,9 @@ def _add(table: Table, rec: dict) -> None:  # type: ignore[type-arg]
 def progress(records: Iterable[dict]) -> list[StepProgress]:  # type: ignore[type-arg]
     """Per lesson and step, in the order first seen."""
     table: Table = {}
+    steps: dict[str, int] = {}
     for rec in records:
-        _add(table, rec)
+        _add(table, rec, steps)
     return list(table.values())
 
 
@@ -304,7 +313,7 @@ def summarize(path: Path | None = None, lesson: str | None = None) -> Summary:
 
     At most MAX_LESSONS lessons are counted (a history of more is not one person's; the
     quizzes of the others are reported), so time grows with the file and memory does not."""
-    out, scan, table = Summary(), _Scan(), {}
+    out, scan, table, steps = Summary(), _Scan(), {}, {}
     try:
         path = path or history_path()
     except OSError as err:
@@ -320,7 +329,7 @@ def summarize(path: Path | None = None, lesson: str | None = None) -> Summary:
             continue
         out.quizzes += 1
         out.latest[name] = out.quizzes
-        _add(table, rec)
+        _add(table, rec, steps)
     out.rows, out.problems = list(table.values()), scan.problems
     if uncounted:
         out.problems.append(
