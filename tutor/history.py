@@ -70,12 +70,15 @@ class NotHistory(OSError):
 def _open_regular(path: Path, flags: int) -> int:
     """Open without blocking (a FIFO with no writer, or no reader, would wait for ever) and
     return the descriptor only if it is a regular file of a history's size."""
-    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no FIFOs to wait on
+    flags |= nonblocking | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o666)
     try:
         why = _not_history(os.fstat(fd))
         if why:
             raise NotHistory(why)
-        os.set_blocking(fd, True)
+        if nonblocking:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
