@@ -21,7 +21,7 @@ BUG = {
     "walk": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "quiz": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "explain": (["cats-chase-mice", "Z[cats, 1]"], "tutor.core.engine.derive"),
-    "progress": ([], "tutor.assess.history.read"),
+    "progress": ([], "tutor.assess.history.summarize"),
     "list": ([], "tutor.core.catalog.iter_lessons"),
     "softmax": (["1", "2"], "tutor.teach.warmup.softmax_row"),
     # commands of other issues: used only where the app has them

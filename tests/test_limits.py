@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.test_hostile import tutor
 
 
 def lesson(tokens: int = 2, d_model: int = 1, d_k: int = 1) -> str:
@@ -30,13 +30,12 @@ def lesson(tokens: int = 2, d_model: int = 1, d_k: int = 1) -> str:
         ("\ufefftitle: BOM only", "missing key 'tokens'"),
     ],
 )
-def test_limits_give_a_clean_error_quickly(run, tmp_path: Path, text: str, fragment: str) -> None:
+def test_limits_give_a_clean_error_quickly(tmp_path: Path, text: str, fragment: str) -> None:
+    """In a real process: its timeout is the guard that the refusal comes at once."""
     path = tmp_path / "limit.yaml"
     path.write_text(text, encoding="utf-8")
-    start = time.perf_counter()
-    result = run("walk", str(path), "--json")
-    assert time.perf_counter() - start < 5
-    assert result.exit_code == 1
+    result = tutor("walk", str(path), "--json", env={"COLUMNS": "1000"}, text=True)
+    assert result.returncode == 1
     assert fragment in result.stderr
     assert str(path) in result.stderr
     assert "Traceback" not in result.stderr
@@ -57,8 +56,7 @@ def test_file_over_one_mebibyte_is_refused_before_parsing(run, tmp_path: Path) -
     assert "may be at most 1 MiB" in result.stderr
 
 
-def test_alias_bomb_is_refused_in_well_under_a_second(run) -> None:
-    start = time.perf_counter()
-    result = run("walk", str(FIXTURES / "lessons" / "bad" / "alias-bomb.yaml"))
-    assert time.perf_counter() - start < 1
-    assert result.exit_code == 1 and "anchors" in result.stderr
+def test_alias_bomb_is_refused_at_once() -> None:
+    """In a real process: its timeout is the guard (expanded, the bomb runs out of memory)."""
+    result = tutor("walk", str(FIXTURES / "lessons" / "bad" / "alias-bomb.yaml"), text=True)
+    assert result.returncode == 1 and "anchors" in result.stderr

@@ -395,8 +395,19 @@ def spawn(tmp_path: Path, *args: str):  # type: ignore[no-untyped-def]
         encoding="utf-8",
         timeout=20,
         dimensions=(50, 80),
+        preexec_fn=default_sigint,
     )
     return child
+
+
+def default_sigint() -> None:
+    """In the child: Ctrl-C interrupts, as at a terminal. A runner that started the tests with
+    SIGINT ignored (a background job, some CI) would pass that on, and Python leaves an ignored
+    SIGINT ignored, so the Ctrl-C tests would wait in vain. (attn-tutor itself keeps an
+    ignored SIGINT ignored, as a background job expects.)"""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_pty_session_with_ctrl_c(tmp_path: Path) -> None:

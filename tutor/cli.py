@@ -4,7 +4,9 @@ Heavy modules (sympy, numpy, the engine) are imported inside the commands that n
 ``attn-tutor --help`` and ``attn-tutor list`` start quickly.
 """
 
+import contextlib
 import errno
+import functools
 import gc
 import io
 import os
@@ -47,14 +49,30 @@ LessonsDirOpt = Annotated[
 ]
 
 
-def make_console(stderr: bool = False, width: int | None = None) -> "Console":
+def make_console(
+    stderr: bool = False, width: int | None = None, file: TextIO | None = None
+) -> "Console":
     """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
 
     No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed.
     """
+    return _console_type()(
+        stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False, file=file
+    )
+
+
+@functools.cache
+def _console_type() -> type["Console"]:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False)
+    class TutorConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader of a pipe went away (``| head``): not rich's own exit 1, but the one
+            way every command stops then (``_run``: quietly, exit 0)."""
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return TutorConsole
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
@@ -198,10 +216,45 @@ def write_output(text: str, output: Path | None, force: bool) -> None:
         raise TutorError(f"{output} is a folder; give a file name to --output")
     if output.exists() and not force:
         raise TutorError(f"{output} already exists; use --force to overwrite it")
+    target = Path(os.path.realpath(output))  # through a link: replace the file it points to
     try:
-        output.write_text(text, encoding="utf-8")
+        if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            replace_file(target, text)
     except OSError as err:
-        raise TutorError(f"cannot write {output}: {err.strerror}") from None
+        raise TutorError(f"cannot write {output}: {err.strerror or err}") from None
+
+
+def replace_file(target: Path, text: str) -> None:
+    """Write ``text`` to a new file beside ``target``, then rename it over ``target``: a full
+    disk or a crash leaves the old file (or none), never a partial one. An old file's
+    permissions are kept; a new one gets the usual ones (the umask's)."""
+    import secrets
+    import stat
+
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:  # a name nobody else is using (O_EXCL), in the same folder (rename stays atomic)
+        temporary = target.with_name(f".{target.name[:100]}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(temporary, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @app.command()
@@ -284,7 +337,8 @@ def quiz(
     chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
     seed = random.SystemRandom().randrange(1_000_000) if seed is None else seed
     questions = qz.choose(d, chosen or None, count, seed)
-    console = make_console()
+    session = QuizSession()
+    console = session.console
     console.print(
         Text.assemble(
             (f"Quiz: {d.lesson.title}", "bold"),
@@ -294,17 +348,149 @@ def quiz(
     )
     # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
-    stream = None if stdin.isatty() else stdin
+    stream = None if stdin.isatty() else session.guard_input(stdin)
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
     result = qz.Result(planned=len(questions))
-    try:
-        qz.run(d, questions, console, stream, result=result)
-    finally:  # after an internal error too: what was done is saved before it is reported
-        when = datetime.now(UTC).isoformat(timespec="seconds")
-        for problem in history.append(qz.record(result, d.lesson.name, seed, when)):
+    problems: list[str] = []
+    with session.signals():
+        try:
+            qz.run(d, questions, console, stream, result=result)
+        finally:  # after an internal error too: what was done is saved before it is reported
+            result.ended = session.how_it_ended(result.ended)
+            when = datetime.now(UTC).isoformat(timespec="seconds")
+            problems = history.append(qz.record(result, d.lesson.name, seed, when))
+    with contextlib.suppress(OSError):  # stderr may be gone too (the terminal was closed)
+        for problem in problems:
             make_console(stderr=True).print(Text(f"warning: {problem}"))
+    if session.signal is not None:
+        raise typer.Exit(128 + session.signal)  # as a shell reports a process ended by it
+    if session.output.error is not None:
+        raise session.output.error  # saved first; then as any command whose output failed
     if result.ended == "ctrl-c":
         raise typer.Exit(130)
+
+
+class QuizOutput:
+    """The quiz's stdout. A write that fails (the reader of a pipe went away, a full disk, a
+    closed terminal) is remembered and everything after it is dropped, so the quiz can end
+    and save its record instead of dying mid-print."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        if self.error is None:
+            try:
+                return self.stream.write(text)
+            except OSError as err:
+                self.error = err
+                _drop_stdout()  # what is still buffered goes nowhere
+        return len(text)
+
+    def flush(self) -> None:
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as err:
+                self.error = err
+                _drop_stdout()
+
+    def __getattr__(self, name: str) -> object:  # isatty, encoding, fileno...: the stream's
+        return getattr(self.stream, name)
+
+
+class GuardedInput:
+    """A stream whose ``readline`` is another function; everything else is the stream's."""
+
+    def __init__(self, stream: TextIO, readline: Callable[..., str]) -> None:
+        self.stream, self.readline = stream, readline
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while the quiz waited for an answer: it ends as after Ctrl-C."""
+
+
+class QuizSession:
+    """What can end a quiz from outside its loop: its output failing, SIGTERM, SIGHUP (the
+    terminal was closed). Each ends it at the next prompt, with the record saved; a signal
+    arriving while the student is typing ends the wait at once."""
+
+    SIGNALS = ("SIGTERM", "SIGHUP")
+
+    def __init__(self) -> None:
+        # no stdout at all (>&-): a console on nothing, that cannot fail
+        self.output = QuizOutput(sys.stdout if sys.stdout is not None else io.StringIO())
+        self.console = make_console(file=self.output)
+        self.console.input = self.guard(self.console.input)  # type: ignore[method-assign]
+        self.signal: int | None = None
+        self.ended: str | None = None  # "output-failed" when this session ended the quiz so
+        self.waiting = False
+
+    def guard(self, read: Callable[..., str]) -> Callable[..., str]:
+        """``read``, but ending the quiz first when something outside it has."""
+
+        def guarded(*args: object, **kwargs: object) -> str:
+            self.stop_if_signalled()
+            if self.output.error is not None:
+                self.ended = "output-failed"
+                raise EOFError  # nobody sees the questions: end as at the end of input
+            self.waiting = True
+            try:
+                return read(*args, **kwargs)
+            finally:
+                self.waiting = False
+
+        return guarded
+
+    def stop_if_signalled(self) -> None:
+        if self.signal is not None:
+            raise Stopped
+
+    def how_it_ended(self, ended: str) -> str:
+        """The quiz loop's word for its end, or the cause this session knows better: a signal
+        (a closed terminal ends the input, ctrl-d, and sends SIGHUP at the same moment), or the
+        output failing."""
+        if self.signal is not None and ended != "finished":
+            import signal
+
+            return signal.Signals(self.signal).name.lower()  # "sigterm", "sighup"
+        return self.ended or ended
+
+    def on_signal(self, signum: int, frame: object) -> None:
+        self.signal = signum
+        if self.waiting:  # blocked reading an answer: stop now (otherwise: at the next prompt)
+            self.stop_if_signalled()
+
+    def guard_input(self, stream: TextIO) -> TextIO:
+        """A piped stdin whose every line is read through ``guard``."""
+        return GuardedInput(stream, self.guard(stream.readline))  # type: ignore[return-value]
+
+    @contextlib.contextmanager
+    def signals(self):  # type: ignore[no-untyped-def]
+        """Catch SIGTERM and SIGHUP for the quiz and the saving of its record. A signal that
+        was ignored when attn-tutor started (``nohup``) stays ignored."""
+        import signal
+
+        old = {}
+        for name in self.SIGNALS:
+            number = getattr(signal, name, None)
+            if number is None:  # Windows has no SIGHUP
+                continue
+            with contextlib.suppress(ValueError):  # only the main thread may set handlers
+                if signal.getsignal(number) == signal.SIG_DFL:
+                    old[number] = signal.signal(number, self.on_signal)
+        try:
+            yield
+        finally:
+            for number, handler in old.items():
+                signal.signal(number, handler)
+
+
+SHOWN_LESSONS = 20  # progress draws a table for at most this many lessons
 
 
 @app.command()
@@ -322,30 +508,34 @@ def progress(
     from tutor.text.words import visible
 
     console, err = make_console(), make_console(stderr=True)
-    found = history.read()
+    found = history.summarize(lesson=lesson)
     for problem in found.problems:
         err.print(Text(f"warning: {problem}"))
-    records = [r for r in found.records if lesson is None or r.get("lesson") == lesson]
-    if not records:
-        where = history.history_path()
+    where = history.history_path()
+    if not found.quizzes:
         console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
         return
-    rows = history.progress(records)
-    console.print(
-        Text(f"Progress over {plural(len(records), 'quiz', 'quizzes')} ({history.history_path()})")
-    )
-    for name in dict.fromkeys(r.lesson for r in rows):
+    rows = found.rows
+    console.print(Text(f"Progress over {plural(found.quizzes, 'quiz', 'quizzes')} ({where})"))
+    # the lessons quizzed most recently, oldest of them first: a table per lesson stays readable
+    # (and quick) however many lessons a history names
+    shown = sorted(found.latest, key=found.latest.__getitem__)[-SHOWN_LESSONS:]
+    by_lesson: dict[str, list[history.StepProgress]] = {name: [] for name in shown}
+    for r in rows:
+        by_lesson.get(r.lesson, []).append(r)
+    for name, steps_done in by_lesson.items():
         # Text: names are not markup; visible: the history is a file anyone could have edited
         table = Table(title=Text(visible(name)), title_justify="left")
         for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
             table.add_column(col, justify="left" if col == "step" else "right")
-        for r in rows:
-            if r.lesson == name:
-                recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
-                step = visible(r.step)
-                cells = (step, str(r.asked), str(r.first), str(r.hints), str(r.missed), recent)
-                table.add_row(*map(Text, cells))
+        for r in steps_done:
+            recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
+            cells = (visible(r.step), str(r.asked), str(r.first), str(r.hints), str(r.missed))
+            table.add_row(*map(Text, (*cells, recent)))
         console.print(table)
+    if len(found.latest) > len(shown):
+        more = plural(len(found.latest) - len(shown), "more lesson")
+        console.print(Text(f"and {more}, quizzed earlier: attn-tutor progress LESSON shows one"))
     console.print(
         Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
     )
@@ -626,9 +816,12 @@ def _run(invoke: Callable[[], object]) -> int:
             e.__context__, KeyboardInterrupt
         )
         err, code = ("interrupted", 130) if interrupted else ("aborted", 1)
-    except BrokenPipeError:
-        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the reader went away; say nothing
-        code = 0
+    except BrokenPipeError:  # the reader went away (| head): it had enough; say nothing
+        code = _reader_gone()
+    except SystemExit as e:  # click turns a broken pipe into exit 1; here it is one of ours
+        if not isinstance(e.__context__, BrokenPipeError):
+            raise
+        code = _reader_gone()
     except OSError as e:
         if e.filename is not None:  # a path the system refused: too long, no permission...
             err, code = f"{e.filename}: {e.strerror or e}", 1
@@ -674,6 +867,14 @@ def _internal_error() -> tuple[str, int]:
     return err, 70
 
 
+def _reader_gone() -> int:
+    """Stdout was a pipe whose reader stopped reading (``| head``): every command stops there
+    quietly, with exit code 0, as ripgrep and fd do, so ``set -o pipefail`` does not fail a
+    pipeline whose reader simply had enough."""
+    _drop_stdout()  # what is still buffered goes nowhere, and the flush at exit succeeds
+    return 0
+
+
 def _drop_stdout() -> None:
     """Stdout failed: point it at the null device, so the flush at exit does not fail again."""
     try:
@@ -714,7 +915,6 @@ def _tolerant_streams() -> None:
     """Output in any encoding spells what it cannot show; input that is not valid text is read
     with replacement characters. Neither ever raises a UnicodeError."""
     import codecs
-    import contextlib
 
     codecs.register_error("attn-tutor-plain", _plain_spelling)
     for stream in (sys.stdout, sys.stderr):
