@@ -42,7 +42,10 @@ LessonArg = Annotated[
 LessonsDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--lessons-dir", help="Also look for lessons by name in this folder.", metavar="DIR"
+        "--lessons-dir",
+        help="Look for lessons by name in this folder first (before ATTN_TUTOR_LESSONS, "
+        "./lessons and the bundled lessons).",
+        metavar="DIR",
     ),
 ]
 
@@ -58,11 +61,23 @@ def make_console(stderr: bool = False, width: int | None = None) -> "Console":
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
-    """Find a lesson by name or path and load it (raises ``LessonError``)."""
-    from tutor.lesson import find_lesson, load_lesson
+    """Find a lesson by name or path and load it (raises ``LessonError``); say on stderr when
+    the lesson found shadows another of the same name."""
+    from tutor.lesson import load_lesson, resolve_lesson
 
-    path = find_lesson(name, lessons_dir)
-    return load_lesson(path, name=path.stem)
+    found = resolve_lesson(name, lessons_dir)
+    say_note(found.note)
+    return load_lesson(found.path, name=found.path.stem)
+
+
+def say_note(note: str | None) -> None:
+    """One ``note: …`` line on stderr (a lesson's name may hold anything: spelled out)."""
+    if note:
+        from rich.text import Text
+
+        from tutor.words import visible
+
+        make_console(stderr=True).print(Text(f"note: {visible(note)}"), soft_wrap=True)
 
 
 def _check_steps(steps: list[str] | None, available: list[str]) -> list[str] | None:
@@ -487,6 +502,7 @@ def check(
     reports = check_lessons(files, lessons_dir)
     console = make_console()
     for report in reports:
+        say_note(report.note)
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
             # a path and a message may quote a file name or a value: controls spelled out

@@ -19,7 +19,7 @@ from pathlib import Path
 from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.errors import LessonError, Problem
 from tutor.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
-from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson, is_dir
+from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, is_dir, resolve_lesson
 
 ONE_HOT = 0.99
 MAX_PLACES = 3
@@ -33,6 +33,7 @@ class Report:
     path: str
     lesson: Lesson | None  # None when the file has errors
     problems: list[Problem]
+    note: str | None = None  # "using ./lessons/x.yaml (it shadows the bundled x)"
 
     @property
     def valid(self) -> bool:
@@ -55,14 +56,16 @@ def _expand(names: list[str]) -> Iterator[str]:
 def check_one(name: str, extra: list[Path] | None = None) -> Report:
     """Every problem of one lesson: errors, or (for a valid lesson) teaching warnings."""
     try:
-        path = find_lesson(name, extra)
+        found = resolve_lesson(name, extra)
     except LessonError as err:
         return Report(name, None, err.problems)
+    path = found.path
     lesson, problems = check_lesson(path, path.stem)
     if lesson is not None:
         problems = problems + teaching_warnings(lesson)
     # in file order, as an editor lists them (stable: one place keeps the order found)
-    return Report(str(path), lesson, sorted(problems, key=lambda p: (p.line, p.col)))
+    ordered = sorted(problems, key=lambda p: (p.line, p.col))
+    return Report(str(path), lesson, ordered, found.note)
 
 
 def summary(reports: list[Report]) -> str:
