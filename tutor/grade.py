@@ -31,6 +31,7 @@ import yaml
 from tutor import format as fmt
 from tutor import judge as jd
 from tutor.cells import cell_name
+from tutor.decimal_comma import comma_note
 from tutor.engine import Derivation, Step
 from tutor.errors import AnswerError, LessonError, Problem
 from tutor.lesson import Checker, compose, describe, read_text
@@ -174,7 +175,7 @@ def _matrix(
             c.error(
                 row,
                 f"row {i + 1} of {step.key} ({step.rows[i]}) should be a list of {m} entries "
-                f"(columns {', '.join(step.cols)}), but found {found}",
+                f"(columns {', '.join(step.cols)}), but found {found}{comma_note(row, m)}",
             )
             return None
         rows.append(
