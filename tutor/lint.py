@@ -235,6 +235,32 @@ def attention_rows(lesson: Lesson, head: Head) -> tuple[tuple[Step, Step, Step],
     return steps, rows
 
 
+CALM_PEAK = 0.9  # new and variants put at most this on one key (check warns above ONE_HOT)
+MARGIN = 0.05  # a row's strongest key leads the next by this much, to be clearly the strongest
+
+
+def row_faults(row: Row, precision: int, like: Row | None = None) -> list[str]:
+    """The constraints a row of a generated lesson breaks, named; ``new`` and ``variants`` aim
+    for none. With ``like`` (the same row of the lesson a variant is made from), each is relaxed
+    where that row has it too, and the strongest key must stay where ``like`` puts it."""
+    faults = []
+    if row.uniform and not (like and like.uniform):
+        faults.append("uniform weights")
+    if row.peak > CALM_PEAK and not (like and like.peak > CALM_PEAK):
+        faults.append(f"more than {CALM_PEAK:g} on one key")
+    zeros = row.zeros(precision) >= row.mostly_zero_at
+    if zeros and not (like and like.zeros(precision) >= like.mostly_zero_at):
+        faults.append("weights mostly 0")
+    if row.loudest > MAX_SCALED and not (like and like.loudest > MAX_SCALED):
+        faults.append(f"|scaled| above {MAX_SCALED:g}")
+    if like is not None and not like.uniform:
+        if row.top not in like.tops:
+            faults.append("strongest key moved")
+        elif len(like.tops) == 1 and row.margin < min(MARGIN, like.margin):
+            faults.append(f"strongest key leads by less than {min(MARGIN, like.margin):.2f}")
+    return faults
+
+
 def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
     """Uniform, one-hot or mostly-0.00 rows of weights, and loud scaled scores in head ``h``."""
     labels = lesson.labels
