@@ -16,9 +16,11 @@ import shlex
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 
 from tutor.errors import TutorError, UsageError
+from tutor.format import decimal_places
 from tutor.lesson import Entry, Head, Lesson, Matrix, token_problem, unique_labels
 
 MAX_NEW_TOKENS = 16  # more than this is no longer a lesson worked by hand
@@ -175,24 +177,18 @@ def draw(rng, shape: Shape, name: str) -> Lesson:  # type: ignore[no-untyped-def
     )
 
 
-def redraw(rng, lesson: Lesson, palette: Palette, share: float = 0.5) -> Lesson:  # type: ignore[no-untyped-def]
-    """The lesson with about ``share`` of the entries of X, W_Q, W_K and W_V drawn afresh (rows
-    of X that are equal stay equal): the start of a variant."""
+def fresh_values(rng, lesson: Lesson, palette: Palette, share: float = 0.5) -> Lesson:  # type: ignore[no-untyped-def]
+    """The lesson with about ``share`` of each head's W_V drawn afresh: W_V moves Z only, so no
+    constraint on the weights can mind."""
 
-    def fresh(m: Matrix, nonzero: tuple[Entry, ...]) -> Matrix:
+    def fresh(m: Matrix) -> Matrix:
         p = _density(len(m))
         return tuple(
-            tuple(_entry(rng, nonzero, p) if rng.random() < share else e for e in row) for row in m
+            tuple(_entry(rng, palette.w, p) if rng.random() < share else e for e in row)
+            for row in m
         )
 
-    rows = {row: fresh((row,), palette.x)[0] for row in dict.fromkeys(lesson.X)}
-    rows = {old: new if any(e != ZERO for e in new) else old for old, new in rows.items()}
-    heads = tuple(
-        replace(h, W_Q=fresh(h.W_Q, palette.w), W_K=fresh(h.W_K, palette.w),
-                W_V=fresh(h.W_V, palette.w))
-        for h in lesson.heads
-    )  # fmt: skip
-    return replace(lesson, X=tuple(rows[r] for r in lesson.X), heads=heads)
+    return replace(lesson, heads=tuple(replace(h, W_V=fresh(h.W_V)) for h in lesson.heads))
 
 
 def tweak(rng, lesson: Lesson, palette: Palette = SMALL_INTEGERS, groups: tuple = ()) -> Lesson:  # type: ignore[no-untyped-def]
@@ -267,6 +263,24 @@ def search(  # type: ignore[no-untyped-def]
         if len(found) <= len(left):
             lesson, left = candidate, found
     return lesson, left
+
+
+def wander(  # type: ignore[no-untyped-def]
+    rng,
+    lesson: Lesson,
+    faults: Callable[[Lesson], list[str]],
+    palette: Palette,
+    groups: tuple,
+    steps: int,
+) -> Lesson:
+    """From a lesson without faults, ``steps`` proposed changes (see ``tweak``), each kept only
+    when the lesson stays without faults: a random walk that never leaves the lessons that
+    meet every constraint."""
+    for _ in range(steps):
+        candidate = tweak(rng, lesson, palette, groups)
+        if not faults(candidate):
+            lesson = candidate
+    return lesson
 
 
 def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
@@ -378,8 +392,19 @@ def _commented(code: str, comment: str) -> str:
     return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
 
 
+def entry_text(entry: Entry) -> str:
+    """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes."""
+    p, q = entry
+    if q == 1:
+        return str(p)
+    places = decimal_places(q)
+    if places is None:
+        return f'"{p}/{q}"'
+    return f"{Decimal(p) / Decimal(q):.{places}f}"
+
+
 def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list[str]:
-    cells = [[str(p) for p, _ in row] for row in m]
+    cells = [[entry_text(e) for e in row] for row in m]
     width = max(len(c) for row in cells for c in row)
     out = []
     for i, row in enumerate(cells):
@@ -388,12 +413,13 @@ def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list
     return out
 
 
-def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
-    """The lesson as commented YAML (format version 1)."""
+def lesson_yaml(lesson: Lesson, command: str, file: str, header: tuple[str, ...] = ()) -> str:
+    """The lesson as commented YAML (format version 1); ``header`` replaces the first comment
+    line (what the file is)."""
     d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
     n = lesson.n
     lines = [
-        f"# {lesson.name}: a lesson for attn-tutor (format version 1).",
+        *(header or [f"# {lesson.name}: a lesson for attn-tutor (format version 1)."]),
         f"# Made with: {command}",
         f"# Change any word or number, then check it: attn-tutor check {file}",
         '# Entries may be integers, decimals (0.5) or fractions in quotes ("1/3").',
@@ -422,11 +448,13 @@ def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
     else:
         lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
         for head in lesson.heads:
-            lines.append(_commented(f"  - name: {yaml_text(head.name or '')}", "optional"))
+            if head.name is not None:
+                lines.append(_commented(f"  - name: {yaml_text(head.name)}", "optional"))
             for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
                 dim, size, why = what[key]
+                start = "  - " if head.name is None and key == "W_Q" else "    "
                 lines.append(
-                    _commented(f"    {key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                    _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
                 )
                 lines += _rows(m, "      ")
         assert lesson.W_O is not None
@@ -442,7 +470,7 @@ def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
     )
     lines += [
         _commented(f"mask: {lesson.mask}", mask_why),
-        _commented("precision: 2", "decimals shown in the walk, 0 to 10"),
+        _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
         _commented("notes:", "your words, shown at a step: Q, K, V, scores, weights, Z, …"),
     ]
     lines += [
