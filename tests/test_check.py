@@ -63,7 +63,12 @@ def test_every_problem_in_a_file_is_printed(run, tmp_path: Path) -> None:  # typ
 def test_valid_files_pass_and_the_summary_counts_them(run) -> None:  # type: ignore[no-untyped-def]
     result = run("check", str(GOOD / "single.yaml"), str(LESSONS / "the-cake.yaml"))
     assert result.exit_code == 0, result.stdout
-    assert result.stdout == "checked 2 lessons: all valid\n"
+    assert result.stdout.splitlines() == [
+        f"{LESSONS / 'the-cake.yaml'}:14:5: warning: the row of X of and is the same as the's, "
+        "so the two are the same token to attention (the same query, key and value, the same "
+        "weights and Z); unless that is the point, give them different features",
+        "checked 2 lessons: all valid (1 warning)",
+    ]
 
 
 def test_one_bad_file_among_good_ones_fails_and_all_are_checked(run) -> None:  # type: ignore[no-untyped-def]
@@ -204,3 +209,45 @@ def test_uniform_weights_name_the_heads_cell_in_a_multi_head_lesson(run) -> None
     assert places == sorted(places)
     single = run("check", str(LESSONS / "cats-chase-mice.yaml")).stdout
     assert " Z[chase] is a plain average" in single
+
+
+def test_loud_scaled_scores_warn_at_their_row(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "title: Loud\ntokens: [a, b, c]\nX: [[2, 0], [0, 1], [1, 1]]\n"
+        "W_Q: [[2, 0], [0, 1]]\nW_K: [[2, 0], [0, 1]]\nW_V: [[1, 0], [0, 1]]\n",
+    )
+    warnings = teaching_warnings(load_lesson(path))
+    # a: scores 16, 0, 8 (one-hot, said once); c: scores 8, 1, 5, scaled 5.66, 0.71, 3.54
+    assert [(w.line, w.col, w.message.split(":")[0]) for w in warnings] == [
+        (3, 5, "the weights of a are nearly one-hot"),
+        (3, 21, "the scaled scores of c run from 0.71 to 5.66, beyond ±4"),
+    ]
+
+
+def test_weights_mostly_zero_warn_once_with_the_scaled_range(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "title: Quiet\ntokens: [a, b, c, d, e]\n"
+        "X: [[2, 0], [2, 0], [0, 1], [0, 1], [0, 1]]\n"
+        "W_Q: [[2, 0], [0, 0]]\nW_K: [[1, 0], [0, 0]]\nW_V: [[1, 0], [0, 1]]\n",
+    )
+    warnings = teaching_warnings(load_lesson(path))
+    first = [w for w in warnings if (w.line, w.col) == (3, 5)]  # a: scores 8, 8, 0, 0, 0
+    assert [w.message for w in first] == [
+        "the weights of a are mostly 0.00: 3 of 5 show as 0.00, as its scaled scores run from "
+        "0 to 5.66; a student learns little from weights that vanish, so smaller entries in X, "
+        "W_Q or W_K share them out"
+    ]
+
+
+def test_different_words_with_the_same_row_of_x_warn(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "title: Twins\ntokens: [the, cat, the, dog]\n"
+        "X:\n  - [1, 0]\n  - [0, 1]\n  - [1, 0]\n  - [0, 1]\n"
+        "W_Q: [[1, 0], [0, 1]]\nW_K: [[1, 1], [0, 1]]\nW_V: [[1, 0], [0, 1]]\n",
+    )
+    twins = [w for w in teaching_warnings(load_lesson(path)) if "same token" in w.message]
+    assert [(w.line, w.col) for w in twins] == [(7, 5)]  # dog, not the repeated "the"
+    assert twins[0].message.startswith("the row of X of dog is the same as cat's")

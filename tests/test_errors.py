@@ -30,6 +30,10 @@ BUG = {
     "schema": ([], "tutor.author.schema.schema_text"),
     "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
     "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.new.generate"),
+    "variants": (
+        ["cats-chase-mice", "--count", "2", "--output", "variants-out"],
+        "tutor.author.variants.make_variants",
+    ),
 }
 
 
@@ -122,6 +126,7 @@ def test_int_options_are_found() -> None:
 
 
 FILE_COMMANDS = [n for n in NAMES if any(p.name == "lesson" for p in arguments(n))]
+NEEDED = {"variants": ["--count", "1", "--output", "variants-out"]}  # required options
 
 
 @pytest.mark.parametrize("name", [n for n in FILE_COMMANDS if n != "progress"])
@@ -129,6 +134,7 @@ FILE_COMMANDS = [n for n in NAMES if any(p.name == "lesson" for p in arguments(n
 def test_bad_lesson_file_exits_1_naming_it(run, tmp_path: Path, name: str, kind: str) -> None:  # type: ignore[no-untyped-def]
     path = bad_files(tmp_path)[kind]
     args = [str(path) if p.name == "lesson" else "Z[cats, 1]" for p in arguments(name)]
+    args += NEEDED.get(name, [])
     result = run(name, *args, input="")
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert str(path) in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LESSONS, ROOT
-from tutor.core.catalog import find_lesson, iter_lessons, lesson_dirs
+from tutor.core.catalog import find_lesson, iter_lessons, lesson_dirs, resolve_lesson
 from tutor.core.errors import LessonError, UsageError
 
 
@@ -44,29 +45,86 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return dirs
 
 
-def test_the_order_is_bundled_cwd_env_then_option(folders: dict[str, Path]) -> None:
+def test_the_order_is_nearest_first(folders: dict[str, Path]) -> None:
     origins = [o for o, _ in lesson_dirs([folders["cli"]])]
-    assert origins == ["bundled", "./lessons", "env 1", "env 2",
-                       "--lessons-dir"]  # fmt: skip
+    assert origins == ["--lessons-dir", "env 1", "env 2", "./lessons",
+                       "bundled"]  # fmt: skip
 
 
-def test_first_found_wins_in_every_pairing(folders: dict[str, Path]) -> None:
-    lesson(folders["cwd"], "dup", "from cwd")
-    lesson(folders["env1"], "dup", "from env1")
-    lesson(folders["env2"], "dup", "from env2")
-    lesson(folders["cli"], "dup", "from cli")
-    assert find_lesson("dup", [folders["cli"]]).resolve() == folders["cwd"] / "dup.yaml"
-    (folders["cwd"] / "dup.yaml").unlink()
-    assert find_lesson("dup", [folders["cli"]]) == folders["env1"] / "dup.yaml"
-    (folders["env1"] / "dup.yaml").unlink()
-    assert find_lesson("dup", [folders["cli"]]) == folders["env2"] / "dup.yaml"
-    (folders["env2"] / "dup.yaml").unlink()
+def test_nearest_wins_in_every_pairing(folders: dict[str, Path]) -> None:
+    for key in ("cli", "env1", "env2", "cwd"):
+        lesson(folders[key], "dup", f"from {key}")
     assert find_lesson("dup", [folders["cli"]]) == folders["cli"] / "dup.yaml"
+    assert find_lesson("dup") == folders["env1"] / "dup.yaml"
+    (folders["env1"] / "dup.yaml").unlink()
+    assert find_lesson("dup") == folders["env2"] / "dup.yaml"
+    (folders["env2"] / "dup.yaml").unlink()
+    assert find_lesson("dup").resolve() == folders["cwd"] / "dup.yaml"
 
 
-def test_a_bundled_name_cannot_be_replaced(folders: dict[str, Path]) -> None:
-    lesson(folders["cwd"], "cats-chase-mice", "an impostor")
-    assert find_lesson("cats-chase-mice") == LESSONS / "cats-chase-mice.yaml"
+def test_your_lesson_wins_over_a_bundled_one(folders: dict[str, Path]) -> None:
+    lesson(folders["cwd"], "cats-chase-mice", "an edited copy")
+    found = resolve_lesson("cats-chase-mice")
+    assert found.path.resolve() == folders["cwd"] / "cats-chase-mice.yaml"
+    assert found.shadows == (("bundled", LESSONS / "cats-chase-mice.yaml"),)
+    assert found.note == (
+        f".{os.sep}lessons{os.sep}cats-chase-mice.yaml (it shadows the bundled cats-chase-mice)"
+    ).join(["using ", ""])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["walk", "the-cake", "--step", "Q"],
+        ["export", "the-cake", "--format", "md"],
+        ["export", "the-cake", "--format", "sheet"],
+        ["quiz", "the-cake", "--count", "1", "--seed", "1"],
+        ["explain", "the-cake", "Q[I, 1]"],
+        ["check", "the-cake"],
+    ],
+)
+def test_every_command_uses_the_edited_copy_and_says_so(  # type: ignore[no-untyped-def]
+    run, folders: dict[str, Path], command: list[str]
+) -> None:
+    text = (LESSONS / "the-cake.yaml").read_text().replace("title:", "title: Edited -", 1)
+    (folders["cwd"] / "the-cake.yaml").write_text(text)
+    result = run(*command, input="skip\n" * 3)
+    assert result.exit_code == 0, result.stderr
+    note = f"note: using .{os.sep}lessons{os.sep}the-cake.yaml (it shadows the bundled the-cake)"
+    assert result.stderr.splitlines() == [note]
+    if command[0] in ("walk", "export", "quiz"):
+        assert "Edited -" in result.stdout
+
+
+def test_grade_uses_the_edited_copy_and_says_so(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    text = (LESSONS / "cats-chase-mice.yaml").read_text().replace("[1, 0, 1, 0]", "[2, 0, 1, 0]")
+    (folders["cwd"] / "cats-chase-mice.yaml").write_text(text)
+    sheet = run("export", "cats-chase-mice", "--format", "sheet").stdout
+    (folders["cwd"].parent / "s.yaml").write_text(sheet)
+    result = run("grade", "cats-chase-mice", "s.yaml", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith("note: using ")
+    cells = json.loads(result.stdout)["cells"]
+    q = next(c for c in cells if (c["step"], c["row"], c["col"]) == ("Q", "cats", "1"))
+    assert q["expected"] == "3"  # the edited X row: [2, 0, 1, 0] · W_Q's first column
+
+
+def test_no_note_when_nothing_is_shadowed(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    lesson(folders["cwd"], "mine", "Mine")
+    for args in (["walk", "mine", "--step", "Q"], ["walk", "cats-chase-mice", "--step", "Q"]):
+        result = run(*args)
+        assert result.exit_code == 0
+        assert result.stderr == ""
+
+
+def test_a_note_names_every_lesson_shadowed(folders: dict[str, Path]) -> None:
+    lesson(folders["env1"], "the-cake", "env")
+    lesson(folders["cli"], "the-cake", "cli")
+    note = resolve_lesson("the-cake", [folders["cli"]]).note
+    assert note == (
+        f"using {folders['cli'] / 'the-cake.yaml'} (it shadows "
+        f"{folders['env1'] / 'the-cake.yaml'} (env 1) and the bundled the-cake)"
+    )
 
 
 def test_walk_finds_each_origin_by_name(run, folders: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
@@ -90,10 +148,17 @@ def test_list_shows_origin_and_what_is_shadowed(run, folders: dict[str, Path]) -
     env = {"ATTN_TUTOR_LESSONS": os.environ["ATTN_TUTOR_LESSONS"], "COLUMNS": "250"}
     out = run("list", env=env).stdout
     lines = {line for line in out.splitlines() if "dup" in line or "cats-chase-mice" in line}
-    assert any("./lessons" in x and "Local dup" in x and "shadowed" not in x for x in lines)
-    assert any("env 1" in x and "Env dup" in x and "(shadowed by ./lessons)" in x for x in lines)
-    assert any("Impostor" in x and "(shadowed by bundled)" in x for x in lines)
-    assert any("Cats chase mice" in x and "bundled" in x and "shadowed" not in x for x in lines)
+    assert any("env 1" in x and "Env dup" in x and "shadowed" not in x for x in lines)
+    assert any("./lessons" in x and "Local dup" in x and "(shadowed by env 1)" in x for x in lines)
+    assert any("Impostor" in x and "./lessons" in x and "shadowed" not in x for x in lines)
+    assert any("Cats chase mice" in x and "(shadowed by ./lessons)" in x for x in lines)
+    names = [x.split()[0] for x in out.splitlines() if x.startswith(("dup ", "cats-chase-mice "))]
+    assert names == [
+        "dup",
+        "cats-chase-mice",
+        "dup",
+        "cats-chase-mice",
+    ]  # env 1, ./lessons, bundled
     legend = out.split("Folders, searched in this order")[1]
     env1 = re.escape(f"{folders['env1']} (ATTN_TUTOR_LESSONS)")
     assert re.search(rf"^env 1 +{env1}\s*$", legend, re.MULTILINE)
@@ -150,6 +215,21 @@ def test_unknown_name_through_the_cli(run, folders: dict[str, Path]) -> None:  #
     assert "cats-chase-mice" in result.stderr
 
 
+def test_unknown_name_lists_the_folders_searched_nearest_first(folders: dict[str, Path]) -> None:
+    with pytest.raises(LessonError) as err:
+        find_lesson("nowhere", [folders["cli"]])
+    searched = str(err.value).split("searched, nearest first: ")[1]
+    assert searched == "; ".join(
+        [
+            f"--lessons-dir {folders['cli']}",
+            f"env 1 {folders['env1']}",
+            f"env 2 {folders['env2']}",
+            f"./lessons{os.sep}",
+            f"bundled {LESSONS}",
+        ]
+    )
+
+
 def test_list_is_aligned_columns_with_the_title_wrapped_under_itself(run) -> None:  # type: ignore[no-untyped-def]
     lines = run("list", env={"COLUMNS": "80"}).stdout.splitlines()
     assert lines[0].split() == ["name", "N", "d_model", "d_k", "d_v", "from", "title"]
@@ -188,5 +268,5 @@ def test_list_too_narrow_for_the_from_column_puts_it_under_the_row(run, tmp_path
     assert all(len(x) <= 72 for x in lines)
     row = max(k for k, x in enumerate(lines) if x.startswith("cats-chase-mice "))  # the shadowed
     assert lines[row].split() == ["cats-chase-mice", "3", "4", "2", "2"]
-    under = ["    --lessons-dir (shadowed by bundled)", "    Cats chase mice"]
+    under = ["    bundled (shadowed by --lessons-dir)", "    Cats chase mice"]
     assert lines[row + 1 : row + 3] == under

@@ -44,7 +44,10 @@ LessonArg = Annotated[
 LessonsDirOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--lessons-dir", help="Also look for lessons by name in this folder.", metavar="DIR"
+        "--lessons-dir",
+        help="Look for lessons by name in this folder first (before ATTN_TUTOR_LESSONS, "
+        "./lessons and the bundled lessons).",
+        metavar="DIR",
     ),
 ]
 
@@ -76,12 +79,24 @@ def _console_type() -> type["Console"]:
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
-    """Find a lesson by name or path and load it (raises ``LessonError``)."""
-    from tutor.core.catalog import find_lesson
+    """Find a lesson by name or path and load it (raises ``LessonError``); say on stderr when
+    the lesson found shadows another of the same name."""
+    from tutor.core.catalog import resolve_lesson
     from tutor.core.lessonfile import load_lesson
 
-    path = find_lesson(name, lessons_dir)
-    return load_lesson(path, name=path.stem)
+    found = resolve_lesson(name, lessons_dir)
+    say_note(found.note)
+    return load_lesson(found.path, name=found.path.stem)
+
+
+def say_note(note: str | None) -> None:
+    """One ``note: …`` line on stderr (a lesson's name may hold anything: spelled out)."""
+    if note:
+        from rich.text import Text
+
+        from tutor.text.words import visible
+
+        make_console(stderr=True).print(Text(f"note: {visible(note)}"), soft_wrap=True)
 
 
 def _check_steps(steps: list[str] | None, available: list[str]) -> list[str] | None:
@@ -685,6 +700,7 @@ def check(
     reports = check_lessons(files, lessons_dir)
     console = make_console()
     for report in reports:
+        say_note(report.note)
         for p in report.problems:
             tag = ("warning: ", "yellow") if p.severity == "warning" else ""
             # a path and a message may quote a file name or a value: controls spelled out
@@ -784,6 +800,79 @@ def new(
             soft_wrap=True,
         )
     console.print(Text(f"next: edit it, then: attn-tutor check {path}"), soft_wrap=True)
+
+
+@app.command()
+def variants(
+    lesson: LessonArg,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The folder to write the variants to.", metavar="DIR"),
+    ],
+    count: Annotated[
+        int | None,
+        typer.Option(
+            "--count", help="How many variants (variant-01 …).", min=1, max=1000, metavar="N"
+        ),
+    ] = None,
+    roster: Annotated[
+        Path | None,
+        typer.Option("--roster", help="A CSV of students (a name or id column): one variant each."),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Same seed (0 or more), same variants [default: random].",
+            min=0,
+            metavar="N",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace existing files.")] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Write one variant of a lesson per student: new numbers, the same teaching intent."""
+    import random
+    import shlex
+
+    from rich.text import Text
+
+    from tutor.author import variants as vr
+    from tutor.text.format import plural
+
+    if (count is None) == (roster is None):
+        raise UsageError("give either --count N or --roster FILE (a CSV of students)")
+    students = vr.read_roster(roster) if roster is not None else None
+    original = open_lesson(lesson, lessons_dir)
+    seed = random.SystemRandom().randrange(10_000) if seed is None else seed
+    made = vr.make_variants(original, students, count or 0, seed)
+    how = f"--roster {shlex.quote(str(roster))}" if roster is not None else f"--count {count}"
+    command = (
+        f"attn-tutor variants {shlex.quote(lesson)} {how} --seed {seed} "
+        f"--output {shlex.quote(str(output))}"
+    )
+    if output.exists() and not output.is_dir():
+        raise TutorError(f"--output {output} is a file; give a folder")
+    clashes = [v.file_name for v in made if (output / v.file_name).exists()]
+    if clashes and not force:
+        raise TutorError(
+            f"{output / clashes[0]} already exists ({plural(len(clashes), 'file')} would be "
+            "replaced); use --force to replace them, or another --output folder"
+        )
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        for v in made:
+            text = vr.variant_yaml(v, original, command, seed)
+            (output / v.file_name).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise TutorError(f"cannot write to {output}: {err.strerror}") from None
+    make_console().print(
+        Text(
+            f"wrote {plural(len(made), 'variant')} of {original.name} to {output} (seed {seed}); "
+            f"same seed, same variants"
+        ),
+        soft_wrap=True,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from tutor.core.decimal_comma import comma_note
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.numbers import Answer, read_answer
@@ -166,7 +167,7 @@ def _matrix(
             c.error(
                 row,
                 f"row {i + 1} of {step.key} ({step.rows[i]}) should be a list of {m} entries "
-                f"(columns {', '.join(step.cols)}), but found {found}",
+                f"(columns {', '.join(step.cols)}), but found {found}{comma_note(row, m)}",
             )
             return None
         rows.append(

@@ -1,9 +1,12 @@
 """``check``: every problem of many lesson files, plus warnings about lessons that teach badly.
 
-A lesson can be valid and still make a poor exercise. Three things are worth a warning:
+A lesson can be valid and still make a poor exercise. These are worth a warning:
 
 * a row of weights that is uniform because every score in it is equal (nothing to learn from Z);
-* scores so far apart that softmax is one-hot (largest weight above ``ONE_HOT``);
+* scores so far apart that softmax is one-hot (largest weight above ``ONE_HOT``), or that most
+  of a row's weights show as 0.00;
+* scaled scores beyond ±``MAX_SCALED`` (e^x by hand, and a loud softmax);
+* two different words with the same row of X (attention cannot tell them apart);
 * entries that are unpleasant by hand: more than ``MAX_PLACES`` decimal places, or a fraction
   whose denominator is above ``MAX_DENOMINATOR``.
 
@@ -16,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.core.catalog import find_lesson, is_dir
+from tutor.core.catalog import is_dir, resolve_lesson
 from tutor.core.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
@@ -35,6 +38,7 @@ class Report:
     path: str
     lesson: Lesson | None  # None when the file has errors
     problems: list[Problem]
+    note: str | None = None  # "using ./lessons/x.yaml (it shadows the bundled x)"
 
     @property
     def valid(self) -> bool:
@@ -57,14 +61,16 @@ def _expand(names: list[str]) -> Iterator[str]:
 def check_one(name: str, extra: list[Path] | None = None) -> Report:
     """Every problem of one lesson: errors, or (for a valid lesson) teaching warnings."""
     try:
-        path = find_lesson(name, extra)
+        found = resolve_lesson(name, extra)
     except LessonError as err:
         return Report(name, None, err.problems)
+    path = found.path
     lesson, problems = check_lesson(path, path.stem)
     if lesson is not None:
         problems = problems + teaching_warnings(lesson)
     # in file order, as an editor lists them (stable: one place keeps the order found)
-    return Report(str(path), lesson, sorted(problems, key=lambda p: (p.line, p.col)))
+    ordered = sorted(problems, key=lambda p: (p.line, p.col))
+    return Report(str(path), lesson, ordered, found.note)
 
 
 def summary(reports: list[Report]) -> str:
@@ -151,48 +157,180 @@ def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
 
 
 def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:
+    yield from _duplicate_rows(lesson)
     for h, head in enumerate(lesson.heads, 1):
         yield from head_warnings(lesson, h, head)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One row of one head's attention, as doubles (``Cell.value``): what the teaching checks
+    read. ``seen`` are the columns the row's token sees (all, or up to itself when causal)."""
+
+    i: int
+    seen: tuple[int, ...]
+    uniform: bool  # every score it sees is exactly equal
+    scaled: tuple[float, ...]  # over seen
+    weights: tuple[float, ...]  # over seen
+
+    @property
+    def top(self) -> int:
+        """The column of its largest weight (the first of equals)."""
+        return self.seen[max(range(len(self.seen)), key=self.weights.__getitem__)]
+
+    @property
+    def tops(self) -> frozenset[int]:
+        """Every column whose weight ties the largest."""
+        peak = max(self.weights)
+        return frozenset(j for j, w in zip(self.seen, self.weights, strict=True) if peak - w < TIE)
+
+    @property
+    def margin(self) -> float:
+        """The largest weight minus the next: how clearly the row prefers one key."""
+        ordered = sorted(self.weights, reverse=True)
+        return ordered[0] - ordered[1] if len(ordered) > 1 else 1.0
+
+    @property
+    def peak(self) -> float:
+        return max(self.weights)
+
+    @property
+    def loudest(self) -> float:
+        """The largest |scaled| it sees."""
+        return max(abs(x) for x in self.scaled)
+
+    def zeros(self, precision: int) -> int:
+        """How many of its weights show as 0.00 at ``precision``."""
+        return sum(w < 0.5 * 10**-precision for w in self.weights)
+
+    @property
+    def mostly_zero_at(self) -> int:
+        """More than half its weights are below this many decimals' 0.5 unit: see ``zeros``."""
+        return len(self.weights) // 2 + 1
+
+
+TIE = 1e-12  # weights closer than this are equal scores' (exact ties round to the same double)
+MAX_SCALED = 4.0  # |scaled| above this: e^x is no longer worked by hand, softmax turns loud
+
+
+def attention_rows(lesson: Lesson, head: Head) -> tuple[tuple[Step, Step, Step], list[Row]]:
+    """One head's scores, scaled and weights steps, and each row with a choice to make (it sees
+    at least two tokens) as numbers."""
+    steps = attention(lesson, head)
+    scores, scaled, weights = steps
+    causal = lesson.mask == "causal"
+    rows = []
+    for i in range(lesson.n):
+        seen = tuple(range(i + 1)) if causal else tuple(range(lesson.n))
+        if len(seen) < 2:
+            continue  # one visible token: a weight of 1 is the only possible answer
+        first = scores.cells[i][seen[0]].q
+        rows.append(
+            Row(
+                i,
+                seen,
+                all(scores.cells[i][j].q == first for j in seen),
+                tuple(scaled.cells[i][j].value for j in seen),
+                tuple(weights.cells[i][j].value for j in seen),
+            )
+        )
+    return steps, rows
+
+
+CALM_PEAK = 0.9  # new and variants put at most this on one key (check warns above ONE_HOT)
+MARGIN = 0.05  # a row's strongest key leads the next by this much, to be clearly the strongest
+
+
+def row_faults(row: Row, precision: int, like: Row | None = None) -> list[str]:
+    """The constraints a row of a generated lesson breaks, named; ``new`` and ``variants`` aim
+    for none. With ``like`` (the same row of the lesson a variant is made from), each is relaxed
+    where that row has it too, and the strongest key must stay where ``like`` puts it."""
+    faults = []
+    if row.uniform and not (like and like.uniform):
+        faults.append("uniform weights")
+    if row.peak > CALM_PEAK and not (like and like.peak > CALM_PEAK):
+        faults.append(f"more than {CALM_PEAK:g} on one key")
+    zeros = row.zeros(precision) >= row.mostly_zero_at
+    if zeros and not (like and like.zeros(precision) >= like.mostly_zero_at):
+        faults.append("weights mostly 0")
+    if row.loudest > MAX_SCALED and not (like and like.loudest > MAX_SCALED):
+        faults.append(f"|scaled| above {MAX_SCALED:g}")
+    if like is not None and not like.uniform:
+        if row.top not in like.tops:
+            faults.append("strongest key moved")
+        elif len(like.tops) == 1 and row.margin < min(MARGIN, like.margin):
+            faults.append(f"strongest key leads by less than {min(MARGIN, like.margin):.2f}")
+    return faults
+
+
 def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
-    """Uniform or one-hot rows of weights in head ``h`` (1-based)."""
+    """Uniform, one-hot or mostly-0.00 rows of weights, and loud scaled scores in head ``h``."""
     labels = lesson.labels
     causal = lesson.mask == "causal"
     of_head = f" (head {h})" if lesson.multi_head else ""
     z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
-    scores, scaled_step, weights = attention(lesson, head)
-    for i, label in enumerate(labels):
-        seen = list(range(i + 1)) if causal else list(range(len(labels)))
-        if len(seen) < 2:
-            continue  # one visible token: a weight of 1 is the only possible answer
-        line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
-        row = [scores.cells[i][j] for j in seen]
-        if all(s.q == row[0].q for s in row):
-            those = "all tokens" if not causal else f"the {len(seen)} tokens it sees"
-            yield Problem(
-                lesson.path,
-                line,
-                col,
+    (scores, scaled_step, weights), rows = attention_rows(lesson, head)
+    zero = "0." + "0" * lesson.precision if lesson.precision else "0"
+
+    def at(row: Row, message: str) -> Problem:
+        line, col = lesson.where.get(f"X.{row.i + 1}", lesson.where.get("X", (1, 1)))
+        return Problem(lesson.path, line, col, message, "warning")
+
+    for row in rows:
+        i, label = row.i, labels[row.i]
+        if row.uniform:
+            those = "all tokens" if not causal else f"the {len(row.seen)} tokens it sees"
+            yield at(
+                row,
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
-                f"{number(row[0], 2, whole=True)}, so {those} get the same weight and "
-                f"{z}[{label}] is a plain average; unless that is the point, change this row "
-                "of X, or W_Q or W_K",
-                "warning",
+                f"{number(scores.cells[i][row.seen[0]], 2, whole=True)}, so {those} get the "
+                f"same weight and {z}[{label}] is a plain average; unless that is the point, "
+                "change this row of X, or W_Q or W_K",
             )
             continue
-        top = max(seen, key=lambda j: weights.cells[i][j].approx)
-        if weights.cells[i][top].value > ONE_HOT:
-            scaled = [scaled_step.cells[i][j] for j in seen]
-            low = min(scaled, key=lambda c: c.approx)
-            high = max(scaled, key=lambda c: c.approx)
+        cells = [scaled_step.cells[i][j] for j in row.seen]
+        low = number(min(cells, key=lambda c: c.value), 2, whole=True)
+        high = number(max(cells, key=lambda c: c.value), 2, whole=True)
+        if row.peak > ONE_HOT:
+            yield at(
+                row,
+                f"the weights of {label}{of_head} are nearly one-hot: "
+                f"{number(weights.cells[i][row.top], 3)} on {labels[row.top]}, as its scaled "
+                f"scores run from {low} to {high}; smaller entries in X, W_Q or W_K give "
+                "softmax something to share",
+            )
+            continue
+        if row.zeros(lesson.precision) >= row.mostly_zero_at:
+            yield at(
+                row,
+                f"the weights of {label}{of_head} are mostly {zero}: "
+                f"{row.zeros(lesson.precision)} of {len(row.seen)} show as {zero}, as its "
+                f"scaled scores run from {low} to {high}; a student learns little from "
+                "weights that vanish, so smaller entries in X, W_Q or W_K share them out",
+            )
+        elif row.loudest > MAX_SCALED:  # (mostly 0.00 has said how loud they are)
+            yield at(
+                row,
+                f"the scaled scores of {label}{of_head} run from {low} to {high}, beyond "
+                f"±{MAX_SCALED:g}: e^x of such scores is not worked by hand and softmax turns "
+                "loud; smaller entries in X, W_Q or W_K keep them in a calm range",
+            )
+
+
+def _duplicate_rows(lesson: Lesson) -> Iterator[Problem]:
+    """Different words with the same row of X: attention cannot tell them apart."""
+    first: dict[tuple, int] = {}
+    for i, (word, row) in enumerate(zip(lesson.tokens, lesson.X, strict=True)):
+        j = first.setdefault(row, i)
+        if j != i and lesson.tokens[j] != word:
+            line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
+            a, b = lesson.labels[j], lesson.labels[i]
             yield Problem(
                 lesson.path,
                 line,
                 col,
-                f"the weights of {label}{of_head} are nearly one-hot: "
-                f"{number(weights.cells[i][top], 3)} on {labels[top]}, as its scaled scores "
-                f"run from {number(low, 2, whole=True)} to {number(high, 2, whole=True)}; "
-                "smaller entries in X, W_Q or W_K give softmax something to share",
+                f"the row of X of {b} is the same as {a}'s, so the two are the same token to "
+                f"attention (the same query, key and value, the same weights and Z); unless "
+                "that is the point, give them different features",
                 "warning",
             )

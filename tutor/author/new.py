@@ -14,12 +14,15 @@ import math
 import re
 import shlex
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 
 from tutor.core.errors import TutorError, UsageError
-from tutor.core.lesson import Head, Lesson, Matrix, unique_labels
+from tutor.core.lesson import Entry, Head, Lesson, Matrix, unique_labels
 from tutor.core.lessonfile import token_problem
+from tutor.text.format import decimal_places
 
 MAX_NEW_TOKENS = 16  # more than this is no longer a lesson worked by hand
 ATTEMPTS = 300
@@ -28,11 +31,25 @@ ATTEMPTS = 300
 X_NONZERO = (1, 1, 2)  # features
 W_NONZERO = (-1, 1, 1, 2)
 W_O_NONZERO = (-1, 1)
+ZERO: Entry = (0, 1)
 WHOLE_ROOTS = (1, 4, 9)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'. -]*")  # safe to write unquoted in YAML
 YAML11_WORDS = {"yes", "no", "on", "off", "true", "false", "y", "n", "null"}
 COMMENT_COLUMN = 32
+
+
+@dataclass(frozen=True)
+class Palette:
+    """The non-zero entries a generator may write (exact, as (numerator, denominator)); a value
+    listed twice is drawn twice as often."""
+
+    x: tuple[Entry, ...] = tuple((v, 1) for v in X_NONZERO)  # features
+    w: tuple[Entry, ...] = tuple((v, 1) for v in W_NONZERO)  # W_Q, W_K, W_V
+    w_o: tuple[Entry, ...] = tuple((v, 1) for v in W_O_NONZERO)
+
+
+SMALL_INTEGERS = Palette()
 
 
 @dataclass(frozen=True)
@@ -101,49 +118,52 @@ def _density(size: int) -> float:
     return min(2 / 3, 3 / size)
 
 
-def _entry(rng, nonzero: tuple[int, ...], density: float) -> int:  # type: ignore[no-untyped-def]
-    return rng.choice(nonzero) if rng.random() < density else 0
+def _entry(rng, nonzero: tuple[Entry, ...], density: float) -> Entry:  # type: ignore[no-untyped-def]
+    return rng.choice(nonzero) if rng.random() < density else ZERO
 
 
-def _matrix(rng, rows: int, cols: int, nonzero: tuple[int, ...]) -> Matrix:  # type: ignore[no-untyped-def]
+def _matrix(rng, rows: int, cols: int, nonzero: tuple[Entry, ...]) -> Matrix:  # type: ignore[no-untyped-def]
     p = _density(rows)
-    return tuple(tuple((_entry(rng, nonzero, p), 1) for _ in range(cols)) for _ in range(rows))
+    return tuple(tuple(_entry(rng, nonzero, p) for _ in range(cols)) for _ in range(rows))
 
 
-def _x_row(rng, d_model: int, avoid: list[tuple[int, ...]]) -> tuple[int, ...]:  # type: ignore[no-untyped-def]
+def _x_row(
+    rng, d_model: int, avoid: list[tuple[Entry, ...]], palette: Palette
+) -> tuple[Entry, ...]:  # type: ignore[no-untyped-def]
     """A row of features, never all zero (it would score 0 against everything), and unlike the
     rows in ``avoid`` while there are enough rows to go round."""
-    distinct = len(avoid) < 3**d_model // 4
-    row = (0,) * d_model
-    while not any(row) or (distinct and row in avoid):
-        row = tuple(_entry(rng, X_NONZERO, _density(d_model)) for _ in range(d_model))
+    distinct = len(avoid) < (len(set(palette.x)) + 1) ** d_model // 4
+    row = (ZERO,) * d_model
+    while row.count(ZERO) == d_model or (distinct and row in avoid):
+        row = tuple(_entry(rng, palette.x, _density(d_model)) for _ in range(d_model))
     return row
 
 
-def _x(rng, tokens: tuple[str, ...], d_model: int) -> Matrix:  # type: ignore[no-untyped-def]
-    """X: one row per token; a repeated word repeats its row."""
-    rows: dict[str, tuple[int, ...]] = {}
-    for word in tokens:
-        if word not in rows:
-            rows[word] = _x_row(rng, d_model, list(rows.values()))
-    return tuple(tuple((x, 1) for x in rows[word]) for word in tokens)
+def _x(rng, groups: tuple, d_model: int, palette: Palette) -> Matrix:  # type: ignore[no-untyped-def]
+    """X: one row per token; tokens of one group (a repeated word) share their row."""
+    rows: dict = {}
+    for g in groups:
+        if g not in rows:
+            rows[g] = _x_row(rng, d_model, list(rows.values()), palette)
+    return tuple(rows[g] for g in groups)
 
 
 def draw(rng, shape: Shape, name: str) -> Lesson:  # type: ignore[no-untyped-def]
     """One candidate lesson."""
+    p = SMALL_INTEGERS
     heads = tuple(
         Head(
             f"head {h}" if shape.heads > 1 else None,
-            _matrix(rng, shape.d_model, shape.d_k, W_NONZERO),
-            _matrix(rng, shape.d_model, shape.d_k, W_NONZERO),
-            _matrix(rng, shape.d_model, shape.d_v, W_NONZERO),
+            _matrix(rng, shape.d_model, shape.d_k, p.w),
+            _matrix(rng, shape.d_model, shape.d_k, p.w),
+            _matrix(rng, shape.d_model, shape.d_v, p.w),
         )
         for h in range(1, shape.heads + 1)
     )
-    X = _x(rng, shape.tokens, shape.d_model)
+    X = _x(rng, shape.tokens, shape.d_model, p)
     W_O = None
     if shape.heads > 1:
-        W_O = _matrix(rng, shape.heads * shape.d_v, shape.d_model, W_O_NONZERO)
+        W_O = _matrix(rng, shape.heads * shape.d_v, shape.d_model, p.w_o)
     return Lesson(
         name=name,
         path=f"{name}.yaml",
@@ -158,26 +178,38 @@ def draw(rng, shape: Shape, name: str) -> Lesson:  # type: ignore[no-untyped-def
     )
 
 
-def tweak(rng, lesson: Lesson) -> Lesson:  # type: ignore[no-untyped-def]
-    """The lesson with one change that can move the weights: a token's features, or one entry
-    of a head's W_Q or W_K."""
+def fresh_values(rng, lesson: Lesson, palette: Palette, share: float = 0.5) -> Lesson:  # type: ignore[no-untyped-def]
+    """The lesson with about ``share`` of each head's W_V drawn afresh: W_V moves Z only, so no
+    constraint on the weights can mind."""
+
+    def fresh(m: Matrix) -> Matrix:
+        p = _density(len(m))
+        return tuple(
+            tuple(_entry(rng, palette.w, p) if rng.random() < share else e for e in row)
+            for row in m
+        )
+
+    return replace(lesson, heads=tuple(replace(h, W_V=fresh(h.W_V)) for h in lesson.heads))
+
+
+def tweak(rng, lesson: Lesson, palette: Palette = SMALL_INTEGERS, groups: tuple = ()) -> Lesson:  # type: ignore[no-untyped-def]
+    """The lesson with one change that can move the weights: the row of X of one group of
+    tokens (``groups`` names each row's group, by default its word: a repeated word keeps one
+    row), or one entry of a head's W_Q or W_K."""
     if rng.random() < 1 / 3:
-        word = rng.choice(lesson.tokens)
-        others = [
-            tuple(p for p, _ in r)
-            for t, r in zip(lesson.tokens, lesson.X, strict=True)
-            if t != word
-        ]
-        row = tuple((x, 1) for x in _x_row(rng, lesson.d_model, others))
-        X = tuple(row if t == word else r for t, r in zip(lesson.tokens, lesson.X, strict=True))
+        groups = groups or lesson.tokens
+        group = rng.choice(groups)
+        others = [r for g, r in zip(groups, lesson.X, strict=True) if g != group]
+        row = _x_row(rng, lesson.d_model, list(dict.fromkeys(others)), palette)
+        X = tuple(row if g == group else r for g, r in zip(groups, lesson.X, strict=True))
         return replace(lesson, X=X)
     h = rng.randrange(len(lesson.heads))
     key = rng.choice(("W_Q", "W_K"))
     m = getattr(lesson.heads[h], key)
     i, j = rng.randrange(len(m)), rng.randrange(len(m[0]))
-    value = rng.choice([w for w in (0, *W_NONZERO) if w != m[i][j][0]])
+    value = rng.choice([w for w in (ZERO, *palette.w) if w != m[i][j]])
     changed = tuple(
-        tuple((value, 1) if (a, b) == (i, j) else e for b, e in enumerate(row))
+        tuple(value if (a, b) == (i, j) else e for b, e in enumerate(row))
         for a, row in enumerate(m)
     )
     heads = list(lesson.heads)
@@ -185,36 +217,81 @@ def tweak(rng, lesson: Lesson) -> Lesson:  # type: ignore[no-untyped-def]
     return replace(lesson, heads=tuple(heads))
 
 
-def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
-    """A lesson drawn from ``seed``, then changed one entry at a time (keeping every change that
-    does not add a teaching warning) until none is left or the budget is spent:
-    (lesson, warnings left)."""
-    import random
+def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
+    """What keeps a lesson from teaching well (``lint.row_faults`` over every head's rows),
+    remembered per head: a tweak changes one head (or X), the other heads are known. With
+    ``like``, measured against that lesson's rows, as a variant of it must be."""
+    from tutor.author.check import attention_rows, row_faults
 
-    from tutor.author.check import head_warnings
+    like_rows = [attention_rows(like, head)[1] for head in like.heads] if like else None
+    memo: dict[tuple, list[str]] = {}
 
-    memo: dict[tuple, int] = {}  # a tweak changes one head (or X): the other heads are known
-
-    def count_of(lesson: Lesson) -> int:
-        total = 0
+    def faults(lesson: Lesson) -> list[str]:
+        found: list[str] = []
         for h, head in enumerate(lesson.heads, 1):
             key = (lesson.X, head.W_Q, head.W_K, h)
             if key not in memo:
-                memo[key] = sum(1 for _ in head_warnings(lesson, h, head))
-            total += memo[key]
-        return total
+                rows = attention_rows(lesson, head)[1]
+                olds = like_rows[h - 1] if like_rows else [None] * len(rows)
+                of_head = f" (head {h})" if lesson.multi_head else ""
+                memo[key] = [
+                    f"{lesson.labels[row.i]}{of_head}: {fault}"
+                    for row, old in zip(rows, olds, strict=True)
+                    for fault in row_faults(row, lesson.precision, old)
+                ]
+            found += memo[key]
+        return found
+
+    return faults
+
+
+def search(  # type: ignore[no-untyped-def]
+    rng,
+    lesson: Lesson,
+    faults: Callable[[Lesson], list[str]],
+    palette: Palette = SMALL_INTEGERS,
+    groups: tuple = (),
+    attempts: int = ATTEMPTS,
+) -> tuple[Lesson, list[str]]:
+    """Change the lesson one entry at a time (see ``tweak``), keeping every change that adds no
+    fault, until none is left or the budget is spent: (lesson, faults left)."""
+    left = faults(lesson)
+    for _ in range(attempts):
+        if not left:
+            break
+        candidate = tweak(rng, lesson, palette, groups)
+        found = faults(candidate)
+        if len(found) <= len(left):
+            lesson, left = candidate, found
+    return lesson, left
+
+
+def wander(  # type: ignore[no-untyped-def]
+    rng,
+    lesson: Lesson,
+    faults: Callable[[Lesson], list[str]],
+    palette: Palette,
+    groups: tuple,
+    steps: int,
+) -> Lesson:
+    """From a lesson without faults, ``steps`` proposed changes (see ``tweak``), each kept only
+    when the lesson stays without faults: a random walk that never leaves the lessons that
+    meet every constraint."""
+    for _ in range(steps):
+        candidate = tweak(rng, lesson, palette, groups)
+        if not faults(candidate):
+            lesson = candidate
+    return lesson
+
+
+def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
+    """A lesson drawn from ``seed``, then searched (see ``search``) until it has no fault that
+    keeps it from teaching well: (lesson, faults left)."""
+    import random
 
     rng = random.Random(seed)
-    lesson = draw(rng, shape, name)
-    count = count_of(lesson)
-    for _ in range(ATTEMPTS):
-        if count == 0:
-            break
-        candidate = tweak(rng, lesson)
-        n = count_of(candidate)
-        if n <= count:
-            lesson, count = candidate, n
-    return lesson, count
+    lesson, left = search(rng, draw(rng, shape, name), faults_of())
+    return lesson, len(left)
 
 
 def title_of(tokens: tuple[str, ...]) -> str:
@@ -316,8 +393,19 @@ def _commented(code: str, comment: str) -> str:
     return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
 
 
+def entry_text(entry: Entry) -> str:
+    """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes."""
+    p, q = entry
+    if q == 1:
+        return str(p)
+    places = decimal_places(q)
+    if places is None:
+        return f'"{p}/{q}"'
+    return f"{Decimal(p) / Decimal(q):.{places}f}"
+
+
 def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list[str]:
-    cells = [[str(p) for p, _ in row] for row in m]
+    cells = [[entry_text(e) for e in row] for row in m]
     width = max(len(c) for row in cells for c in row)
     out = []
     for i, row in enumerate(cells):
@@ -326,12 +414,13 @@ def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list
     return out
 
 
-def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
-    """The lesson as commented YAML (format version 1)."""
+def lesson_yaml(lesson: Lesson, command: str, file: str, header: tuple[str, ...] = ()) -> str:
+    """The lesson as commented YAML (format version 1); ``header`` replaces the first comment
+    line (what the file is)."""
     d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
     n = lesson.n
     lines = [
-        f"# {lesson.name}: a lesson for attn-tutor (format version 1).",
+        *(header or [f"# {lesson.name}: a lesson for attn-tutor (format version 1)."]),
         f"# Made with: {command}",
         f"# Change any word or number, then check it: attn-tutor check {file}",
         '# Entries may be integers, decimals (0.5) or fractions in quotes ("1/3").',
@@ -360,11 +449,13 @@ def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
     else:
         lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
         for head in lesson.heads:
-            lines.append(_commented(f"  - name: {yaml_text(head.name or '')}", "optional"))
+            if head.name is not None:
+                lines.append(_commented(f"  - name: {yaml_text(head.name)}", "optional"))
             for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
                 dim, size, why = what[key]
+                start = "  - " if head.name is None and key == "W_Q" else "    "
                 lines.append(
-                    _commented(f"    {key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                    _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
                 )
                 lines += _rows(m, "      ")
         assert lesson.W_O is not None
@@ -380,7 +471,7 @@ def lesson_yaml(lesson: Lesson, command: str, file: str) -> str:
     )
     lines += [
         _commented(f"mask: {lesson.mask}", mask_why),
-        _commented("precision: 2", "decimals shown in the walk, 0 to 10"),
+        _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
         _commented("notes:", "your words, shown at a step: Q, K, V, scores, weights, Z, …"),
     ]
     lines += [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.core.errors import LessonError, UsageError
@@ -26,27 +27,30 @@ LESSONS_ENV = "ATTN_TUTOR_LESSONS"
 
 
 def lesson_dirs(extra: list[Path] | None = None) -> list[tuple[str, Path]]:
-    """Where lessons are looked up by name, first match wins: (origin, folder).
+    """Where lessons are looked up by name, nearest first, first match wins: (origin, folder).
 
-    The order: bundled, ``./lessons/`` of the current folder, each folder in
-    ``ATTN_TUTOR_LESSONS`` (separated by ``os.pathsep``; origin ``env``, or ``env 1``,
-    ``env 2`` … when there are several), then ``--lessons-dir``. A folder that
-    appears twice (in a checkout, ``./lessons/`` *is* the bundled folder) is kept only the first
-    time. Missing folders from the environment are skipped; a missing ``--lessons-dir`` is an
-    error.
+    The order: ``--lessons-dir`` (origin ``--lessons-dir``, numbered when there are several),
+    each folder in ``ATTN_TUTOR_LESSONS`` (separated by ``os.pathsep``; origin ``env``, or
+    ``env 1``, ``env 2`` …), ``./lessons/`` of the current folder, then the bundled lessons: your
+    lessons win over a bundled one of the same name. A folder that appears twice is kept only
+    the first time, and the bundled folder is always called ``bundled`` (in a checkout,
+    ``./lessons/`` *is* the bundled folder). Missing folders from the environment are skipped; a
+    missing ``--lessons-dir`` is an error.
     """
     for d in extra or []:
         if not Path(d).is_dir():
             raise UsageError(f"--lessons-dir {d}: no such folder")
     env = [d for d in os.environ.get(LESSONS_ENV, "").split(os.pathsep) if d.strip()]
-    dirs = [("bundled", bundled_dir()), ("./lessons", Path("lessons"))]
+    dirs = _numbered("--lessons-dir", [Path(d) for d in extra or []])
     dirs += _numbered("env", [Path(d) for d in env])
-    dirs += _numbered("--lessons-dir", [Path(d) for d in extra or []])
+    dirs += [("./lessons", Path("lessons")), ("bundled", bundled_dir())]
+    bundled = bundled_dir().resolve()
     unique: list[tuple[str, Path]] = []
     seen: set[Path] = set()
     for origin, folder in dirs:
-        if folder.resolve() not in seen:
-            seen.add(folder.resolve())
+        here = folder.resolve()
+        if here not in seen and (here != bundled or origin == "bundled"):
+            seen.add(here)
             unique.append((origin, folder))
     return unique
 
@@ -82,18 +86,61 @@ def is_dir(path: Path) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Found:
+    """A lesson found by name: its file, and the files of that name it shadows (with origins)."""
+
+    path: Path
+    origin: str  # "--lessons-dir", "env 1", "./lessons", "bundled", or "path" for a file given
+    shadows: tuple[tuple[str, Path], ...] = ()
+
+    @property
+    def note(self) -> str | None:
+        """``using ./lessons/the-cake.yaml (it shadows the bundled the-cake)``, or None."""
+        if not self.shadows:
+            return None
+        name = self.path.stem
+        hidden = [
+            f"the bundled {name}" if origin == "bundled" else f"{_shown(p)} ({origin})"
+            for origin, p in self.shadows
+        ]
+        return f"using {_shown(self.path)} (it shadows {' and '.join(hidden)})"
+
+
+def _shown(path: Path) -> str:
+    """A found file as a person would type it: ``./lessons/x.yaml`` rather than ``lessons/…``."""
+    text = str(path)
+    return text if path.is_absolute() or text.startswith(".") else f".{os.sep}{text}"
+
+
 def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
     """A lesson by name (in the lesson folders) or by path; raise ``LessonError`` if absent."""
+    return resolve_lesson(name, extra).path
+
+
+def resolve_lesson(name: str, extra: list[Path] | None = None) -> Found:
+    """A lesson by name (nearest folder first) or by path, with what it shadows; raise
+    ``LessonError`` naming the folders searched if there is none."""
     looks_like_path = name.endswith((".yaml", ".yml")) or os.sep in name or "/" in name
     if looks_like_path or is_file(Path(name)):
-        return Path(name)
-    found = {n: p for n, _, p in reversed(list(iter_lessons(extra)))}
-    if name in found:
-        return found[name]
-    close = difflib.get_close_matches(name, list(found), n=3, cutoff=0.5)
+        return Found(Path(name), "path")
+    every = list(iter_lessons(extra))
+    same = [(origin, p) for n, origin, p in every if n == name]
+    if same:
+        (origin, path), *shadows = same
+        return Found(path, origin, tuple(shadows))
+    found = sorted({n for n, _, _ in every})
+    close = difflib.get_close_matches(name, found, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    names = sorted(found)
-    known = ", ".join(names[:10]) + (", … (see attn-tutor list)" if len(names) > 10 else "")
+    known = ", ".join(found[:10]) + (", … (see attn-tutor list)" if len(found) > 10 else "")
+    searched = "; ".join(
+        f"{origin} {folder}" if origin != "./lessons" else f"./lessons{os.sep}"
+        for origin, folder in lesson_dirs(extra)
+    )
     raise LessonError.at(  # line 0: a name, not a place in a file
-        name, 0, 0, f"no lesson named {name!r}{hint} (known lessons: {known or 'none'})"
+        name,
+        0,
+        0,
+        f"no lesson named {name!r}{hint} (known lessons: {known or 'none'}); "
+        f"searched, nearest first: {searched}",
     )

@@ -82,13 +82,15 @@ def _build(
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
     X = c.matrix(value("X"), "X", MAX_TOKENS, key="X") if "X" in keys else None
-    if tokens is not None and X is not None and len(tokens) != len(X):
+    x_node = value("X")  # its rows count even when one of them is bad
+    x_rows = len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
+    if tokens is not None and x_rows is not None and x_rows <= MAX_TOKENS and len(tokens) != x_rows:
         c.error(
             value("tokens"),
-            f"tokens lists {len(tokens)} labels, but X has {len(X)} rows; "
+            f"tokens lists {len(tokens)} labels, but X has {x_rows} rows; "
             "expected one token per row of X",
         )
-    d_model = len(X[0]) if X else None
+    d_model = len(X[0]) if X else c.widths.get("X")  # a bad row of X hides no other error
 
     heads = _heads(c, keys, root, d_model)
     W_O = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import stat
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -19,6 +20,7 @@ import yaml.composer
 import yaml.cyaml
 import yaml.resolver
 
+from tutor.core.decimal_comma import comma_note, decimal_comma
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.lesson import Entry, Matrix
 from tutor.core.numbers import parse_entry
@@ -220,6 +222,7 @@ class Checker:
         self.path = path
         self.problems: list[Problem] = []
         self.where: dict[str, tuple[int, int]] = {}  # "X.2.3" (row 2, column 3) -> (line, col)
+        self.widths: dict[str, int] = {}  # "X" -> the row length most rows agree on
 
     def error(self, node: yaml.Node | None, message: str) -> None:
         line, col = pos(node) if node is not None else (1, 1)
@@ -303,7 +306,9 @@ class Checker:
             self.error(node, f"{name} has {len(node.value)} rows; at most {max_rows} are allowed")
             return None
         rows: list[tuple[Entry, ...]] = []
-        width: int | None = None
+        width = _width(node.value)
+        if key is not None and width is not None:
+            self.widths[key] = width
         ok = True
         for i, row in enumerate(node.value, 1):
             if not isinstance(row, yaml.SequenceNode):
@@ -324,14 +329,15 @@ class Checker:
                 )
                 ok = False
                 continue
-            if width is None:
-                width = len(row.value)
-            elif len(row.value) != width:
+            if len(row.value) != width:
+                first = node.value[0]  # "row 1 has 4" when it does, else "the other rows"
+                first_ok = isinstance(first, yaml.SequenceNode) and len(first.value) == width
                 self.error(
                     row,
                     f"row {i} of {name} has {len(row.value)} "
-                    f"{'entry' if len(row.value) == 1 else 'entries'}, but row 1 has "
-                    f"{width}; every row needs {width}",
+                    f"{'entry' if len(row.value) == 1 else 'entries'}, but "
+                    f"{'row 1 has' if first_ok else 'the other rows have'} "
+                    f"{width}; every row needs {width}{comma_note(row, width)}",
                 )
                 ok = False
                 continue
@@ -347,3 +353,19 @@ class Checker:
                     self.where[f"{key}.{i}.{j}"] = pos(x)
             rows.append(tuple(cells))  # type: ignore[arg-type]
         return tuple(rows) if ok else None
+
+
+def _width(rows: list[yaml.Node]) -> int | None:
+    """The row length a matrix means: the one most rows have or would have without a decimal
+    comma (``[0,5, 1]`` counts for 2), ties going to row 1's; None without a usable row."""
+    lists = [r for r in rows if isinstance(r, yaml.SequenceNode) and r.value]
+    if not lists:
+        return None
+    lengths = Counter(len(r.value) for r in lists)
+    # row 1's and the few commonest lengths: a hostile file's thousand lengths cost no more
+    candidates = dict.fromkeys([len(lists[0].value), *(w for w, _ in lengths.most_common(4))])
+
+    def votes(width: int) -> int:
+        return sum(len(r.value) == width or decimal_comma(r, width) is not None for r in lists)
+
+    return max(candidates, key=votes)  # max keeps the first of equals: row 1's

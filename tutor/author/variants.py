@@ -1,0 +1,250 @@
+"""``variants``: one lesson per student, each with its own numbers and the same teaching intent.
+
+A variant keeps the lesson's tokens, shapes, mask, heads (and W_O), its title and its kind of
+entries, and draws new X, W_Q, W_K and W_V with ``tutor.author.new``'s generator: about half the
+entries are drawn afresh, then one entry at a time is changed until every row of every head
+meets ``tutor.author.check.row_faults`` measured against the original's row (the strongest key stays
+put with a clear margin; no uniform row, no more than 0.9 on one key, no row mostly 0.00 and
+no |scaled| above 4, each unless the original has it). The same seed gives the same variants;
+no two are the same, and none is the original.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tutor.author.new import (
+    SMALL_INTEGERS,
+    ZERO,
+    Palette,
+    faults_of,
+    fresh_values,
+    lesson_yaml,
+    wander,
+)
+from tutor.core.errors import LessonError, TutorError
+from tutor.core.lesson import Lesson
+from tutor.core.yamlsrc import read_text
+
+MAX_STUDENTS = 1000
+TRIES = 20  # walks for one variant before saying which constraints could not be met
+STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
+NAME_COLUMNS = ("name", "student", "student name", "full name", "fullname", "display name")
+FIRST_COLUMNS = ("first name", "firstname", "given name")
+LAST_COLUMNS = ("last name", "lastname", "surname", "family name")
+ID_COLUMNS = (
+    "id", "student id", "student number", "sis user id", "sis login id", "user id", "username",
+    "login id", "id number", "email", "email address",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Student:
+    """One row of a roster: a name, an id, or both."""
+
+    name: str
+    id: str
+    line: int  # in the roster file, for messages
+
+    @property
+    def shown(self) -> str:
+        """``Ann Lee (id 123)``, ``Ann Lee`` or ``id 123``."""
+        if self.name and self.id:
+            return f"{self.name} (id {self.id})"
+        return self.name or f"id {self.id}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One student's lesson."""
+
+    id: str  # "variant-07"
+    student: Student | None
+    lesson: Lesson
+
+    @property
+    def file_name(self) -> str:
+        slug = _slug(self.student.name or self.student.id) if self.student else ""
+        return f"{self.id}-{slug}.yaml" if slug else f"{self.id}.yaml"
+
+
+# ---------------------------------------------------------------------------------------------
+# the roster
+
+
+def read_roster(path: Path) -> list[Student]:
+    """Students from a CSV as an LMS exports it: a header row naming a name column (or first and
+    last name) and/or an id column, any case; ``,``, ``;`` or tab between fields; a BOM is fine.
+    Canvas's "Points Possible" row is skipped. Raise ``LessonError`` with the line of a problem."""
+    shown = str(path)
+    text = read_text(path, "roster")  # UTF-8 (with or without BOM), small, a regular file
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise LessonError.at(shown, 1, 1, "the roster is empty; expected a header row (name, id)")
+    delimiter = max(",;\t", key=lines[0].count)
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    try:
+        header = [h.strip().lower() for h in next(reader)]
+        columns = _columns(header, shown)
+        students: list[Student] = []
+        seen: dict[tuple[str, str], int] = {}
+        for fields in reader:
+            line = reader.line_num
+            if not any(f.strip() for f in fields):
+                continue  # a blank line
+            student = _student(fields, columns, line)
+            if student.name.lower() == "points possible":
+                continue
+            if not student.name and not student.id:
+                raise LessonError.at(shown, line, 1, "this row has neither a name nor an id")
+            key = (student.name.lower(), student.id.lower())
+            if key in seen:
+                raise LessonError.at(
+                    shown, line, 1, f"{student.shown} is listed twice (first on line {seen[key]})"
+                )
+            seen[key] = line
+            students.append(student)
+    except csv.Error as err:
+        raise LessonError.at(shown, reader.line_num, 1, f"not a valid CSV row: {err}") from None
+    if not students:
+        raise LessonError.at(shown, 1, 1, "the roster lists no students, only its header")
+    if len(students) > MAX_STUDENTS:
+        raise LessonError.at(
+            shown, 1, 1, f"the roster lists {len(students)} students; at most {MAX_STUDENTS}"
+        )
+    return students
+
+
+def _columns(header: list[str], path: str) -> dict[str, int | None]:
+    def find(names: tuple[str, ...]) -> int | None:
+        return next((k for k, h in enumerate(header) if h in names), None)
+
+    columns = {
+        "name": find(NAME_COLUMNS),
+        "first": find(FIRST_COLUMNS),
+        "last": find(LAST_COLUMNS),
+        "id": find(ID_COLUMNS),
+    }
+    if all(c is None for c in columns.values()):
+        found = ", ".join(h or "(empty)" for h in header)
+        raise LessonError.at(
+            path,
+            1,
+            1,
+            f"the header names no name or id column (found: {found}); expected a column "
+            "called name, student, first name and last name, or id",
+        )
+    return columns
+
+
+def _student(fields: list[str], columns: dict[str, int | None], line: int) -> Student:
+    def get(key: str) -> str:
+        k = columns[key]
+        return fields[k].strip() if k is not None and k < len(fields) else ""
+
+    name = get("name") or " ".join(p for p in (get("first"), get("last")) if p)
+    return Student(_one_line(name), _one_line(get("id")), line)
+
+
+def _one_line(text: str) -> str:
+    """A roster's field as it may sit in a comment: printable, spaces collapsed."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+
+def _slug(text: str) -> str:
+    """``Ann-Marie O'Neil`` → ``ann-marie-o-neil``: safe in a file name (letters and digits)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40]
+
+
+# ---------------------------------------------------------------------------------------------
+# making variants
+
+
+def palette_of(lesson: Lesson) -> Palette:
+    """The entries a variant may use: small integers for an integer lesson; for a lesson with
+    decimals or fractions, the lesson's own non-zero values (of X, and of the W's)."""
+    X = [e for row in lesson.X for e in row]
+    W = [e for h in lesson.heads for m in (h.W_Q, h.W_K, h.W_V) for row in m for e in row]
+    if all(q == 1 for _, q in X + W):
+        return SMALL_INTEGERS
+    x = tuple(sorted({e for e in X if e != ZERO}, key=lambda e: e[0] / e[1]))
+    w = tuple(sorted({e for e in W if e != ZERO}, key=lambda e: e[0] / e[1]))
+    return replace(SMALL_INTEGERS, x=x or SMALL_INTEGERS.x, w=w or SMALL_INTEGERS.w)
+
+
+def make_variants(
+    lesson: Lesson, students: list[Student] | None, count: int, seed: int
+) -> list[Variant]:
+    """One variant per student (or ``count`` of them), the same for the same seed; raise
+    ``TutorError`` naming the constraints that could not be met rather than return a poor one."""
+    total = len(students) if students else count
+    width = max(2, len(str(total)))
+    palette = palette_of(lesson)
+    faults = faults_of(lesson)
+    groups = lesson.X  # tokens with equal rows of X (a repeated word) keep equal rows
+    taken = {_numbers(lesson)}
+    out = []
+    for k in range(1, total + 1):
+        vid = f"variant-{k:0{width}d}"
+        found = None
+        left: list[str] = []
+        for attempt in range(TRIES):
+            rng = random.Random(f"{seed}:{k}:{attempt}")  # str seeds are stable across runs
+            candidate = wander(rng, lesson, faults, palette, groups, STEPS)
+            candidate = fresh_values(rng, candidate, palette)
+            left = faults(candidate)  # none, unless the lesson's own rows are out of reach
+            if not left and _numbers(candidate) not in taken:
+                found = candidate
+                break
+        if found is None:
+            raise TutorError(_unmet(lesson, vid, left))
+        taken.add(_numbers(found))
+        variant = Variant(vid, students[k - 1] if students else None, found)
+        name = Path(variant.file_name).stem  # as the file will be loaded
+        out.append(replace(variant, lesson=replace(found, name=name, path=variant.file_name)))
+    return out
+
+
+def _numbers(lesson: Lesson) -> tuple:
+    """What makes two variants the same: their given matrices."""
+    return (lesson.X, tuple((h.W_Q, h.W_K, h.W_V) for h in lesson.heads))
+
+
+def _unmet(lesson: Lesson, vid: str, left: list[str]) -> str:
+    if not left:
+        return (
+            f"could not make {vid} of {lesson.name} different from the variants before it in "
+            f"{TRIES} tries; this lesson has too few distinct variants for so many students"
+        )
+    shown = "; ".join(left[:6]) + (f"; … ({len(left) - 6} more)" if len(left) > 6 else "")
+    return (
+        f"could not make {vid} of {lesson.name} meet every constraint in {TRIES} tries; "
+        f"still unmet: {shown}. Writing none rather than a poor variant: simplify the lesson "
+        "(fewer tokens, smaller entries) or check it with attn-tutor check"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# writing them
+
+
+def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) -> str:
+    """The variant as a commented lesson: its id and student in the first comment lines."""
+    header = (
+        f"# {variant.lesson.name}: a variant of {original.name} for attn-tutor (format version 1).",
+        f"# variant: {variant.id}",
+        *([f"# student: {variant.student.shown}"] if variant.student else []),
+        f"# seed: {seed}",
+    )
+    lesson = replace(variant.lesson, title=original.title, description=original.description)
+    text = lesson_yaml(lesson, command, variant.file_name, header)
+    if original.quiz.steps or original.quiz.count != 8:
+        text += "quiz:\n"
+        if original.quiz.steps:
+            text += f"  steps: [{', '.join(original.quiz.steps)}]\n"
+        text += f"  count: {original.quiz.count}\n"
+    return text
