@@ -184,39 +184,10 @@ def walk(
 @app.command("list")
 def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
-    from rich.text import Text
+    from tutor.teach.listing import lesson_list
 
-    from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs
-    from tutor.core.lessonfile import check_lesson
-    from tutor.teach.columns import columns
-    from tutor.text.words import visible
-
-    rows = []
-    first: dict[str, str] = {}  # name -> origin of the lesson that wins
-    for name, origin, path in iter_lessons(lessons_dir):
-        lesson, _ = check_lesson(path, name)
-        where = origin  # the folder is in the legend below the list
-        if name in first:
-            where += f" (shadowed by {first[name]})"
-        first.setdefault(name, origin)
-        shown = visible(name)  # a file name: any escape sequence in it is spelled out
-        if lesson is None:
-            rows.append([shown, "", "", "", "", where, "(invalid: run attn-tutor check)"])
-            continue
-        sizes = (lesson.n, lesson.d_model, lesson.d_k, lesson.d_v)
-        rows.append([shown, *map(str, sizes), where, lesson.title])
-    folders = []
-    for origin, folder in lesson_dirs(lessons_dir):
-        tags = [LESSONS_ENV] if origin.startswith("env") else []
-        tags += [] if folder.is_dir() else ["no such folder"]
-        folders.append([origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder)])
     console = make_console()
-    header = ("name", "N", "d_model", "d_k", "d_v", "from", "title")
-    lines = columns(rows, console.width, header, right=(1, 2, 3, 4), console=console)
-    lines += [] if rows else [Text("(no lessons found)")]
-    lines += [Text(), Text("Folders, searched in this order (the first lesson of a name wins):")]
-    lines += columns(folders, console.width, console=console)
-    console.print(Text("\n").join(lines))  # Text, not str: no markup or emoji to parse
+    console.print(lesson_list(lessons_dir, console))
 
 
 EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
@@ -505,63 +476,22 @@ class QuizSession:
                 signal.signal(number, handler)
 
 
-SHOWN_LESSONS = 20  # progress draws a table for at most this many lessons
-
-
 @app.command()
 def progress(
     lesson: Annotated[str | None, typer.Argument(help="Show only this lesson.")] = None,
 ) -> None:
     """How your quizzes have gone, per lesson and step, and what to practise next."""
-    import shlex
-
-    from rich.table import Table
     from rich.text import Text
 
     from tutor.assess import history
-    from tutor.text.format import plural
-    from tutor.text.words import visible
+    from tutor.assess.progress import progress_view
 
     console, err = make_console(), make_console(stderr=True)
     found = history.summarize(lesson=lesson)
     for problem in found.problems:
         err.print(Text(f"warning: {problem}"))
-    where = history.history_path()
-    if not found.quizzes:
-        console.print(Text(f"No quizzes yet ({where}). Start one with: attn-tutor quiz"))
-        return
-    rows = found.rows
-    console.print(Text(f"Progress over {plural(found.quizzes, 'quiz', 'quizzes')} ({where})"))
-    # the lessons quizzed most recently, oldest of them first: a table per lesson stays readable
-    # (and quick) however many lessons a history names
-    shown = sorted(found.latest, key=found.latest.__getitem__)[-SHOWN_LESSONS:]
-    by_lesson: dict[str, list[history.StepProgress]] = {name: [] for name in shown}
-    for r in rows:
-        by_lesson.get(r.lesson, []).append(r)
-    for name, steps_done in by_lesson.items():
-        # Text: names are not markup; visible: the history is a file anyone could have edited
-        table = Table(title=Text(visible(name)), title_justify="left")
-        for col in ("step", "asked", "first try", "after hints", "missed", "recent"):
-            table.add_column(col, justify="left" if col == "step" else "right")
-        for r in steps_done:
-            recent = " ".join(f"{right}/{asked}" for right, asked in r.per_quiz[-5:])
-            cells = (visible(r.step), str(r.asked), str(r.first), str(r.hints), str(r.missed))
-            table.add_row(*map(Text, (*cells, recent)))
-        console.print(table)
-    if len(found.latest) > len(shown):
-        more = plural(len(found.latest) - len(shown), "more lesson")
-        console.print(Text(f"and {more}, quizzed earlier: attn-tutor progress LESSON shows one"))
-    console.print(
-        Text("recent: right first try / asked, in the last 5 quizzes, oldest first", style="dim")
-    )
-    weakest = history.practise_next(rows)
-    if weakest is not None:
-        step = weakest.step.split(".")[-1]
-        line = (
-            f"Practise next: {weakest.step} in {weakest.lesson} "
-            f"(attn-tutor quiz {shlex.quote(weakest.lesson)} --steps {step})"
-        )
-        console.print(Text(visible(line)))
+    for part in progress_view(found, history.history_path()):
+        console.print(part)
 
 
 @app.command()
@@ -692,23 +622,17 @@ def check(
     lessons_dir: LessonsDirOpt = None,
 ) -> int:
     """Check lessons: every problem as file:line:col, teaching warnings, then a summary."""
-    from rich.text import Text
-
-    from tutor.author.check import check_lessons, summary
-    from tutor.text.words import visible
+    from tutor.author.check import check_lessons
+    from tutor.author.check_view import check_lines, summary_line
 
     reports = check_lessons(files, lessons_dir)
     console = make_console()
     for report in reports:
         say_note(report.note)
-        for p in report.problems:
-            tag = ("warning: ", "yellow") if p.severity == "warning" else ""
-            # a path and a message may quote a file name or a value: controls spelled out
-            place = (f"{visible(p.where)}:", "bold")
-            console.print(Text.assemble(place, " ", tag, visible(p.message)), soft_wrap=True)
-    ok = all(r.valid for r in reports)
-    console.print(Text(summary(reports), style="green" if ok else "bold red"), soft_wrap=True)
-    return 0 if ok else 1
+        for line in check_lines(report):
+            console.print(line, soft_wrap=True)
+    console.print(summary_line(reports), soft_wrap=True)
+    return 0 if all(r.valid for r in reports) else 1
 
 
 @app.command()
