@@ -141,3 +141,14 @@ def test_a_hash_is_refused_not_read_as_the_start_of_a_comment(text: str) -> None
 def test_a_hash_in_a_quiz_answer_does_not_use_a_try(run) -> None:  # type: ignore[no-untyped-def]
     out = run("quiz", "--count", "1", "--seed", "1", input="2#5\nskip\n").stdout
     assert "'#' has no meaning here. That did not use a try." in out
+
+
+def test_an_expression_sympy_cannot_factor_is_refused_not_a_crash(run) -> None:  # type: ignore[no-untyped-def]
+    """sympy raised ValueError ("is not a prime factor") building this legal answer; the fuzz
+    found it. It is now "not a number I can check", and the quiz does not count the try."""
+    text = "-(sqrt(((1e30)+(138))/((1e30)-(138))))"
+    with pytest.raises(AnswerError, match="not a number I can check"):
+        parse_answer(text)
+    result = run("quiz", "--seed", "1", "--count", "1", input=f"{text}\n")
+    assert result.exit_code == 0, result.stderr
+    assert "not a number I can check" in result.stdout

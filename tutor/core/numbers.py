@@ -165,7 +165,15 @@ def _parse(text: str) -> tuple[sympy.Expr, str, ast.Expression]:
         raise AnswerError(f"could not read {text.strip()!r} as a number") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_ANSWER_NODES:
         raise AnswerError("that expression is too long to be an answer")
-    return _Builder(src, text).build(tree.body), src, tree
+    try:
+        return _Builder(src, text).build(tree.body), src, tree
+    except (ValueError, ArithmeticError, TypeError):
+        # sympy itself can fail on a legal expression (``sqrt((1e30+138)/(1e30-138))`` raises
+        # "is not a prime factor" while it factors): a number it cannot check, not a crash
+        raise AnswerError(
+            f"{text.strip()!r} is not a number I can check (its exact value is beyond what "
+            "the tutor can work out); give a decimal or a simpler form"
+        ) from None
 
 
 class _Builder:
