@@ -17,9 +17,9 @@ from rich.text import Text
 from tutor.assess import judge as jd
 from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text
 from tutor.core.engine import Ref, Step
-from tutor.teach.walk import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.text import format as fmt
 from tutor.text import working as wk
+from tutor.text.tables import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.text.words import visible
 
 MARKS = {

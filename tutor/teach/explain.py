@@ -16,7 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from tutor.core.engine import Derivation, Ref, Step
-from tutor.teach.walk import COLOURS
+from tutor.teach.colours import COLOURS
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 

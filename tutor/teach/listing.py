@@ -12,7 +12,7 @@ from rich.text import Text
 
 from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs
 from tutor.core.lessonfile import check_lesson
-from tutor.teach.columns import columns
+from tutor.text.columns import columns
 from tutor.text.words import visible
 
 if TYPE_CHECKING:
