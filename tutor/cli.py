@@ -50,11 +50,18 @@ LessonsDirOpt = Annotated[
 def make_console(stderr: bool = False, width: int | None = None) -> "Console":
     """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
 
-    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed.
+    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed. The width is
+    kept within ``MIN_WIDTH`` … ``MAX_WIDTH`` columns: rules and tables span it, so
+    ``COLUMNS=99999999`` took gigabytes, and ``COLUMNS=0`` printed nothing.
     """
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False)
+    console = Console(stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False)
+    console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
+    return console
+
+
+MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: narrower or wider than any real terminal
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":

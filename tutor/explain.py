@@ -17,7 +17,7 @@ from rich.tree import Tree
 
 from tutor import format as fmt
 from tutor.cells import cell_name, dot_phrase
-from tutor.engine import Cell, Derivation, Step
+from tutor.engine import Derivation, Step
 from tutor.render import COLOURS
 
 MAX_EXACT_CHARS = 48  # longer exact forms are left out; the rounded value is always shown
@@ -53,16 +53,17 @@ def explain(d: Derivation, step: Step, i: int, j: int, places: int, limit: int =
 # one line per cell
 
 
-def _value(cell: Cell, step: Step, b: _Budget) -> str:
+def _value(step: Step, i: int, j: int, b: _Budget) -> str:
     """``= 2``, ``= 2√2 ≈ 2.83`` or ``≈ 0.49``: exact when short, rounded always."""
+    cell = step.cells[i][j]
     if cell.masked:
         return f"= {fmt.NEG_INF_TEXT}"
     shown = fmt.shown(cell, step, b.places)
     if not fmt.is_rounded(cell, b.places):
         return f"= {shown}"
     if cell.q is not None or b.exact:
-        exact = fmt.exact_text(cell.exact)
-        if len(exact) <= MAX_EXACT_CHARS:
+        exact = fmt.exact_form(step, i, j) or ""
+        if 0 < len(exact) <= MAX_EXACT_CHARS:
             return f"= {exact} ≈ {shown}"
     return f"≈ {shown}"
 
@@ -105,13 +106,12 @@ def _how(step: Step, i: int, j: int, b: _Budget) -> str:
 
 def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:
     b.nodes += 1
-    cell = step.cells[i][j]
     text = _name(step, i, j)
     if note:
-        text.append(f" {_value(cell, step, b)}  ")
+        text.append(f" {_value(step, i, j, b)}  ")
         text.append(note, style="dim italic")
         return text
-    text.append(f" = {_how(step, i, j, b)} {_value(cell, step, b)}")
+    text.append(f" = {_how(step, i, j, b)} {_value(step, i, j, b)}")
     return text
 
 

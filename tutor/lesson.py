@@ -29,10 +29,12 @@ from tutor.spec import (
     MASKS,
     MAX_DEPTH,
     MAX_DIM,
+    MAX_ERRORS,
     MAX_FILE_BYTES,
     MAX_HEADS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
+    MAX_VALUES,
     QUIZ_KEYS,
     STEP_NAMES,
     TOP_KEYS,
@@ -180,7 +182,7 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
     used) builds nodes with positions. No constructor runs: no YAML tag can build an object.
     """
 
-    def __init__(self, stream: str, path: str) -> None:
+    def __init__(self, stream: str, path: str, max_values: int | None = None) -> None:
         if yaml.__with_libyaml__:
             yaml.cyaml.CParser.__init__(self, stream)
         else:  # pragma: no cover
@@ -191,6 +193,8 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
         yaml.resolver.Resolver.__init__(self)
         self._path = path
         self._depth = 0
+        self._values = 0
+        self._max_values = max_values
 
     def _refuse(self, mark: yaml.Mark, message: str) -> LessonError:
         return LessonError.at(self._path, mark.line + 1, mark.column + 1, message)
@@ -205,6 +209,13 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
         if tag and tag not in _PLAIN_TAGS:
             shown = tag.replace("tag:yaml.org,2002:", "!!")
             raise self._refuse(event.start_mark, f"YAML tag {shown} is not allowed here")
+        self._values += 1
+        if self._max_values is not None and self._values > self._max_values:
+            raise self._refuse(
+                event.start_mark,
+                f"the file holds more than {self._max_values:,} values (numbers, words, lists); "
+                "the largest lesson allowed has far fewer",
+            )
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise self._refuse(event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
@@ -214,9 +225,10 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
             self._depth -= 1
 
 
-def compose(text: str, path: str) -> yaml.Node | None:
-    """Parse YAML text into a node tree (positions kept), or raise ``LessonError``."""
-    loader = _Loader(text, path)
+def compose(text: str, path: str, max_values: int | None = None) -> yaml.Node | None:
+    """Parse YAML text into a node tree (positions kept), or raise ``LessonError``; past
+    ``max_values`` nodes, stop reading and refuse the file."""
+    loader = _Loader(text, path, max_values)
     try:
         return loader.get_single_node()
     except yaml.MarkedYAMLError as err:
@@ -272,17 +284,30 @@ def suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-class Checker:
-    """Collects problems for one file; helpers return None when a node is unusable."""
+class Enough(Exception):
+    """A ``Checker`` has as many errors as it reports (``max_errors``): stop looking."""
 
-    def __init__(self, path: str) -> None:
+
+class Checker:
+    """Collects problems for one file; helpers return None when a node is unusable.
+
+    With ``max_errors``, the error that reaches it raises ``Enough`` (its last problem says the
+    check stopped there), so a file of a thousand bad entries costs no more than one of fifty.
+    """
+
+    def __init__(self, path: str, max_errors: int | None = None) -> None:
         self.path = path
         self.problems: list[Problem] = []
         self.where: dict[str, tuple[int, int]] = {}  # "X.2.3" (row 2, column 3) -> (line, col)
+        self.max_errors = max_errors
 
     def error(self, node: yaml.Node | None, message: str) -> None:
         line, col = _pos(node) if node is not None else (1, 1)
         self.problems.append(Problem(self.path, line, col, message))
+        if self.max_errors is not None and len(self.problems) >= self.max_errors:
+            stop = f"stopped after {self.max_errors} errors; fix these and check again"
+            self.problems.append(Problem(self.path, line, col, stop))
+            raise Enough
 
     def mapping(
         self, node: yaml.Node, allowed: tuple[str, ...], what: str
@@ -426,17 +451,20 @@ def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | No
     shown = str(path)
     try:
         text = read_text(path)
-        root = compose(text, shown)
+        root = compose(text, shown, MAX_VALUES)
     except LessonError as err:
         return None, err.problems
-    c = Checker(shown)
+    c = Checker(shown, MAX_ERRORS)
     if root is None:
         c.error(None, "the file is empty; expected a lesson (title, tokens, X, W_Q, W_K, W_V)")
         return None, c.problems
-    keys = c.mapping(root, TOP_KEYS, "the lesson")
-    if keys is None:
+    try:
+        keys = c.mapping(root, TOP_KEYS, "the lesson")
+        if keys is None:
+            return None, c.problems
+        lesson = _build(c, root, keys, name or Path(path).stem, shown)
+    except Enough:
         return None, c.problems
-    lesson = _build(c, root, keys, name or Path(path).stem, shown)
     return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems
 
 

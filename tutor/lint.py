@@ -20,6 +20,7 @@ from tutor.engine import Step, causal_mask, given, matmul, numbered, rational, s
 from tutor.errors import LessonError, Problem
 from tutor.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
 from tutor.lesson import Entry, Head, Lesson, Matrix, check_lesson, find_lesson, is_dir
+from tutor.spec import MAX_ERRORS
 
 ONE_HOT = 0.99
 MAX_PLACES = 3
@@ -58,9 +59,9 @@ def check_one(name: str, extra: list[Path] | None = None) -> Report:
         path = find_lesson(name, extra)
     except LessonError as err:
         return Report(name, None, err.problems)
-    lesson, problems = check_lesson(path, path.stem)
+    lesson, problems = check_lesson(path, path.stem)  # errors stop at MAX_ERRORS
     if lesson is not None:
-        problems = problems + teaching_warnings(lesson)
+        problems = problems + capped(teaching_warnings(lesson))
     # in file order, as an editor lists them (stable: one place keeps the order found)
     return Report(str(path), lesson, sorted(problems, key=lambda p: (p.line, p.col)))
 
@@ -82,6 +83,16 @@ def summary(reports: list[Report]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # teaching warnings
+
+
+def capped(warnings: list[Problem]) -> list[Problem]:
+    """The first ``MAX_ERRORS`` warnings and, when there are more, one that counts the rest."""
+    if len(warnings) <= MAX_ERRORS:
+        return warnings
+    last = warnings[MAX_ERRORS - 1]
+    rest = len(warnings) - MAX_ERRORS
+    more = f"{plural(rest, 'more warning')} not shown; fix these and check again"
+    return [*warnings[:MAX_ERRORS], Problem(last.path, last.line, last.col, more, "warning")]
 
 
 def teaching_warnings(lesson: Lesson) -> list[Problem]:

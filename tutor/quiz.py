@@ -204,8 +204,8 @@ def value_text(q: Question, places: int) -> str:
     shown = fmt.shown(cell, q.step, places)
     if not fmt.is_rounded(cell, places):
         return f"= {shown}"
-    exact = fmt.exact_text(cell.exact)
-    if len(exact) > 50:
+    exact = fmt.exact_form(q.step, q.i, q.j)
+    if exact is None or len(exact) > 50:
         return f"≈ {shown}"
     return f"= {exact} ≈ {shown}"
 

@@ -20,6 +20,7 @@ from typing import TypeVar
 from tutor import format as fmt
 from tutor import words
 from tutor.engine import Cell, Derivation, Step
+from tutor.exact_size import too_long
 
 T = TypeVar("T")
 
@@ -180,7 +181,7 @@ def working_parts(step: Step, i: int, j: int, places: int) -> tuple[list[str], s
     if step.op == "scale":
         score = step.args[0].cells[i][j]
         exact = ""
-        if fmt.is_rounded(cell, places):
+        if fmt.is_rounded(cell, places) and not too_long(step, i, j):
             import sympy
 
             exact = f" = {sympy.latex(cell.exact)}"
