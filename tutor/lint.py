@@ -91,7 +91,7 @@ def capped(warnings: list[Problem]) -> list[Problem]:
         return warnings
     last = warnings[MAX_ERRORS - 1]
     rest = len(warnings) - MAX_ERRORS
-    more = f"{plural(rest, 'more warning')} not shown; fix these and check again"
+    more = f"{plural(rest, 'more warning')} not shown"
     return [*warnings[:MAX_ERRORS], Problem(last.path, last.line, last.col, more, "warning")]
 
 
