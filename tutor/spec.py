@@ -8,8 +8,8 @@ MAX_FILE_BYTES = 1024 * 1024
 # few heads. Every command on the largest such lesson runs in seconds (bench/bench.py --limits).
 MAX_TOKENS = 32
 MAX_DIM = 16  # d_model, d_k, d_v, W_O's width, and W_O's height (heads × d_v)
-MAX_HEADS = 8
-# values (numbers, words, lists, keys) in one file: the largest legal lesson has about 8,000.
+MAX_HEADS = 4
+# values (numbers, words, lists, keys) in one file: the largest legal lesson has about 4,000.
 # Counted as the file is read, so a megabyte of entries is refused before it is all parsed.
 MAX_VALUES = 20_000
 MAX_ERRORS = 50  # errors reported per lesson file; then "stopped after 50 errors"
