@@ -242,11 +242,14 @@ def worst_lessons(folder: Path) -> dict[str, Path]:
 
 
 def digits_lesson(rng: random.Random, n: int, d_model: int, d_k: int) -> str:
-    """Entries such as "7/100000000000031": every value a fraction of 15-digit denominators."""
+    """Entries such as "7/100000000000031": every value a fraction of 15-digit denominators,
+    two different ones per matrix (their common denominator of 30 digits is within the limit)."""
 
     def m(rows: int, cols: int) -> str:
+        dens = [rng.randrange(10**14, 10**15) for _ in range(2)]
+
         def entry() -> str:
-            return f'"{rng.randint(-9, 9)}/{rng.randrange(10**14, 10**15)}"'
+            return f'"{rng.randint(-9, 9)}/{rng.choice(dens)}"'
 
         return (
             "["

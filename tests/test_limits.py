@@ -17,7 +17,14 @@ import pytest
 
 from tests import lessongen
 from tests.conftest import FIXTURES
-from tutor.spec import MAX_DIM, MAX_ERRORS, MAX_HEADS, MAX_TOKENS, MAX_VALUES
+from tutor.spec import (
+    MAX_DENOMINATOR_DIGITS,
+    MAX_DIM,
+    MAX_ERRORS,
+    MAX_HEADS,
+    MAX_TOKENS,
+    MAX_VALUES,
+)
 
 
 def lesson(tokens: int = 2, d_model: int = 1, d_k: int = 1) -> str:
@@ -229,3 +236,19 @@ def test_file_over_one_mebibyte_is_refused_before_parsing(run, tmp_path: Path) -
 def test_alias_bomb_is_refused(run) -> None:
     result = run("walk", str(FIXTURES / "lessons" / "bad" / "alias-bomb.yaml"))
     assert result.exit_code == 1 and "anchors" in result.stderr
+
+
+def test_a_matrix_of_many_long_denominators_is_refused(run, tmp_path: Path) -> None:
+    """Each entry is legal (30 digits), but three different 15-digit denominators in one matrix
+    would make every product of the lesson thousands of digits long."""
+    path = tmp_path / "dens.yaml"
+    path.write_text(
+        'title: t\ntokens: [a, b]\nX: [["1/100000000000031", "1/100000000000067"],\n'
+        '    ["1/100000000000097", 1]]\nW_Q: [[1], [1]]\nW_K: [[1], [1]]\nW_V: [[1], [1]]\n'
+    )
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    assert (
+        f"{path}:4:6: X row 2, column 1: with this entry the entries of X have a common "
+        f"denominator of more than {MAX_DENOMINATOR_DIGITS} digits" in result.stdout
+    )

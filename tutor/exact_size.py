@@ -36,9 +36,16 @@ NONE = Size(0, 0)
 
 
 def _digits(cell: Cell) -> int:
+    """Digits of the cell's numerator and denominator, from their bit lengths (exact to one;
+    no decimal string: a score over a common denominator can have thousands of digits)."""
     if cell.q is None:
         return 0
-    return len(str(abs(cell.q.numerator))) + len(str(cell.q.denominator))
+    return sum(
+        int(abs(n).bit_length() * LOG10_2) + 1 for n in (cell.q.numerator, cell.q.denominator)
+    )
+
+
+LOG10_2 = 0.30103
 
 
 def exact_size(step: Step, i: int, j: int) -> Size:

@@ -8,6 +8,7 @@ error instead of ``True``. Every problem is reported as ``file:line:col: message
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import stat
@@ -27,6 +28,7 @@ from tutor.spec import (
     CONTROL_CHARS,
     HEAD_KEYS,
     MASKS,
+    MAX_DENOMINATOR_DIGITS,
     MAX_DEPTH,
     MAX_DIM,
     MAX_ERRORS,
@@ -430,7 +432,26 @@ class Checker:
                 for j, x in enumerate(row.value, 1):
                     self.where[f"{key}.{i}.{j}"] = _pos(x)
             rows.append(tuple(cells))  # type: ignore[arg-type]
+        if ok and not self._common_denominator(node, name, rows):
+            return None
         return tuple(rows) if ok else None
+
+    def _common_denominator(self, node: yaml.SequenceNode, name: str, rows: list) -> bool:
+        """Whether the entries' common denominator is short enough for exact work to stay
+        fast (every product of the lesson is taken over it); reports the entry that passes."""
+        den = 1
+        for i, row in enumerate(rows, 1):
+            for j, (_, q) in enumerate(row, 1):
+                den = math.lcm(den, q)
+                if den >= 10**MAX_DENOMINATOR_DIGITS:
+                    self.error(
+                        node.value[i - 1].value[j - 1],
+                        f"{name} row {i}, column {j}: with this entry the entries of {name} have "
+                        f"a common denominator of more than {MAX_DENOMINATOR_DIGITS} digits; "
+                        "use a few denominators (halves, thirds, tenths, …)",
+                    )
+                    return False
+        return True
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ MAX_HEADS = 4
 # values (numbers, words, lists, keys) in one file: the largest legal lesson has about 4,000.
 # Counted as the file is read, so a megabyte of entries is refused before it is all parsed.
 MAX_VALUES = 20_000
+# digits of the common denominator of one matrix's entries: twelfths and 30 decimal places fit;
+# a dozen different 15-digit denominators made every product thousands of digits long
+MAX_DENOMINATOR_DIGITS = 40
 MAX_ERRORS = 50  # errors reported per lesson file; then "stopped after 50 errors"
 MAX_DEPTH = 16
 MAX_TOKEN_CHARS = 40
