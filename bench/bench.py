@@ -3,6 +3,7 @@
 Run from the repository root (after ``python -m pip install -e '.[test]'``):
 
     python bench/bench.py            # about a minute; --rounds N for more or fewer runs
+    python bench/bench.py --limits   # every command on the worst legal lessons: seconds, peak MB
 
 Absolute times drift on shared machines, so every target is a ratio of medians measured in the
 same run, with the commands interleaved round by round.
@@ -11,8 +12,11 @@ same run, with the commands interleaved round by round.
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -20,11 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 PY = sys.executable
 # time the command users run: the installed console script (python -m adds runpy's import)
 _SCRIPT = Path(PY).parent / "attn-tutor"
 CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [PY, "-m", "tutor"]
+EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
 GC_OFF, FREEZE = "import gc; gc.disable(); ", "; gc.freeze()"
 
 
@@ -55,7 +61,8 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 
 
 def growth(folder: Path) -> list[tuple[int, float, float, float]]:
-    """In-process load, derive and render times for N = 4 … 128 (d_model 64, d_k = d_v = 16).
+    """In-process load, derive and render times for N = 4 … 32 (d_model = d_k = d_v = 16: the
+    largest legal single-head lessons; the N=32 rows used d_model 64 before the limits fell).
 
     The cyclic collector is off, as in the console script: otherwise a full collection over
     sympy's objects lands in whichever step happens to cross its threshold.
@@ -70,9 +77,9 @@ def growth(folder: Path) -> list[tuple[int, float, float, float]]:
 
     gc.disable()
     rows = []
-    for n in (4, 8, 16, 32, 64, 128):
+    for n in (4, 8, 16, 32):
         path = folder / f"grow{n}.yaml"
-        path.write_text(lesson_text(n, 64, 16, 16, seed=n))
+        path.write_text(lesson_text(n, 16, 16, 16, seed=n))
         t0 = time.perf_counter()
         lesson = load_lesson(path)
         t1 = time.perf_counter()
@@ -94,10 +101,20 @@ def growth(folder: Path) -> list[tuple[int, float, float, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--limits", action="store_true", help="time every command on the worst legal lessons"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120, help="seconds before a --limits run is stopped"
+    )
+    parser.add_argument("--only", help="--limits: only the lessons whose name contains this")
     args = parser.parse_args()
+    if args.limits:
+        limits(args.timeout, args.only)
+        return
     folder = Path(tempfile.mkdtemp(prefix="attn-bench-"))
     big = folder / "n32.yaml"
-    big.write_text(lesson_text(32, 64, 16, 16, seed=32))
+    big.write_text(lesson_text(32, 16, 16, 16, seed=32))  # at the limits: N 32, dimensions 16
 
     minimal = folder / "minimal_app.py"  # the framework's own cost of running a subcommand
     minimal.write_text(
@@ -181,13 +198,209 @@ def main() -> None:
         f"\npeak memory, walk N=32: {rss:.0f} MB (target < 200 MB)  "
         f"{'ok' if rss < 200 else 'MISSED'}"
     )
-    print("\ngrowth, in process (d_model 64, d_k = d_v = 16):")
+    print("\ngrowth, in process (d_model = d_k = d_v = 16):")
     print(f"{'N':>5} {'load':>9} {'derive':>9} {'render':>9}  derive/N²")
     for n, load, derive_t, render_t in growth(folder):
         print(
             f"{n:>5} {load * 1000:>7.1f}ms {derive_t * 1000:>7.1f}ms {render_t * 1000:>7.1f}ms  "
             f"{derive_t / n**2 * 1e6:6.1f}µs"
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# --limits: the worst lessons the limits allow, through every command
+
+LIMIT_TARGET_S, LIMIT_TARGET_MB, ANSWER_TARGET_S = 30, 1024, 1.0
+
+
+def worst_lessons(folder: Path) -> dict[str, Path]:
+    """The costliest legal lessons: every size at its limit, entries mixing integers, decimals
+    and small fractions (``idf``: no product stays whole), and one with entries of 15-digit
+    denominators (the largest exact forms). d_k is not a perfect square (√d_k stays exact)."""
+    from tests.lessongen import lesson_text as random_lesson
+    from tutor.core.spec import MAX_DIM, MAX_HEADS, MAX_TOKENS
+
+    n, d = MAX_TOKENS, MAX_DIM
+    d_k = d - 1 if math.isqrt(d) ** 2 == d else d
+    h, d_v = MAX_HEADS, MAX_DIM // MAX_HEADS  # W_O has h · d_v rows, at most MAX_DIM
+    texts = {
+        f"one head N={n} d={d}": random_lesson(random.Random(1), n, d, d_k, d, "idf"),
+        f"{h} heads N={n} d={d} causal": random_lesson(
+            random.Random(2), n, d, d_k, d, "idf", h, causal=True
+        ),
+        f"{h} heads N={n} d_v={d_v} W_O {h * d_v}×{d}": random_lesson(
+            random.Random(3), n, d, d_k, d_v, "idf", h, w_o=True, d_out=d
+        ),
+        f"15-digit denominators N={n} d={d}": digits_lesson(random.Random(4), n, d, d_k),
+    }
+    paths = {}
+    tokens = "tokens: [" + ", ".join(f"t{i}" for i in range(n)) + "]"
+    for i, (name, text) in enumerate(texts.items()):
+        paths[name] = folder / f"worst{i}.yaml"
+        paths[name].write_text(re.sub(r"^tokens: .*$", tokens, text, count=1, flags=re.M))
+    return paths
+
+
+def digits_lesson(rng: random.Random, n: int, d_model: int, d_k: int) -> str:
+    """Entries such as "7/100000000000031": every value a fraction of 15-digit denominators,
+    two different ones per matrix (their common denominator of 30 digits is within the limit)."""
+
+    def m(rows: int, cols: int) -> str:
+        dens = [rng.randrange(10**14, 10**15) for _ in range(2)]
+
+        def entry() -> str:
+            return f'"{rng.randint(-9, 9)}/{rng.choice(dens)}"'
+
+        return (
+            "["
+            + ", ".join("[" + ", ".join(entry() for _ in range(cols)) + "]" for _ in range(rows))
+            + "]"
+        )
+
+    tokens = ", ".join(f"t{i}" for i in range(n))
+    return (
+        f"title: Long denominators\ntokens: [{tokens}]\nX: {m(n, d_model)}\n"
+        f"W_Q: {m(d_model, d_k)}\nW_K: {m(d_model, d_k)}\nW_V: {m(d_model, d_k)}\n"
+    )
+
+
+def run_limited(cmd: list[str], timeout: float, stdin: bytes = b"", env: dict | None = None):  # type: ignore[no-untyped-def]
+    """(seconds, peak MB, exit status, stdout) of one run; seconds is None when it timed out."""
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL, env=full_env
+        )
+        proc.stdin.write(stdin)  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
+        deadline = start + timeout
+        status = usage = None
+        while time.perf_counter() < deadline:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.02)
+        else:
+            proc.kill()
+            _, status, usage = os.wait4(proc.pid, 0)
+            return None, usage.ru_maxrss / 1024, status, b""
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        return elapsed, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+
+
+def filled_sheet(lesson: Path, timeout: float) -> str:
+    """The lesson's blank sheet with every cell answered wrongly (each true value + 0.5): the
+    costliest sheet to grade, since every cell is searched for a slip."""
+    sheet = subprocess.run(
+        [*CLI, "export", str(lesson), "--format", "sheet"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    ).stdout
+    data = json.loads(
+        subprocess.run(
+            [*CLI, "walk", str(lesson), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        ).stdout
+    )
+    asked = [
+        s for s in data["steps"] if s["name"] not in ("X", "W_Q", "W_K", "W_V", "masked", "W_O")
+    ]
+    values = iter(
+        "0.5" if v is None else f"{v + 0.5:.2f}" for s in asked for row in s["value"] for v in row
+    )
+    return re.sub(r"\bnull\b(?=[,\]])", lambda _: next(values), sheet)
+
+
+def limits(timeout: float, only: str | None) -> None:
+    """Every command on the worst legal lessons, with its wall time and peak memory."""
+    from tutor.core.spec import MAX_TOKENS
+
+    # the checkout's code, whichever copy the console script was installed from
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+    )
+    folder = Path(tempfile.mkdtemp(prefix="attn-limits-"))
+    print(
+        f"every command on the worst legal lessons (stopped after {timeout:.0f} s), "
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} cores\n"
+    )
+    print(f"{'lesson':<38} {'command':<22} {'seconds':>8} {'peak MB':>8}")
+    worst = 0.0, 0.0
+    for name, path in worst_lessons(folder).items():
+        if only and only not in name:
+            continue
+        p = str(path)
+        sheet = folder / f"{path.stem}-sheet.yaml"
+        sheet.write_text(filled_sheet(path, timeout))
+        last = "output" if "W_O" in name else "Z"  # the cell that depends on the most
+        head = "head1." if last == "Z" and "heads" in name else ""
+        cell = f"{head}{last}[t{MAX_TOKENS - 1}, 1]"
+        commands = {
+            "walk": [p],
+            "walk --exact": [p, "--exact"],
+            "walk --json": [p, "--json"],
+            "walk --json --exact": [p, "--json", "--exact"],
+            **{f"export {f}": ["export", p, "--format", f] for f in EXPORT_FORMATS},
+            "check": ["check", p],
+            f"explain {last}": ["explain", p, cell],
+            "grade (all wrong)": ["grade", p, str(sheet)],
+            "grade --json": ["grade", p, str(sheet), "--json"],
+            "quiz, no answer": ["quiz", p, "--seed", "1", "--count", "1", "--steps", last],
+        }
+        for label, args in commands.items():
+            argv = [*CLI, *(args if args[0] != p else ["walk", *args])]
+            elapsed, mb, status, _ = run_limited(argv, timeout)
+            show(name, label, elapsed, mb, status)
+            worst = max(worst[0], elapsed or timeout), max(worst[1], mb)
+        # one wrong answer, then the quiz ends (no more input): the answer's own cost is the
+        # difference from the run above, which reads no answer
+        quiz = [*CLI, "quiz", p, "--seed", "1", "--count", "1", "--steps", last]
+        base, _, _, _ = run_limited(quiz, timeout)
+        elapsed, mb, status, _ = run_limited(quiz, timeout, b"12345\n")
+        show(name, "quiz, 1 wrong answer", elapsed, mb, status)
+        if elapsed is not None and base is not None:
+            print(f"{'':<38} {'  one answer alone':<22} {elapsed - base:>8.2f}")
+    print()
+    for label, argv, env in hostile(folder):
+        elapsed, mb, status, _ = run_limited(argv, timeout, env=env)
+        show("", label, elapsed, mb, status)
+    print(
+        f"\ntargets: under {LIMIT_TARGET_S} s and {LIMIT_TARGET_MB} MB for every command, "
+        f"one quiz answer under {ANSWER_TARGET_S} s"
+    )
+
+
+def hostile(folder: Path) -> list[tuple[str, list[str], dict]]:
+    """The other costly inputs: a 1 MiB lesson of bad entries (alone and 11 in a folder) and
+    a terminal that claims to be 99,999,999 columns wide."""
+    bad = folder / "bad"
+    bad.mkdir()
+    row = "[" + ", ".join(["x"] * 500) + "]"
+    text = "title: bad\ntokens: [a]\nX: [" + ", ".join([row] * 500) + "]\n"
+    while len(text.encode()) < 1024 * 1024 - 2100:
+        text += f"# {'.' * 1000}\n"
+    for i in range(11):
+        (bad / f"bad{i}.yaml").write_text(text)
+    return [
+        ("check, 1 MiB of bad entries", [*CLI, "check", str(bad / "bad0.yaml")], {}),
+        ("check, a folder of 11 such", [*CLI, "check", str(bad)], {}),
+        ("COLUMNS=99999999 walk", [*CLI, "walk", "cats-chase-mice"], {"COLUMNS": "99999999"}),
+    ]
+
+
+def show(lesson: str, label: str, elapsed: float | None, mb: float, status: int) -> None:
+    over = elapsed is None or elapsed > LIMIT_TARGET_S or mb > LIMIT_TARGET_MB
+    seconds = "stopped" if elapsed is None else f"{elapsed:.2f}"
+    tail = "  MISSED" if over else ""
+    tail += f"  (exit {status})" if elapsed is not None and status not in (0, 1) else ""
+    print(f"{lesson:<38} {label:<22} {seconds:>8} {mb:>8.0f}{tail}", flush=True)
 
 
 if __name__ == "__main__":

@@ -38,8 +38,10 @@ def lesson_text(
     heads: int = 0,
     causal: bool = False,
     w_o: bool = False,
+    d_out: int | None = None,
 ) -> str:
-    """A valid lesson; ``heads`` > 0 gives a multi-head lesson."""
+    """A valid lesson; ``heads`` > 0 gives a multi-head lesson (``d_out``: W_O's width, else
+    1 to 3)."""
     tokens = [rng.choice(WORDS) for _ in range(n)]
     lines = [
         "title: Random lesson",
@@ -57,7 +59,8 @@ def lesson_text(
                 f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
             ]
         if w_o:
-            lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+            width = d_out if d_out is not None else rng.randint(1, 3)
+            lines.append(f"W_O: {matrix(rng, heads * d_v, width, kinds)}")
     else:
         lines += [
             f"W_Q: {matrix(rng, d_model, d_k, kinds)}",

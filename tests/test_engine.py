@@ -13,6 +13,7 @@ from tests import lessongen, reference
 from tests.conftest import FIXTURES, LESSONS, bundled_lessons
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
+from tutor.core.spec import MAX_DIM, MAX_HEADS, MAX_TOKENS
 from tutor.text import format as fmt
 
 # seed 000, every table, as printed there (2 decimals)
@@ -136,13 +137,18 @@ def test_large_scores_do_not_overflow(tmp_path: Path) -> None:
     assert_matches_numpy(path)
 
 
-@pytest.mark.parametrize(("n", "heads", "causal"), [(32, 0, False), (64, 0, True), (32, 2, False)])
-def test_large_lessons_agree_with_numpy(tmp_path: Path, n: int, heads: int, causal: bool) -> None:
-    """The sizes the benchmark measures (d_model 64, d_k = d_v = 16) stay exact."""
-    rng = random.Random(n)
+@pytest.mark.parametrize(
+    ("heads", "causal"), [(0, False), (0, True), (2, False), (MAX_HEADS, True)]
+)
+def test_the_largest_lessons_agree_with_numpy(tmp_path: Path, heads: int, causal: bool) -> None:
+    """At the limits (MAX_TOKENS tokens, every dimension MAX_DIM, W_O as tall as allowed)."""
+    rng = random.Random(heads)
+    d_v = MAX_DIM // max(heads, 1)  # W_O has heads × d_v rows
     path = tmp_path / "large.yaml"
     path.write_text(
-        lessongen.lesson_text(rng, n, 64, 16, 16, "i", heads=heads, causal=causal, w_o=heads > 0)
+        lessongen.lesson_text(
+            rng, MAX_TOKENS, MAX_DIM, MAX_DIM, d_v, "i", heads, causal, w_o=heads > 0, d_out=MAX_DIM
+        )
     )
     assert_matches_numpy(path)
 

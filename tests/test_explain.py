@@ -140,11 +140,11 @@ def test_explain_stays_bounded_on_a_big_lesson(run, tmp_path) -> None:  # type: 
     from tests import lessongen
 
     path = tmp_path / "big.yaml"
-    path.write_text(lessongen.lesson_text(random.Random(7), 40, 6, 5, 5, "i"))
+    path.write_text(lessongen.lesson_text(random.Random(7), 32, 6, 5, 5, "i"))
     row = load_lesson(path).labels[2]
     result = run("explain", str(path), f"Z[{row}, 1]", "--limit", "5")
     assert result.exit_code == 0, result.stderr
-    assert "… and 35 more cells of weights" in result.stdout
+    assert "… and 27 more cells of weights" in result.stdout
     assert len(result.stdout.splitlines()) < 1000
 
 

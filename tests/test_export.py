@@ -267,18 +267,18 @@ def test_one_token_is_singular_in_the_worksheet_and_the_walk(tmp_path, run) -> N
 
 
 def test_a_long_sum_in_the_answer_key_shows_its_ends_and_counts_the_rest(tmp_path, run) -> None:  # type: ignore[no-untyped-def]
-    """d_model 20: Q's sums have 20 terms; the key shows 4, the count of the 14 between, and 2."""
-    ones = "[" + ", ".join(["1"] * 20) + "]"
+    """d_model 16: Q's sums have 16 terms; the key shows 4, the count of the 10 between, and 2."""
+    ones = "[" + ", ".join(["1"] * 16) + "]"
     lesson = tmp_path / "wide.yaml"
     lesson.write_text(
         f"title: Wide\ntokens: [a, b]\nX: [{ones}, {ones}]\n"
-        + "".join(f"{w}: [{', '.join(['[2]'] * 20)}]\n" for w in ("W_Q", "W_K", "W_V"))
+        + "".join(f"{w}: [{', '.join(['[2]'] * 16)}]\n" for w in ("W_Q", "W_K", "W_V"))
     )
     md = export(run, str(lesson))
-    expected = r"1 \cdot 2 + 1 \cdot 2 + 1 \cdot 2 + 1 \cdot 2 + (\text{14 more terms}) + "
-    assert f"$Q_{{\\text{{a}}, 1}} = {expected}1 \\cdot 2 + 1 \\cdot 2 = 40$" in md
+    expected = r"1 \cdot 2 + 1 \cdot 2 + 1 \cdot 2 + 1 \cdot 2 + (\text{10 more terms}) + "
+    assert f"$Q_{{\\text{{a}}, 1}} = {expected}1 \\cdot 2 + 1 \\cdot 2 = 32$" in md
     tex = export(run, str(lesson), "--format", "tex")
-    assert r"(\text{14 more terms})" in tex
+    assert r"(\text{10 more terms})" in tex
     _balanced(tex)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import LESSONS, PLAIN_ENV, ROOT
+from tutor.core.spec import MAX_HEADS, MAX_TOKENS
 
 CATS = LESSONS / "cats-chase-mice.yaml"
 
@@ -185,10 +186,10 @@ def test_a_ten_megabyte_answer_line_is_not_echoed_whole(run, tmp_path: Path) -> 
 
 def test_thousands_of_heads_are_refused_quickly(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     head = "  - {W_Q: [[1]], W_K: [[1]], W_V: [[1]]}\n"
-    toks = ", ".join(f"t{i}" for i in range(128))
-    x = ", ".join(["[1]"] * 128)
+    toks = ", ".join(f"t{i}" for i in range(MAX_TOKENS))
+    x = ", ".join(["[1]"] * MAX_TOKENS)
     path = tmp_path / "heads.yaml"
-    path.write_text(f"title: t\ntokens: [{toks}]\nX: [{x}]\nheads:\n" + head * 5000)
+    path.write_text(f"title: t\ntokens: [{toks}]\nX: [{x}]\nheads:\n" + head * 1000)
     result = run("walk", str(path), "--json")
     assert result.exit_code == 1
-    assert f"{path}:5:3: heads has 5000 heads; at most 16 are allowed" in clean(result)
+    assert f"{path}:5:3: heads has 1000 heads; at most {MAX_HEADS} are allowed" in clean(result)

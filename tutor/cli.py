@@ -57,11 +57,15 @@ def make_console(
 ) -> "Console":
     """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
 
-    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed.
+    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed. The width is
+    kept within ``MIN_WIDTH`` … ``MAX_WIDTH`` columns: rules and tables span it, so
+    ``COLUMNS=99999999`` took gigabytes, and ``COLUMNS=0`` printed nothing.
     """
-    return _console_type()(
+    console = _console_type()(
         stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False, file=file
     )
+    console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
+    return console
 
 
 @functools.cache
@@ -76,6 +80,9 @@ def _console_type() -> type["Console"]:
             raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     return TutorConsole
+
+
+MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: narrower or wider than any real terminal
 
 
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":

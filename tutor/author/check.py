@@ -24,6 +24,7 @@ from tutor.core.engine import Step, causal_mask, given, matmul, numbered, ration
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
 from tutor.core.lessonfile import check_lesson
+from tutor.core.spec import MAX_ERRORS
 from tutor.text.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
 
 ONE_HOT = 0.99
@@ -65,9 +66,9 @@ def check_one(name: str, extra: list[Path] | None = None) -> Report:
     except LessonError as err:
         return Report(name, None, err.problems)
     path = found.path
-    lesson, problems = check_lesson(path, path.stem)
+    lesson, problems = check_lesson(path, path.stem)  # errors stop at MAX_ERRORS
     if lesson is not None:
-        problems = problems + teaching_warnings(lesson)
+        problems = problems + capped(teaching_warnings(lesson))
     # in file order, as an editor lists them (stable: one place keeps the order found)
     ordered = sorted(problems, key=lambda p: (p.line, p.col))
     return Report(str(path), lesson, ordered, found.note)
@@ -90,6 +91,16 @@ def summary(reports: list[Report]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # teaching warnings
+
+
+def capped(warnings: list[Problem]) -> list[Problem]:
+    """The first ``MAX_ERRORS`` warnings and, when there are more, one that counts the rest."""
+    if len(warnings) <= MAX_ERRORS:
+        return warnings
+    last = warnings[MAX_ERRORS - 1]
+    rest = len(warnings) - MAX_ERRORS
+    more = f"{plural(rest, 'more warning')} not shown"
+    return [*warnings[:MAX_ERRORS], Problem(last.path, last.line, last.col, more, "warning")]
 
 
 def teaching_warnings(lesson: Lesson) -> list[Problem]:

@@ -16,14 +16,25 @@ from tutor.core.lesson import Head, Lesson, QuizDefaults
 from tutor.core.spec import (
     HEAD_KEYS,
     MASKS,
+    MAX_ERRORS,
     MAX_HEADS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
+    MAX_VALUES,
     QUIZ_KEYS,
     STEP_NAMES,
     TOP_KEYS,
 )
-from tutor.core.yamlsrc import Checker, compose, describe, pos, read_text, suggest, whole_number
+from tutor.core.yamlsrc import (
+    Checker,
+    Enough,
+    compose,
+    describe,
+    pos,
+    read_text,
+    suggest,
+    whole_number,
+)
 
 # ---------------------------------------------------------------------------------------------
 # the lesson itself
@@ -43,17 +54,20 @@ def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | No
     shown = str(path)
     try:
         text = read_text(path)
-        root = compose(text, shown)
+        root = compose(text, shown, MAX_VALUES)
     except LessonError as err:
         return None, err.problems
-    c = Checker(shown)
+    c = Checker(shown, MAX_ERRORS)
     if root is None:
         c.error(None, "the file is empty; expected a lesson (title, tokens, X, W_Q, W_K, W_V)")
         return None, c.problems
-    keys = c.mapping(root, TOP_KEYS, "the lesson")
-    if keys is None:
+    try:
+        keys = c.mapping(root, TOP_KEYS, "the lesson")
+        if keys is None:
+            return None, c.problems
+        lesson = _build(c, root, keys, name or Path(path).stem, shown)
+    except Enough:
         return None, c.problems
-    lesson = _build(c, root, keys, name or Path(path).stem, shown)
     return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems
 
 

@@ -4,9 +4,18 @@
 """
 
 MAX_FILE_BYTES = 1024 * 1024
-MAX_TOKENS = 128
-MAX_DIM = 512
-MAX_HEADS = 16
+# A lesson is worked by hand: a long sentence of tokens, vectors short enough to dot by hand, a
+# few heads. Every command on the largest such lesson runs in seconds (bench/bench.py --limits).
+MAX_TOKENS = 32
+MAX_DIM = 16  # d_model, d_k, d_v, W_O's width, and W_O's height (heads × d_v)
+MAX_HEADS = 4
+# values (numbers, words, lists, keys) in one file: the largest legal lesson has about 4,000.
+# Counted as the file is read, so a megabyte of entries is refused before it is all parsed.
+MAX_VALUES = 20_000
+# digits of the common denominator of one matrix's entries: twelfths and 30 decimal places fit;
+# a dozen different 15-digit denominators made every product thousands of digits long
+MAX_DENOMINATOR_DIGITS = 40
+MAX_ERRORS = 50  # errors reported per lesson file; then "stopped after 50 errors"
 MAX_DEPTH = 16
 MAX_TOKEN_CHARS = 40
 # control characters a lesson's words may not contain (a regex class body): C0 but tab and line

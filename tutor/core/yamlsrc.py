@@ -10,6 +10,7 @@ error instead of ``True``.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import stat
 from collections import Counter
@@ -26,6 +27,7 @@ from tutor.core.lesson import Entry, Matrix
 from tutor.core.numbers import parse_entry
 from tutor.core.spec import (
     CONTROL_CHARS,
+    MAX_DENOMINATOR_DIGITS,
     MAX_DEPTH,
     MAX_DIM,
     MAX_FILE_BYTES,
@@ -91,7 +93,7 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
     used) builds nodes with positions. No constructor runs: no YAML tag can build an object.
     """
 
-    def __init__(self, stream: str, path: str) -> None:
+    def __init__(self, stream: str, path: str, max_values: int | None = None) -> None:
         if yaml.__with_libyaml__:
             yaml.cyaml.CParser.__init__(self, stream)
         else:  # pragma: no cover
@@ -102,6 +104,8 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
         yaml.resolver.Resolver.__init__(self)
         self._path = path
         self._depth = 0
+        self._values = 0
+        self._max_values = max_values
 
     def _refuse(self, mark: yaml.Mark, message: str) -> LessonError:
         return LessonError.at(self._path, mark.line + 1, mark.column + 1, message)
@@ -116,6 +120,13 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
         if tag and tag not in _PLAIN_TAGS:
             shown = tag.replace("tag:yaml.org,2002:", "!!")
             raise self._refuse(event.start_mark, f"YAML tag {shown} is not allowed here")
+        self._values += 1
+        if self._max_values is not None and self._values > self._max_values:
+            raise self._refuse(
+                event.start_mark,
+                f"the file holds more than {self._max_values:,} values (numbers, words, lists); "
+                "the largest lesson allowed has far fewer",
+            )
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise self._refuse(event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
@@ -125,9 +136,10 @@ class _Loader(yaml.composer.Composer, *_PARSING, yaml.resolver.Resolver):  # typ
             self._depth -= 1
 
 
-def compose(text: str, path: str) -> yaml.Node | None:
-    """Parse YAML text into a node tree (positions kept), or raise ``LessonError``."""
-    loader = _Loader(text, path)
+def compose(text: str, path: str, max_values: int | None = None) -> yaml.Node | None:
+    """Parse YAML text into a node tree (positions kept), or raise ``LessonError``; past
+    ``max_values`` nodes, stop reading and refuse the file."""
+    loader = _Loader(text, path, max_values)
     try:
         return loader.get_single_node()
     except yaml.MarkedYAMLError as err:
@@ -215,18 +227,31 @@ def suggest(word: str, options: tuple[str, ...] | list[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-class Checker:
-    """Collects problems for one file; helpers return None when a node is unusable."""
+class Enough(Exception):
+    """A ``Checker`` has as many errors as it reports (``max_errors``): stop looking."""
 
-    def __init__(self, path: str) -> None:
+
+class Checker:
+    """Collects problems for one file; helpers return None when a node is unusable.
+
+    With ``max_errors``, the error that reaches it raises ``Enough`` (its last problem says the
+    check stopped there), so a file of a thousand bad entries costs no more than one of fifty.
+    """
+
+    def __init__(self, path: str, max_errors: int | None = None) -> None:
         self.path = path
         self.problems: list[Problem] = []
         self.where: dict[str, tuple[int, int]] = {}  # "X.2.3" (row 2, column 3) -> (line, col)
+        self.max_errors = max_errors
         self.widths: dict[str, int] = {}  # "X" -> the row length most rows agree on
 
     def error(self, node: yaml.Node | None, message: str) -> None:
         line, col = pos(node) if node is not None else (1, 1)
         self.problems.append(Problem(self.path, line, col, message))
+        if self.max_errors is not None and len(self.problems) >= self.max_errors:
+            stop = f"stopped after {self.max_errors} errors; fix these and check again"
+            self.problems.append(Problem(self.path, line, col, stop))
+            raise Enough
 
     def mapping(
         self, node: yaml.Node, allowed: tuple[str, ...], what: str
@@ -352,7 +377,26 @@ class Checker:
                 for j, x in enumerate(row.value, 1):
                     self.where[f"{key}.{i}.{j}"] = pos(x)
             rows.append(tuple(cells))  # type: ignore[arg-type]
+        if ok and not self._common_denominator(node, name, rows):
+            return None
         return tuple(rows) if ok else None
+
+    def _common_denominator(self, node: yaml.SequenceNode, name: str, rows: list) -> bool:
+        """Whether the entries' common denominator is short enough for exact work to stay
+        fast (every product of the lesson is taken over it); reports the entry that passes."""
+        den = 1
+        for i, row in enumerate(rows, 1):
+            for j, (_, q) in enumerate(row, 1):
+                den = math.lcm(den, q)
+                if den >= 10**MAX_DENOMINATOR_DIGITS:
+                    self.error(
+                        node.value[i - 1].value[j - 1],
+                        f"{name} row {i}, column {j}: with this entry the entries of {name} have "
+                        f"a common denominator of more than {MAX_DENOMINATOR_DIGITS} digits; "
+                        "use a few denominators (halves, thirds, tenths, …)",
+                    )
+                    return False
+        return True
 
 
 def _width(rows: list[yaml.Node]) -> int | None:

@@ -6,10 +6,12 @@ import math
 from collections.abc import Sequence
 
 from tutor.core.engine import Derivation, Step
+from tutor.core.exact_size import too_long
 
 
 def step_json(step: Step, exact: bool) -> dict[str, object]:
-    """One step as plain JSON data. Masked cells (−∞) have value null and exact "-oo"."""
+    """One step as plain JSON data. Masked cells (−∞) have value null and exact "-oo"; an exact
+    form too long to build and read (see ``tutor.core.exact_size``) is null."""
     data: dict[str, object] = {
         "name": step.name,
         "head": step.head,
@@ -18,7 +20,11 @@ def step_json(step: Step, exact: bool) -> dict[str, object]:
         "value": [[None if math.isinf(c.value) else c.value for c in row] for row in step.cells],
     }
     if exact:
-        data["exact"] = [[str(c.exact) for c in row] for row in step.cells]
+        n, m = step.shape
+        data["exact"] = [
+            [None if too_long(step, i, j) else str(step.cells[i][j].exact) for j in range(m)]
+            for i in range(n)
+        ]
     return data
 
 

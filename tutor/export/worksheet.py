@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from tutor.core.engine import Derivation, Step
+from tutor.core.exact_size import too_long
 from tutor.text import format as fmt
 from tutor.text import words
 from tutor.text import working as wk
@@ -272,7 +273,7 @@ KEY_TERMS = wk.Elide(12, 4, 2)  # a longer sum shows its first four and last two
 def _result(w: wk.Working) -> str:
     """``\\approx 0.49``, or with the exact form first when it is as short as the working."""
     shown = tex_num(w.shown)
-    if w.rel == "≈" and w.exact_is_short:
+    if w.rel == "≈" and w.exact_is_short and too_long(w.step, w.i, w.j) is None:
         import sympy
 
         return rf"= {sympy.latex(w.step.cells[w.i][w.j].exact)} \approx {shown}"

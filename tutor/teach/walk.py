@@ -20,6 +20,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach.colours import COLOURS
 from tutor.text import format as fmt
@@ -91,17 +92,40 @@ def _heat(cell: Cell) -> Style:
     return Style(bgcolor=Color.from_rgb(*rgb), color="black" if w > 0.55 else "white")
 
 
-def cell_text(cell: Cell, step: Step, places: int, exact: bool) -> str:
+def cell_text(step: Step, i: int, j: int, places: int, exact: bool) -> str:
+    """A cell as its table shows it; with ``exact``, its exact form (``…`` when too long)."""
+    cell = step.cells[i][j]
     text = fmt.shown(cell, step, places)
     if exact and not cell.masked and fmt.is_rounded(cell, places):
-        return f"{fmt.exact_text(cell.exact)} ≈ {text}"
+        return f"{fmt.exact_form(step, i, j) or ELIDED} ≈ {text}"
     return text
+
+
+ELIDED = "…"  # an exact form too long to show, in a table (a note under the step says so)
 
 
 @functools.lru_cache(maxsize=64)  # a step's table is drawn again as the next step's operand
 def cell_texts(step: Step, places: int, exact: bool) -> tuple[tuple[str, ...], ...]:
     """Every cell of a step as its table shows it."""
-    return tuple(tuple(cell_text(c, step, places, exact) for c in row) for row in step.cells)
+    n, m = step.shape
+    return tuple(tuple(cell_text(step, i, j, places, exact) for j in range(m)) for i in range(n))
+
+
+def elided_note(step: Step, places: int) -> Text | None:
+    """The note under a step whose table elides an exact form, else None."""
+    n, m = step.shape
+    if not any(
+        fmt.is_rounded(step.cells[i][j], places) and exact_size.too_long(step, i, j)
+        for i in range(n)
+        for j in range(m)
+    ):
+        return None
+    return Text(
+        f"{ELIDED}: exact form too long to show (more than {exact_size.MAX_EXPS} exponentials "
+        f"or a fraction of more than {exact_size.MAX_DIGITS} digits); the decimal is computed "
+        "from it all the same",
+        style="dim",
+    )
 
 
 def matrix_tables(
@@ -366,6 +390,8 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_concat(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
+    if opts.exact and (note := elided_note(step, places)) is not None:
+        parts.append(note)
     return Group(*parts, Text(""))  # the Rule spans the terminal; a blank line closes the step
 
 

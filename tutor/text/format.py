@@ -134,6 +134,23 @@ def exact_text(expr: sympy.Expr) -> str:
     return printer.doprint(expr)
 
 
+def exact_form(step: Step, i: int, j: int) -> str | None:
+    """Cell (i, j)'s exact form as text, or None when it is too large to build and read
+    (``tutor.core.exact_size`` counts it first; ``too_long_note`` says how large)."""
+    from tutor.core.exact_size import too_long
+
+    if too_long(step, i, j) is not None:
+        return None
+    return exact_text(step.cells[i][j].exact)
+
+
+def too_long_note(step: Step, i: int, j: int) -> str:
+    """``(exact form too long to show; 32 exponentials)``."""
+    from tutor.core.exact_size import too_long
+
+    return f"(exact form too long to show; {too_long(step, i, j)})"
+
+
 _PRINTER = None
 
 

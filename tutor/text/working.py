@@ -201,10 +201,11 @@ class Working:
     def exact(self, limit: int | None = None) -> str | None:
         """The exact form of a rounded result (``1/(2 + e^√2)``), built on first use; None when
         the result is shown exactly or the form is longer than ``limit`` characters."""
-        cell = self.step.cells[self.i][self.j]
         if self.rel == "=":
             return None
-        text = fmt.exact_text(cell.exact)
+        text = fmt.exact_form(self.step, self.i, self.j)  # None when too large to build
+        if text is None:
+            return None
         return None if limit is not None and len(text) > limit else text
 
     def result(self, exact: bool = True, limit: int | None = MAX_EXACT) -> str:

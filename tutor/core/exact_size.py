@@ -1,0 +1,112 @@
+"""How large a cell's exact form would be, counted from the derivation before sympy builds it.
+
+An exact weight is ``e^(s₁ − s_low) / (e^(s₁ − s_low) + … )``: one exponential per token the
+row sees, each with a rational exponent. Z and the output bring those of a whole row (of every
+head) over one denominator, and sympy's ``together`` takes seconds for a dozen of them. So an
+exact form is built only when it is short enough to read: at most ``MAX_EXPS`` exponentials and
+no rational inside it longer than ``MAX_DIGITS`` digits. Beyond that, the cell's rounded value
+is shown with a note saying how large the form is (as long sums are elided).
+
+Counting reads only the steps' structure and the rationals' sizes: microseconds per cell.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+from tutor.core.engine import Cell, Step
+
+MAX_EXPS = 4  # e^x terms in one exact form: 1/(2 + e^√2) has two, a row of 4 tokens four
+MAX_DIGITS = 24  # digits of the largest fraction inside it (numerator and denominator)
+
+
+class Size(NamedTuple):
+    """The exponentials in a cell's exact form, and the digits of its largest fraction."""
+
+    exps: int
+    digits: int
+
+    def __or__(self, other: Size) -> Size:  # type: ignore[override]
+        """The size of a form made of both (e.g. two heads' Z rows over one denominator)."""
+        return Size(self.exps + other.exps, max(self.digits, other.digits))
+
+
+NONE = Size(0, 0)
+
+
+def _digits(cell: Cell) -> int:
+    """Digits of the cell's numerator and denominator, from their bit lengths (exact to one;
+    no decimal string: a score over a common denominator can have thousands of digits)."""
+    if cell.q is None:
+        return 0
+    return sum(
+        int(abs(n).bit_length() * LOG10_2) + 1 for n in (cell.q.numerator, cell.q.denominator)
+    )
+
+
+LOG10_2 = 0.30103
+
+
+def exact_size(step: Step, i: int, j: int) -> Size:
+    """The size of cell (i, j)'s exact form, without building it."""
+    cell = step.cells[i][j]
+    if cell.q is not None:
+        return Size(0, _digits(cell))
+    if cell.masked or step.op == "input":
+        return NONE
+    if step.op in ("scale", "mask"):  # a score over √d_k, or that value kept
+        return exact_size(step.args[0], i, j)
+    if step.op == "softmax":
+        return _row_size(step, i)
+    if step.op == "concat":
+        Z, k = step.source_of_column(j)
+        return exact_size(Z, i, k)
+    if step.op == "matmul":
+        return _matmul_size(step, i, j)
+    return NONE
+
+
+@functools.lru_cache(maxsize=4096)  # every weight of a row (and every Z of it) asks again
+def _row_size(step: Step, i: int) -> Size:
+    """A row of weights: after dividing by e^(smallest score), one exponential per other
+    distinct score the row sees (equal scores share one); exponents are score differences."""
+    scaled = step.args[0]
+    seen = [k for k, c in enumerate(scaled.cells[i]) if not c.masked]
+    distinct = {_score(scaled, i, k) for k in seen}
+    digits = max(exact_size(scaled, i, k).digits for k in seen)
+    return Size(len(distinct) - 1, 2 * digits)  # a difference of fractions: up to twice as long
+
+
+def _score(step: Step, i: int, k: int) -> object:
+    """The rational a softmax input is made from (the score under √d_k and the mask)."""
+    while step.cells[i][k].q is None and step.op in ("scale", "mask"):
+        step = step.args[0]
+    return step.cells[i][k].q
+
+
+def _matmul_size(step: Step, i: int, j: int) -> Size:
+    """A sum of products over one denominator: the exponentials of each distinct row it reads
+    (a weights row for Z; one per head for the output), the fractions of both sides."""
+    A, B = step.args
+    rows: dict[int, Size] = {}  # by source step: Z's terms share one row of weights
+    for k in range(len(A.cols)):
+        src, kk = A.source_of_column(k) if A.op == "concat" else (A, k)
+        size = exact_size(src, i, kk)
+        old = rows.get(id(src), NONE)
+        rows[id(src)] = Size(max(old.exps, size.exps), max(old.digits, size.digits))
+    total = NONE
+    for size in rows.values():
+        total = total | size
+    col = B.cells[j] if step.transpose else B.columns[j]
+    return total | Size(0, max(_digits(c) for c in col))
+
+
+def too_long(step: Step, i: int, j: int) -> str | None:
+    """Why the cell's exact form is not shown (``5 exponentials``), or None when it is."""
+    size = exact_size(step, i, j)
+    if size.exps > MAX_EXPS:
+        return f"{size.exps} exponentials"
+    if size.digits > MAX_DIGITS:
+        return f"fractions of {size.digits} digits"
+    return None
