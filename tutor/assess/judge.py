@@ -246,6 +246,7 @@ class Judge:
         self.kit = hn.Honest(places)
         self._true: dict[tuple[int, int, int], Range] = {}
         self._carried: dict[tuple[int, int, int], Range] = {}
+        self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
         self.causal = d.lesson.mask == "causal"
 
     def hides(self, step: Step, i: int, j: int) -> bool:
@@ -305,6 +306,66 @@ class Judge:
         except ZeroDivisionError:
             return None
 
+    # -- a cheap screen before the exact range ----------------------------------------------------
+
+    def coarse(
+        self, step: Step, i: int, j: int, base: Lookup | None = None, remap: Remap | None = None
+    ) -> hn.Fixed | None:
+        """An integer enclosure of cell (i, j)'s range from ``base`` (the true inputs when None,
+        remembered), read through ``remap``: a product's sum in a few integer operations, where
+        its exact range costs hundreds of big rationals. None for other steps (not screened)."""
+        if step.op != "matmul":
+            return None
+        key = (id(step), i, j)
+        if base is None and remap is None and key in self._coarse:
+            return self._coarse[key]
+        value = self.resolved(base or self.carried, remap)
+        try:
+            got = step.combine(i, j, lambda ref: hn.fixed(value(ref)), hn.COARSE)
+        except hn.Unscreened:
+            got = None
+        if base is None and remap is None:
+            self._coarse[key] = got
+        return got
+
+    def reach(self, answer: Answer, places: int | None = None) -> tuple[object, object] | None:
+        """A window every range ``honest`` accepts the answer for meets: the answer, half a unit
+        at its places, and the tenth of that a rounding one place further may add (None: −∞)."""
+        a = answer_range(answer.value)
+        if isinstance(a, hn.Hidden):
+            return None
+        q = self._read_at(answer, places)
+        if q is None:
+            return a.lo, a.hi
+        margin = QQ(11, 20 * 10**q)
+        return a.lo - margin, a.hi + margin
+
+    def honest_at(
+        self,
+        answer: Answer,
+        step: Step,
+        i: int,
+        j: int,
+        base: Lookup | None = None,
+        places: int | None = None,
+    ) -> bool:
+        """``honest`` for cell (i, j)'s range from ``base`` (the true inputs when None); the
+        exact range is worked only when the coarse one may meet the answer."""
+        if base == self.carried:
+            base = None
+        window = self.reach(answer, places)
+        coarse = self.coarse(step, i, j, base) if window is not None else None
+        if coarse is not None and not coarse.meets(*window):  # type: ignore[misc]
+            return False
+        return self.honest(answer, self.range(step, i, j, base), places)
+
+    def _read_at(self, answer: Answer, places: int | None) -> int | None:
+        """The places ``honest`` reads a decimal at (None: an exact form, judged as itself)."""
+        q = written_places(answer)
+        if q is None and answer.exact_form:
+            return None
+        return max(q if q is not None else self.places, self.places) if places is None else places
+
     # -- is an answer honest for a range ------------------------------------------------------
 
     def honest(self, answer: Answer, r: Range | None, places: int | None = None) -> bool:
@@ -316,10 +377,9 @@ class Judge:
         a = answer_range(answer.value)
         if isinstance(r, hn.Hidden) or isinstance(a, hn.Hidden):
             return r is a
-        q = written_places(answer)
-        if q is None and answer.exact_form:
+        q = self._read_at(answer, places)
+        if q is None:
             return r.meets(a.lo, a.hi)
-        q = max(q if q is not None else self.places, self.places) if places is None else places
         half = QQ(1, 2 * 10**q)
         lo, hi = a.lo - half, a.hi + half
         if r.meets(lo, hi):
@@ -344,8 +404,7 @@ class Judge:
                 return Verdict(True, True, "exact", "right, exactly")
             if not answer.value.is_Integer:  # a whole number is also a decimal with 0 places
                 return Verdict(False, False, "wrong", "not the exact value")
-        r = self.range(step, i, j)
-        if self.honest(answer, r):
+        if self.honest_at(answer, step, i, j):
             q = max(written_places(answer) or p, p)
             half = QQ(1, 2 * 10**q)
             a = answer_range(answer.value)
@@ -360,7 +419,7 @@ class Judge:
                 + fmt.decimal_text(fmt.round_half_up(cell, q)),
             )
         q = written_places(answer)
-        if q is not None and 0 < q < p and self.honest(answer, r, q):
+        if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
 
@@ -375,7 +434,7 @@ class Judge:
         """Whether the answer is honest for the student's own inputs (``own``)."""
         if answer.value == -sympy.oo:
             return self.hides(step, i, j)
-        return self.honest(answer, self.range(step, i, j, own))
+        return self.honest_at(answer, step, i, j, own)
 
     # -- slips ------------------------------------------------------------------------------
 
@@ -386,11 +445,11 @@ class Judge:
         cells ``base`` gives), when the true computation is not: one is the explanation;
         several explain it equally well."""
         base = base or self.carried
-        if answer.value == -sympy.oo or self.honest(answer, self.range(step, i, j, base)):
+        if answer.value == -sympy.oo or self.honest_at(answer, step, i, j, base):
             return []
         out = []
         for slip, alt in alternatives(self.d, step, i, j):
-            r = alt(self, base)
+            r = alt(self, base, answer)
             if r is not None and self.honest(answer, r):
                 out.append(slip)
         if self._truncated(step, i, j, answer, base):
@@ -401,12 +460,17 @@ class Judge:
         """The answer is some value of the range cut off (not rounded) at its places (the
         lesson's or more)."""
         q = written_places(answer)
-        r = self.range(step, i, j, base)
-        if q is None or q < self.places or not isinstance(r, Interval):
+        if q is None or q < self.places:
             return False
         a = answer_range(answer.value)
         assert isinstance(a, Interval)
         u = QQ(1, 10**q)
+        coarse = self.coarse(step, i, j, None if base == self.carried else base)
+        if coarse is not None and not coarse.meets(a.lo - u, a.lo + u):  # the cut lies in there
+            return False
+        r = self.range(step, i, j, None if base == self.carried else base)
+        if not isinstance(r, Interval):
+            return False
         cut = Interval(a.lo, a.lo + u) if a.lo > 0 else Interval(a.lo - u, a.lo)
         if a.lo == 0:
             cut = Interval(-u, u)
@@ -432,11 +496,21 @@ class Judge:
                 return True
         if step.op != "matmul":
             return False
-        r = self.range(step, i, j)
+        window = self.reach(answer)
+        coarse = self.coarse(step, i, j)
+        r = None
         value = self.resolved(self.carried)
         refs = step.sources(i, j)
         for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
-            term = value(a_ref) * value(b_ref)  # type: ignore[operator]
+            x, y = value(a_ref), value(b_ref)
+            if window is not None and coarse is not None:  # rule the term out cheaply first
+                term_ = hn.fixed(x) * hn.fixed(y)
+                if not (coarse - term_).meets(*window) and not (coarse - term_.scaled(2)).meets(
+                    *window
+                ):
+                    continue
+            r = self.range(step, i, j) if r is None else r
+            term = x * y  # type: ignore[operator]
             if term.lo == term.hi == 0 or not isinstance(r, Interval):
                 continue
             if self.honest(answer, r - term) or self.honest(answer, r - term.scaled(2)):
@@ -444,14 +518,22 @@ class Judge:
         return False
 
 
-Alternative = Callable[[Judge, Lookup], "Range | None"]  # a slip's range from ``base``
+# a slip's range from ``base``; given an answer, None also when a cheap enclosure shows the
+# answer cannot be honest for it (the exact range is then not worked)
+Alternative = Callable[..., "Range | None"]
 
 
 def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
     """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
 
-    def alt(judge: Judge, base: Lookup) -> Range | None:
-        if remap is None and base == judge.carried:  # another cell's own range: remembered
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        true = remap is None and base == judge.carried  # another cell's own range: remembered
+        window = None if answer is None else judge.reach(answer)
+        if window is not None:
+            coarse = judge.coarse(step, i, j, None if true else base, remap)
+            if coarse is not None and not coarse.meets(*window):
+                return None
+        if true:
             return judge.range(step, i, j)
         return judge._combine(step, i, j, judge.resolved(base, remap))
 
@@ -474,7 +556,7 @@ def _hidden_as(mask: Step, value: Range) -> Remap:
 
 
 def _e_alone(src: Step, i: int, j: int) -> Alternative:
-    def alt(judge: Judge, base: Lookup) -> Range | None:
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
         x = judge.resolved(base)(Ref(src, i, j))
         return None if isinstance(x, hn.Hidden) else judge.kit.e_to(x)
 
