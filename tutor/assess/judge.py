@@ -247,6 +247,7 @@ class Judge:
         self._true: dict[tuple[int, int, int], Range] = {}
         self._carried: dict[tuple[int, int, int], Range] = {}
         self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
+        self._given: dict[tuple[int, int, int], Interval] = {}
         self.causal = d.lesson.mask == "causal"
 
     def hides(self, step: Step, i: int, j: int) -> bool:
@@ -271,6 +272,15 @@ class Judge:
             self._carried[key] = got
         return got
 
+    def given(self, ref: Ref) -> Interval:
+        """A number the lesson gives, as a point (one object per cell, so its coarse enclosure
+        is made once)."""
+        key = (id(ref.step), ref.i, ref.j)
+        got = self._given.get(key)
+        if got is None:
+            got = self._given[key] = Interval(ref.step.cells[ref.i][ref.j].q)
+        return got
+
     def resolved(self, base: Lookup, remap: Remap | None = None) -> Lookup:
         """A lookup for ``combine``: inputs as the lesson gives them, the mask applied by its
         own rule, ``remap`` (a slip) first, and ``base`` for every other cell."""
@@ -283,7 +293,7 @@ class Judge:
                 ref = got
             step = ref.step
             if step.op == "input":
-                return Interval(step.cells[ref.i][ref.j].q)
+                return self.given(ref)
             if step.op == "mask":
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
