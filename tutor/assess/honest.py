@@ -219,6 +219,9 @@ class Honest:
         self.zero = Interval(QQ(0))
         self._roots: dict[int, Interval] = {}
         self._exps: dict[tuple[object, object], Interval] = {}
+        self._rows: dict[
+            tuple[int, ...], tuple[list[Interval], list[Interval], object, object]
+        ] = {}
 
     def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
         return Interval(cell.q)
@@ -258,21 +261,32 @@ class Honest:
         """e^x_j / Σ e^x_k. The share grows with e^x_j and falls with every other e^x_k, so its
         least is e^x_j at its least over the others at their most (and the reverse). (Naive
         interval division would count e^x_j twice.)"""
-        top = max(x.hi for x in xs)
-        low = min(x.lo for x in xs)
-        if top <= FAR and low >= -FAR:
-            es = [self.e_to(x) for x in xs]
-            if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
-                es = [self.e_to(x, rounded=False) for x in xs]
-        else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
-            c = Interval(top)
-            es = [self.e_to(x - c, rounded=False) for x in xs]
-        others_lo = sum((e.lo for k, e in enumerate(es) if k != j), QQ(0))
-        others_hi = sum((e.hi for k, e in enumerate(es) if k != j), QQ(0))
+        es, all_lo, all_hi = self._row(xs)
         e = es[j]
+        others_lo, others_hi = all_lo - e.lo, all_hi - e.hi
         lo = e.lo / (e.lo + others_hi)
         hi = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
         return Interval(lo, hi)
+
+    def _row(self, xs: list[Interval]):  # type: ignore[no-untyped-def]
+        """A row's e^x as ``share`` takes them, and their totals: worked once per row (a row is
+        its range objects, kept here so that their ids stay theirs)."""
+        key = tuple(map(id, xs))
+        got = self._rows.get(key)
+        if got is None:
+            top = max(x.hi for x in xs)
+            low = min(x.lo for x in xs)
+            if top <= FAR and low >= -FAR:
+                es = [self.e_to(x) for x in xs]
+                if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
+                    es = [self.e_to(x, rounded=False) for x in xs]
+            else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
+                c = Interval(top)
+                es = [self.e_to(x - c, rounded=False) for x in xs]
+            all_lo = sum((e.lo for e in es), QQ(0))
+            all_hi = sum((e.hi for e in es), QQ(0))
+            got = self._rows[key] = (list(xs), es, all_lo, all_hi)
+        return got[1], got[2], got[3]
 
     def is_hidden(self, x: Range) -> bool:
         return isinstance(x, Hidden)
