@@ -125,6 +125,11 @@ class Fixed:
         up = shift - self.shift
         return Fixed(self.lo << up, self.hi << up, shift)
 
+    def outward(self, lo, hi) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+        """[lo, hi] (exact rationals) in this range's units, rounded outward."""
+        s = self.shift
+        return (lo.numerator << s) // lo.denominator, -((-hi.numerator << s) // hi.denominator)
+
     def meets(self, lo, hi) -> bool:  # type: ignore[no-untyped-def]
         """False only when [lo, hi] (exact rationals) surely misses this range."""
         s = self.shift

@@ -248,6 +248,7 @@ class Judge:
         self._carried: dict[tuple[int, int, int], Range] = {}
         self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
         self._given: dict[tuple[int, int, int], Interval] = {}
+        self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self.causal = d.lesson.mask == "causal"
 
     def hides(self, step: Step, i: int, j: int) -> bool:
@@ -340,15 +341,21 @@ class Judge:
 
     def reach(self, answer: Answer, places: int | None = None) -> tuple[object, object] | None:
         """A window every range ``honest`` accepts the answer for meets: the answer, half a unit
-        at its places, and the tenth of that a rounding one place further may add (None: −∞)."""
+        at its places, and the tenth of that a rounding one place further may add (None: −∞).
+        The last answer's is remembered: each slip of a cell asks for it."""
+        last = self._reached
+        if last is not None and last[0] is answer and last[1] == places:
+            return last[2]
         a = answer_range(answer.value)
         if isinstance(a, hn.Hidden):
-            return None
-        q = self._read_at(answer, places)
-        if q is None:
-            return a.lo, a.hi
-        margin = QQ(11, 20 * 10**q)
-        return a.lo - margin, a.hi + margin
+            window = None
+        elif (q := self._read_at(answer, places)) is None:
+            window = a.lo, a.hi
+        else:
+            margin = QQ(11, 20 * 10**q)
+            window = a.lo - margin, a.hi + margin
+        self._reached = (answer, places, window)
+        return window
 
     def honest_at(
         self,
@@ -508,15 +515,23 @@ class Judge:
             return False
         window = self.reach(answer)
         coarse = self.coarse(step, i, j)
+        if window is not None and coarse is not None:
+            w_lo, w_hi = coarse.outward(*window)
+            # (sum - t) may meet the window only when t meets [t_lo, t_hi]
+            t_lo, t_hi = coarse.lo - w_hi, coarse.hi - w_lo
+        else:
+            coarse = None
         r = None
         value = self.resolved(self.carried)
         refs = step.sources(i, j)
         for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
             x, y = value(a_ref), value(b_ref)
-            if window is not None and coarse is not None:  # rule the term out cheaply first
-                term_ = hn.fixed(x) * hn.fixed(y)
-                if not (coarse - term_).meets(*window) and not (coarse - term_.scaled(2)).meets(
-                    *window
+            if coarse is not None:  # rule the term (and twice the term) out cheaply first
+                t = hn.fixed(x) * hn.fixed(y)
+                if (
+                    t.shift == coarse.shift
+                    and not (t.lo <= t_hi and t.hi >= t_lo)
+                    and not (2 * t.lo <= t_hi and 2 * t.hi >= t_lo)
                 ):
                     continue
             r = self.range(step, i, j) if r is None else r
