@@ -101,6 +101,7 @@ class _Grader:
         self.d, self.sheet = d, sheet
         self.judge = jd.judge_for(d)
         self.graded: dict[tuple[int, int, int], Graded] = {}
+        self._own: dict[tuple[int, int, int], Range] = {}  # ``own`` of cells already graded
 
     def usable(self, ref: Ref) -> Entry | None:
         """The student's entry for a cell, when it may stand in for the true value: right, a
@@ -112,10 +113,17 @@ class _Grader:
 
     def own(self, ref: Ref) -> Range:
         """A ``judge.Lookup``: the student's usable entry as a range, else the true value."""
-        entry = self.usable(ref)
-        if entry is None or entry.answer is None:
-            return self.judge.carried(ref)
-        return jd.written_range(entry.answer, self.judge.places)
+        key = (id(ref.step), ref.i, ref.j)
+        got = self._own.get(key)
+        if got is None:
+            entry = self.usable(ref)
+            if entry is None or entry.answer is None:
+                got = self.judge.carried(ref)
+            else:
+                got = jd.written_range(entry.answer, self.judge.places)
+            if key in self.graded:  # its verdict, hence this, no longer changes
+                self._own[key] = got
+        return got
 
     def own_exact(self, step: Step, i: int, j: int) -> sympy.Expr:
         """A ``judge.Value``: the student's usable value, else the true one (for the report)."""

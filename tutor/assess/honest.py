@@ -40,7 +40,7 @@ HIDDEN = Hidden()
 class Interval:
     """The closed range [lo, hi], exact rational endpoints."""
 
-    __slots__ = ("hi", "lo")
+    __slots__ = ("_fixed", "hi", "lo")  # _fixed: its ``Fixed`` enclosure, made on demand
 
     def __init__(self, lo, hi=None) -> None:  # type: ignore[no-untyped-def]
         self.lo = lo
@@ -78,6 +78,92 @@ class Interval:
 
 
 Range = Interval | Hidden
+
+
+# ---------------------------------------------------------------------------------------------
+# a coarse screen: rule an answer out before its exact range is worked
+
+BITS = 64  # binary places of a ``Fixed`` enclosure
+
+
+class Unscreened(Exception):
+    """A value the coarse screen does not handle (−∞): work the exact range instead."""
+
+
+class Fixed:
+    """The range [lo, hi] · 2^-shift with integer ends: an enclosure of an ``Interval``, rounded
+    outward, whose sums and products are plain integer arithmetic (no gcd). Only ever used to
+    show that a range surely misses a window; what it cannot rule out is worked exactly."""
+
+    __slots__ = ("hi", "lo", "shift")
+
+    def __init__(self, lo: int, hi: int, shift: int) -> None:
+        self.lo, self.hi, self.shift = lo, hi, shift
+
+    def __add__(self, other: Fixed) -> Fixed:
+        a, b = self._at(other.shift), other._at(self.shift)
+        return Fixed(a.lo + b.lo, a.hi + b.hi, a.shift)
+
+    def __sub__(self, other: Fixed) -> Fixed:
+        a, b = self._at(other.shift), other._at(self.shift)
+        return Fixed(a.lo - b.hi, a.hi - b.lo, a.shift)
+
+    def __mul__(self, other: Fixed) -> Fixed:
+        a, b, c, d = self.lo, self.hi, other.lo, other.hi
+        if a >= 0 and c >= 0:
+            return Fixed(a * c, b * d, self.shift + other.shift)
+        ends = (a * c, a * d, b * c, b * d)
+        return Fixed(min(ends), max(ends), self.shift + other.shift)
+
+    def scaled(self, k: int) -> Fixed:
+        return Fixed(self.lo * k, self.hi * k, self.shift)
+
+    def _at(self, shift: int) -> Fixed:
+        """The same range with at least ``shift`` binary places (exact: a left shift)."""
+        if shift <= self.shift:
+            return self
+        up = shift - self.shift
+        return Fixed(self.lo << up, self.hi << up, shift)
+
+    def outward(self, lo, hi) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+        """[lo, hi] (exact rationals) in this range's units, rounded outward."""
+        s = self.shift
+        return (lo.numerator << s) // lo.denominator, -((-hi.numerator << s) // hi.denominator)
+
+    def meets(self, lo, hi) -> bool:  # type: ignore[no-untyped-def]
+        """False only when [lo, hi] (exact rationals) surely misses this range."""
+        s = self.shift
+        return self.lo * hi.denominator <= hi.numerator << s and (
+            self.hi * lo.denominator >= lo.numerator << s
+        )
+
+
+def fixed(r: Range) -> Fixed:
+    """The ``Fixed`` enclosure of a range (remembered on it)."""
+    if not isinstance(r, Interval):
+        raise Unscreened
+    try:
+        return r._fixed
+    except AttributeError:
+        lo, hi = r.lo, r.hi
+        r._fixed = Fixed(
+            (lo.numerator << BITS) // lo.denominator,
+            -((-hi.numerator << BITS) // hi.denominator),
+            BITS,
+        )
+        return r._fixed
+
+
+class Coarse:
+    """The ``Kit`` of ``Fixed`` enclosures, for sums of products (``matmul``) only."""
+
+    def total(self, xs: list[Fixed]) -> Fixed:
+        shift = max((x.shift for x in xs), default=0)
+        xs = [x._at(shift) for x in xs]
+        return Fixed(sum(x.lo for x in xs), sum(x.hi for x in xs), shift)
+
+
+COARSE = Coarse()
 
 
 def point(x) -> Interval:  # type: ignore[no-untyped-def]
@@ -138,6 +224,9 @@ class Honest:
         self.zero = Interval(QQ(0))
         self._roots: dict[int, Interval] = {}
         self._exps: dict[tuple[object, object], Interval] = {}
+        self._rows: dict[
+            tuple[int, ...], tuple[list[Interval], list[Interval], object, object]
+        ] = {}
 
     def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
         return Interval(cell.q)
@@ -177,21 +266,32 @@ class Honest:
         """e^x_j / Σ e^x_k. The share grows with e^x_j and falls with every other e^x_k, so its
         least is e^x_j at its least over the others at their most (and the reverse). (Naive
         interval division would count e^x_j twice.)"""
-        top = max(x.hi for x in xs)
-        low = min(x.lo for x in xs)
-        if top <= FAR and low >= -FAR:
-            es = [self.e_to(x) for x in xs]
-            if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
-                es = [self.e_to(x, rounded=False) for x in xs]
-        else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
-            c = Interval(top)
-            es = [self.e_to(x - c, rounded=False) for x in xs]
-        others_lo = sum((e.lo for k, e in enumerate(es) if k != j), QQ(0))
-        others_hi = sum((e.hi for k, e in enumerate(es) if k != j), QQ(0))
+        es, all_lo, all_hi = self._row(xs)
         e = es[j]
+        others_lo, others_hi = all_lo - e.lo, all_hi - e.hi
         lo = e.lo / (e.lo + others_hi)
         hi = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
         return Interval(lo, hi)
+
+    def _row(self, xs: list[Interval]):  # type: ignore[no-untyped-def]
+        """A row's e^x as ``share`` takes them, and their totals: worked once per row (a row is
+        its range objects, kept here so that their ids stay theirs)."""
+        key = tuple(map(id, xs))
+        got = self._rows.get(key)
+        if got is None:
+            top = max(x.hi for x in xs)
+            low = min(x.lo for x in xs)
+            if top <= FAR and low >= -FAR:
+                es = [self.e_to(x) for x in xs]
+                if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
+                    es = [self.e_to(x, rounded=False) for x in xs]
+            else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
+                c = Interval(top)
+                es = [self.e_to(x - c, rounded=False) for x in xs]
+            all_lo = sum((e.lo for e in es), QQ(0))
+            all_hi = sum((e.hi for e in es), QQ(0))
+            got = self._rows[key] = (list(xs), es, all_lo, all_hi)
+        return got[1], got[2], got[3]
 
     def is_hidden(self, x: Range) -> bool:
         return isinstance(x, Hidden)

@@ -245,7 +245,13 @@ class Judge:
         self.places = places
         self.kit = hn.Honest(places)
         self._true: dict[tuple[int, int, int], Range] = {}
+        # every step whose cells are remembered by id, kept alive so that no other step (a slip's
+        # step made for the moment, like the scores divided by another root) takes its id
+        self._steps: dict[int, Step] = {}
         self._carried: dict[tuple[int, int, int], Range] = {}
+        self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
+        self._given: dict[tuple[int, int, int], Interval] = {}
+        self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self.causal = d.lesson.mask == "causal"
 
     def hides(self, step: Step, i: int, j: int) -> bool:
@@ -270,6 +276,15 @@ class Judge:
             self._carried[key] = got
         return got
 
+    def given(self, ref: Ref) -> Interval:
+        """A number the lesson gives, as a point (one object per cell, so its coarse enclosure
+        is made once)."""
+        key = (id(ref.step), ref.i, ref.j)
+        got = self._given.get(key)
+        if got is None:
+            got = self._given[key] = Interval(ref.step.cells[ref.i][ref.j].q)
+        return got
+
     def resolved(self, base: Lookup, remap: Remap | None = None) -> Lookup:
         """A lookup for ``combine``: inputs as the lesson gives them, the mask applied by its
         own rule, ``remap`` (a slip) first, and ``base`` for every other cell."""
@@ -282,7 +297,7 @@ class Judge:
                 ref = got
             step = ref.step
             if step.op == "input":
-                return Interval(step.cells[ref.i][ref.j].q)
+                return self.given(ref)
             if step.op == "mask":
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
@@ -295,6 +310,7 @@ class Judge:
         if base is None:
             key = (id(step), i, j)
             if key not in self._true:
+                self._steps[id(step)] = step
                 self._true[key] = self._combine(step, i, j, self.resolved(self.carried))
             return self._true[key]
         return self._combine(step, i, j, self.resolved(base))
@@ -304,6 +320,73 @@ class Judge:
             return step.combine(i, j, value, self.kit)
         except ZeroDivisionError:
             return None
+
+    # -- a cheap screen before the exact range ----------------------------------------------------
+
+    def coarse(
+        self, step: Step, i: int, j: int, base: Lookup | None = None, remap: Remap | None = None
+    ) -> hn.Fixed | None:
+        """An integer enclosure of cell (i, j)'s range from ``base`` (the true inputs when None,
+        remembered), read through ``remap``: a product's sum in a few integer operations, where
+        its exact range costs hundreds of big rationals. None for other steps (not screened)."""
+        if step.op != "matmul":
+            return None
+        key = (id(step), i, j)
+        if base is None and remap is None and key in self._coarse:
+            return self._coarse[key]
+        value = self.resolved(base or self.carried, remap)
+        try:
+            got = step.combine(i, j, lambda ref: hn.fixed(value(ref)), hn.COARSE)
+        except hn.Unscreened:
+            got = None
+        if base is None and remap is None:
+            self._steps[id(step)] = step
+            self._coarse[key] = got
+        return got
+
+    def reach(self, answer: Answer, places: int | None = None) -> tuple[object, object] | None:
+        """A window every range ``honest`` accepts the answer for meets: the answer, half a unit
+        at its places, and the tenth of that a rounding one place further may add (None: −∞).
+        The last answer's is remembered: each slip of a cell asks for it."""
+        last = self._reached
+        if last is not None and last[0] is answer and last[1] == places:
+            return last[2]
+        a = answer_range(answer.value)
+        if isinstance(a, hn.Hidden):
+            window = None
+        elif (q := self._read_at(answer, places)) is None:
+            window = a.lo, a.hi
+        else:
+            margin = QQ(11, 20 * 10**q)
+            window = a.lo - margin, a.hi + margin
+        self._reached = (answer, places, window)
+        return window
+
+    def honest_at(
+        self,
+        answer: Answer,
+        step: Step,
+        i: int,
+        j: int,
+        base: Lookup | None = None,
+        places: int | None = None,
+    ) -> bool:
+        """``honest`` for cell (i, j)'s range from ``base`` (the true inputs when None); the
+        exact range is worked only when the coarse one may meet the answer."""
+        if base == self.carried:
+            base = None
+        window = self.reach(answer, places)
+        coarse = self.coarse(step, i, j, base) if window is not None else None
+        if coarse is not None and not coarse.meets(*window):  # type: ignore[misc]
+            return False
+        return self.honest(answer, self.range(step, i, j, base), places)
+
+    def _read_at(self, answer: Answer, places: int | None) -> int | None:
+        """The places ``honest`` reads a decimal at (None: an exact form, judged as itself)."""
+        q = written_places(answer)
+        if q is None and answer.exact_form:
+            return None
+        return max(q if q is not None else self.places, self.places) if places is None else places
 
     # -- is an answer honest for a range ------------------------------------------------------
 
@@ -316,10 +399,9 @@ class Judge:
         a = answer_range(answer.value)
         if isinstance(r, hn.Hidden) or isinstance(a, hn.Hidden):
             return r is a
-        q = written_places(answer)
-        if q is None and answer.exact_form:
+        q = self._read_at(answer, places)
+        if q is None:
             return r.meets(a.lo, a.hi)
-        q = max(q if q is not None else self.places, self.places) if places is None else places
         half = QQ(1, 2 * 10**q)
         lo, hi = a.lo - half, a.hi + half
         if r.meets(lo, hi):
@@ -344,13 +426,22 @@ class Judge:
                 return Verdict(True, True, "exact", "right, exactly")
             if not answer.value.is_Integer:  # a whole number is also a decimal with 0 places
                 return Verdict(False, False, "wrong", "not the exact value")
-        r = self.range(step, i, j)
-        if self.honest(answer, r):
-            q = max(written_places(answer) or p, p)
-            half = QQ(1, 2 * 10**q)
-            a = answer_range(answer.value)
-            assert isinstance(a, Interval)
-            if self._tight(cell).meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
+        q = max(written_places(answer) or p, p)
+        half = QQ(1, 2 * 10**q)
+        a = answer_range(answer.value)
+        assert isinstance(a, Interval)
+        tight = self._tight(cell)
+        # the true value surely rounds to the answer, and it lies in the honest range, so the
+        # answer is honest without working that range. Not for a softmax: an e^x below the
+        # 256-bit slack has a range whose lower end is 0, and a row of those has no range
+        surely = (
+            step.op != "softmax"
+            and isinstance(tight, Interval)
+            and a.lo - half <= tight.lo
+            and tight.hi <= a.hi + half
+        )
+        if surely or self.honest_at(answer, step, i, j):
+            if tight.meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
                 return Verdict(True, False, "rounded", f"right to {q} places")
             return Verdict(
                 True,
@@ -360,7 +451,7 @@ class Judge:
                 + fmt.decimal_text(fmt.round_half_up(cell, q)),
             )
         q = written_places(answer)
-        if q is not None and 0 < q < p and self.honest(answer, r, q):
+        if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
 
@@ -375,7 +466,7 @@ class Judge:
         """Whether the answer is honest for the student's own inputs (``own``)."""
         if answer.value == -sympy.oo:
             return self.hides(step, i, j)
-        return self.honest(answer, self.range(step, i, j, own))
+        return self.honest_at(answer, step, i, j, own)
 
     # -- slips ------------------------------------------------------------------------------
 
@@ -386,11 +477,11 @@ class Judge:
         cells ``base`` gives), when the true computation is not: one is the explanation;
         several explain it equally well."""
         base = base or self.carried
-        if answer.value == -sympy.oo or self.honest(answer, self.range(step, i, j, base)):
+        if answer.value == -sympy.oo or self.honest_at(answer, step, i, j, base):
             return []
         out = []
         for slip, alt in alternatives(self.d, step, i, j):
-            r = alt(self, base)
+            r = alt(self, base, answer)
             if r is not None and self.honest(answer, r):
                 out.append(slip)
         if self._truncated(step, i, j, answer, base):
@@ -401,12 +492,17 @@ class Judge:
         """The answer is some value of the range cut off (not rounded) at its places (the
         lesson's or more)."""
         q = written_places(answer)
-        r = self.range(step, i, j, base)
-        if q is None or q < self.places or not isinstance(r, Interval):
+        if q is None or q < self.places:
             return False
         a = answer_range(answer.value)
         assert isinstance(a, Interval)
         u = QQ(1, 10**q)
+        coarse = self.coarse(step, i, j, None if base == self.carried else base)
+        if coarse is not None and not coarse.meets(a.lo - u, a.lo + u):  # the cut lies in there
+            return False
+        r = self.range(step, i, j, None if base == self.carried else base)
+        if not isinstance(r, Interval):
+            return False
         cut = Interval(a.lo, a.lo + u) if a.lo > 0 else Interval(a.lo - u, a.lo)
         if a.lo == 0:
             cut = Interval(-u, u)
@@ -432,11 +528,29 @@ class Judge:
                 return True
         if step.op != "matmul":
             return False
-        r = self.range(step, i, j)
+        window = self.reach(answer)
+        coarse = self.coarse(step, i, j)
+        if window is not None and coarse is not None:
+            w_lo, w_hi = coarse.outward(*window)
+            # (sum - t) may meet the window only when t meets [t_lo, t_hi]
+            t_lo, t_hi = coarse.lo - w_hi, coarse.hi - w_lo
+        else:
+            coarse = None
+        r = None
         value = self.resolved(self.carried)
         refs = step.sources(i, j)
         for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
-            term = value(a_ref) * value(b_ref)  # type: ignore[operator]
+            x, y = value(a_ref), value(b_ref)
+            if coarse is not None:  # rule the term (and twice the term) out cheaply first
+                t = hn.fixed(x) * hn.fixed(y)
+                if (
+                    t.shift == coarse.shift
+                    and not (t.lo <= t_hi and t.hi >= t_lo)
+                    and not (2 * t.lo <= t_hi and 2 * t.hi >= t_lo)
+                ):
+                    continue
+            r = self.range(step, i, j) if r is None else r
+            term = x * y  # type: ignore[operator]
             if term.lo == term.hi == 0 or not isinstance(r, Interval):
                 continue
             if self.honest(answer, r - term) or self.honest(answer, r - term.scaled(2)):
@@ -444,14 +558,22 @@ class Judge:
         return False
 
 
-Alternative = Callable[[Judge, Lookup], "Range | None"]  # a slip's range from ``base``
+# a slip's range from ``base``; given an answer, None also when a cheap enclosure shows the
+# answer cannot be honest for it (the exact range is then not worked)
+Alternative = Callable[..., "Range | None"]
 
 
 def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
     """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
 
-    def alt(judge: Judge, base: Lookup) -> Range | None:
-        if remap is None and base == judge.carried:  # another cell's own range: remembered
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        true = remap is None and base == judge.carried  # another cell's own range: remembered
+        window = None if answer is None else judge.reach(answer)
+        if window is not None:
+            coarse = judge.coarse(step, i, j, None if true else base, remap)
+            if coarse is not None and not coarse.meets(*window):
+                return None
+        if true:
             return judge.range(step, i, j)
         return judge._combine(step, i, j, judge.resolved(base, remap))
 
@@ -474,7 +596,7 @@ def _hidden_as(mask: Step, value: Range) -> Remap:
 
 
 def _e_alone(src: Step, i: int, j: int) -> Alternative:
-    def alt(judge: Judge, base: Lookup) -> Range | None:
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
         x = judge.resolved(base)(Ref(src, i, j))
         return None if isinstance(x, hn.Hidden) else judge.kit.e_to(x)
 
