@@ -321,3 +321,18 @@ def test_exact_forms_of_huge_scores(tmp_path) -> None:  # type: ignore[no-untype
         wrong = read_answer(f"{text}+10^-50")
         assert judge.judge(step, 1, j, wrong).kind == "wrong", text
     assert judge.judge(step, 1, 1, read_answer("1/3")).kind == "wrong"
+
+
+def test_a_lone_weight_beside_a_very_negative_score_is_judged_right(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A causal first row holds one score, −169.71: its weight is exactly 1. e^(−169.71)'s
+    lower bound underflowed to 0 and the range divided 0 by 0, so a correct 1.00 was wrong."""
+    path = tmp_path / "lone.yaml"
+    path.write_text(
+        "title: t\ntokens: [a, b]\nmask: causal\nX: [[16, 4], [1, 1]]\n"
+        "W_Q: [[1, 0], [0, 1]]\nW_K: [[-1, 0], [0, 1]]\nW_V: [[1, 0], [0, 1]]\n"
+    )
+    d = derive(load_lesson(path))
+    judge = jd.judge_for(d)
+    assert judge.judge(d.step("weights"), 0, 0, read_answer("1.00")).right
+    assert judge.judge(d.step("weights"), 0, 0, read_answer("1")).right
+    assert not judge.judge(d.step("weights"), 0, 0, read_answer("0.99")).right

@@ -281,11 +281,14 @@ class Honest:
         if got is None:
             top = max(x.hi for x in xs)
             low = min(x.lo for x in xs)
+            es = None
             if top <= FAR and low >= -FAR:
                 es = [self.e_to(x) for x in xs]
                 if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
                     es = [self.e_to(x, rounded=False) for x in xs]
-            else:  # far from 0: e^(x - c) for the row's largest c (the shares are the same)
+            if es is None or sum(e.lo for e in es) <= 0:
+                # far from 0, or so far below it that e^x's lower bound is 0 (a score of −184
+                # alone in its row): e^(x − c) for the row's largest c (the shares are the same)
                 c = Interval(top)
                 es = [self.e_to(x - c, rounded=False) for x in xs]
             all_lo = sum((e.lo for e in es), QQ(0))
