@@ -98,18 +98,6 @@ def cell_from(
     return step.combine(i, j, lambda r: value(r.step, r.i, r.j), Exact(root))
 
 
-def hand_value(step: Step, i: int, j: int, precision: int) -> sympy.Expr | None:
-    """What the inputs as shown give (for working text), or None if nothing is rounded."""
-    if step.op == "input":
-        return None
-    rounded = any(
-        fmt.is_rounded(c, precision) for s in step.args for row in s.cells for c in row
-    ) or (step.op == "scale" and not sympy.sqrt(step.divisor).is_Rational)
-    if not rounded:
-        return None
-    return cell_from(step, i, j, shown_value(precision), shown_root(precision))
-
-
 # ---------------------------------------------------------------------------------------------
 # comparing exactly
 
