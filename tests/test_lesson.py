@@ -241,3 +241,26 @@ def test_a_character_yaml_refuses_is_reported_where_it_is(run, tmp_path: Path, c
     assert r.exit_code == 1
     expected = f"{path}:8:18: not valid YAML: the character U+{ord(char):04X} is not allowed"
     assert expected in r.stdout + r.stderr
+
+
+def test_fingerprint_changes_with_any_number_and_not_with_words(tmp_path):
+    from tutor.core.catalog import find_lesson
+    from tutor.core.lessonfile import load_lesson
+
+    src = find_lesson("cats-chase-mice").read_text(encoding="utf-8")
+    base = load_lesson(find_lesson("cats-chase-mice")).fingerprint
+    assert len(base) == 8 and all(c in "0123456789abcdef" for c in base)
+    worded = tmp_path / "worded.yaml"
+    worded.write_text(src.replace("title:", "title: Renamed —", 1), encoding="utf-8")
+    assert load_lesson(worded).fingerprint == base
+    import re
+
+    # change exactly one entry of W_V: the first "0" or "1" entry after "W_V:"
+    head, tail = src.split("W_V:", 1)
+    changed = re.sub(
+        r"(?<![\d.])([01])(?![\d.])", lambda m: "2" if m.group(1) != "2" else "3", tail, count=1
+    )
+    assert changed != tail
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(head + "W_V:" + changed, encoding="utf-8")
+    assert load_lesson(moved).fingerprint != base

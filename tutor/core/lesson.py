@@ -75,6 +75,37 @@ class Lesson:
     def d_v(self) -> int:
         return len(self.heads[0].W_V[0])
 
+    @property
+    def fingerprint(self) -> str:
+        """Eight hex digits that change when any number a student works with changes.
+
+        Made from the tokens, every given matrix, the mask, the heads and the precision (not
+        the title, notes or file path), so a sheet can tell whether the lesson it was made
+        for still has the same numbers.
+        """
+        return fingerprint_of(self)
+
+
+def fingerprint_of(lesson: Lesson) -> str:
+    import hashlib
+
+    def mat(m: Matrix | None) -> str:
+        if m is None:
+            return "-"
+        return ";".join(",".join(f"{p}/{q}" for p, q in row) for row in m)
+
+    parts = [
+        "tokens=" + "\x1f".join(lesson.tokens),
+        "X=" + mat(lesson.X),
+        f"mask={lesson.mask}",
+        f"precision={lesson.precision}",
+        f"multi_head={lesson.multi_head}",
+        "W_O=" + mat(lesson.W_O),
+    ]
+    for h in lesson.heads:
+        parts.append(f"head={mat(h.W_Q)}|{mat(h.W_K)}|{mat(h.W_V)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+
 
 def unique_labels(tokens: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Number the repeats of a token (``the#1`` … ``the#2``); leave unique tokens alone."""
