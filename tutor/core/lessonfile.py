@@ -164,6 +164,7 @@ def _build(
             given = {k.value: v for k, v in node.value if k.value == "focus"}
             if "focus" in given:  # a head's own worked cell: the rows it links
                 f = _focus(c, given["focus"], tokens, heads, h, mask, W_O)
+                c.where[f"heads.{h}.focus"] = pos(given["focus"])
                 heads[h - 1] = replace(heads[h - 1], focus=f)
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
@@ -410,7 +411,8 @@ def _focus(
     if n is None:
         c.error(
             node,
-            f"{where}: column {m['col']!r} of {step}; expected a column number from 1 to {width}",
+            f"{where}: {step} has {width} {'column' if width == 1 else 'columns'}, so there is "
+            f"no column {m['col']!r}; expected a column number from 1 to {width}",
         )
         return None
     return Focus(row, step, str(n)) if row else None

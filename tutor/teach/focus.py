@@ -43,16 +43,27 @@ class Focus:
 
 
 def from_cell(d: Derivation, text: str) -> Focus:
-    """``--cell``: a cell name as ``explain`` reads it, on a step with a row per token."""
-    step, i, j = parse_cell(d, text)
+    """``--cell``: a cell name as ``explain`` reads it, on a step with a row per token. In a
+    lesson with heads, a per-head step without ``headN.`` means that cell in every head."""
+    name = text.strip()
+    step_name = name.split("[", 1)[0].strip()
+    every_head = d.lesson.multi_head and d.has(step_name, 1) and not step_name.startswith("head")
+    try:
+        step, i, j = parse_cell(d, f"head1.{name}" if every_head else name)
+    except UsageError as err:
+        said = str(err).replace(repr(f"head1.{name}"), repr(name))  # as the reader typed it
+        listed = "rows:" in said or "columns:" in said
+        tokens = "" if listed else f"; tokens: {', '.join(d.lesson.labels)}"
+        raise UsageError(f"--cell: {said}{tokens}") from None
     if step.name not in TOKEN_ROWS:
         raise UsageError(
-            f"--cell {text.strip()!r}: {step.key} has no row per token; name a cell of "
+            f"--cell {name[:40]!r}: {step.key} has no row per token; name a cell of "
             f"{', '.join(TOKEN_ROWS)}, like weights[{d.lesson.labels[-1]}, {d.lesson.labels[0]}]"
         )
+    head = None if every_head else step.head
     if step.name in N_BY_N:
-        return Focus(row=i, key=j, head=step.head)
-    return Focus(row=i, step=step.name, col=j, head=step.head)
+        return Focus(row=i, key=j, head=head)
+    return Focus(row=i, step=step.name, col=j, head=head)
 
 
 def from_row(d: Derivation, text: str) -> Focus:
