@@ -249,9 +249,9 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     tty = stdin.isatty()
 
     def read(prompt: str) -> str:
-        if tty:
-            return console.input(prompt)
-        console.print(prompt, end="", markup=False)
+        if tty:  # Text: a cell's name is not markup ("Q[cats, 1]")
+            return console.input(Text(prompt, style="bold"))
+        console.print(Text(prompt, style="bold"), end="")
         line = stdin.readline(1001)
         if not line:
             console.print()
@@ -275,7 +275,9 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
                 return None
             try:
                 return ask(d, step, worked_cell(d, step, opts), console, read, places, tally, judge)
-            except EOFError:  # no more answers (a script's input ran out): show the rest
+            except EOFError:  # Ctrl-D ends the lecture; a script's input ran out: show the rest
+                if tty:
+                    raise
                 asking[0] = False
                 return None
 

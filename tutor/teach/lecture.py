@@ -39,6 +39,7 @@ class Drawn:
     heading: int | None
     offsets: list[int] = field(default_factory=list)  # the first line of each screen
     printed: int = 0  # lines already printed above the prediction, without clearing
+    pending: bool = False  # a prediction to ask before the step is first shown
 
 
 def draw(console: Console, parts: Sequence[RenderableType]) -> list[str]:
@@ -106,19 +107,24 @@ class Lecture:
         lines = before + draw(self.console, parts[-1:])
         heading = len(before) if step is not None else None
         # a blank line some renderables end with would start a screen: the heading is the rule
-        drawn = Drawn(step, lines, heading)
-        if step is not None and self.before is not None:
-            if self.clear:
-                self.console.clear()
-            self.console.file.write("\n".join(lines[: (heading or 0) + 1]) + "\n")
-            drawn.printed = 0 if self.clear else (heading or 0) + 1
-            extra = self.before(step, lines[heading or 0])
-            if extra:
-                at = (heading or 0) + 1
-                drawn.lines[at:at] = draw(self.console, extra)
+        drawn = Drawn(step, lines, heading, pending=step is not None and self.before is not None)
         drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
         self.drawn.append(drawn)
         return True
+
+    def _ask(self, drawn: Drawn) -> None:
+        """The prediction before a step: its heading, the question; the verdict joins the step."""
+        assert self.before is not None and drawn.step is not None
+        drawn.pending = False
+        top = (drawn.heading or 0) + 1
+        if self.clear:
+            self.console.clear()
+        self.console.file.write("\n".join(drawn.lines[:top]) + "\n")
+        drawn.printed = 0 if self.clear else top
+        extra = self.before(drawn.step, drawn.lines[top - 1])
+        if extra:
+            drawn.lines[top:top] = draw(self.console, extra)
+            drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
 
     def run(self) -> None:
         """Show screens until the reader stops, the input ends or the walk ends."""
@@ -127,6 +133,8 @@ class Lecture:
         s, k = 0, 0  # step, screen
         while True:
             drawn = self.drawn[s]
+            if drawn.pending:
+                self._ask(drawn)
             if self.clear:
                 self.console.clear()
             shown = view(drawn, k, self.height)
@@ -162,11 +170,7 @@ class Lecture:
 
     def _peek(self) -> bool:
         """Is there a step after the ones drawn? (Draws it: the walk is lazy.)"""
-        if self.ended:
-            return False
-        if self.before is not None:
-            return True  # drawing would ask the next prediction too early; say "next"
-        return self._more()
+        return not self.ended and self._more()
 
     def _status(self, s: int, k: int, drawn: Drawn, at_end: bool) -> Text:
         name = drawn.step.key if drawn.step is not None else "the lesson"
