@@ -243,48 +243,17 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     """walk --pause / --predict: the pager (and the predictions) over the walk's pages."""
     from rich.text import Text
 
-    from tutor.teach.lecture import Lecture
+    from tutor.assess.predict import Predictions, StopPredicting
+    from tutor.teach.lecture import Lecture, line_reader
     from tutor.teach.walk import worked_cell
 
     tty = stdin.isatty()
-
-    def read(prompt: str) -> str:
-        if tty:  # Text: a cell's name is not markup ("Q[cats, 1]")
-            return console.input(Text(prompt, style="bold"))
-        console.print(Text(prompt, style="bold"), end="")
-        line = stdin.readline(1001)
-        if not line:
-            console.print()
-            raise EOFError
-        console.print(Text(line.rstrip("\r\n")))
-        return line
-
-    before = None
-    tally = None
-    if predict:
-        from tutor.assess import judge as jd
-        from tutor.assess.predict import Tally
-        from tutor.assess.predict import predict as ask
-
-        places = opts.precision if opts.precision is not None else d.lesson.precision
-        judge, tally = jd.judge_for(d, places), Tally()
-        asking = [True]
-
-        def before(step, heading):  # type: ignore[no-untyped-def]
-            if not asking[0]:
-                return None
-            try:
-                return ask(d, step, worked_cell(d, step, opts), console, read, places, tally, judge)
-            except EOFError:  # Ctrl-D ends the lecture; a script's input ran out: show the rest
-                if tty:
-                    raise
-                asking[0] = False
-                return None
-
-    clear = tty and console.is_terminal
-    lecture = Lecture(console, pages, read, clear, before, wait=tty)
-    from tutor.assess.predict import StopPredicting
-
+    read = line_reader(console, None if tty else stdin)
+    places = opts.precision if opts.precision is not None else d.lesson.precision
+    asks = Predictions(d, lambda step: worked_cell(d, step, opts), console, read, places, tty)
+    lecture = Lecture(
+        console, pages, read, tty and console.is_terminal, asks if predict else None, tty
+    )
     try:
         lecture.run()
     except StopPredicting:
@@ -294,8 +263,8 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     except KeyboardInterrupt:  # Ctrl-C: stop quietly, as an interrupted command
         console.print()
         raise typer.Exit(130) from None
-    if tally is not None and (tally.right or tally.wrong or tally.skipped):
-        console.print(Text(tally.line(), style="bold"))
+    if asks.tally.asked:
+        console.print(Text(asks.tally.line(), style="bold"))
 
 
 @app.command("list")

@@ -38,6 +38,10 @@ class Tally:
     wrong: int = 0
     skipped: int = 0
 
+    @property
+    def asked(self) -> int:
+        return self.right + self.wrong + self.skipped
+
     def line(self) -> str:
         return f"Predictions: {self.right} right, {self.wrong} not quite, {self.skipped} skipped."
 
@@ -98,3 +102,39 @@ def predict(
             *said,
             Text(f"✗ Not quite{why}. {q.name} {qz.value_text(q, places)}", style="red"),
         ]
+
+
+class Predictions:
+    """What ``walk --predict`` asks before each step: ``cell_of(step)`` is the cell the walk
+    works there. At the end of input a terminal's reader stops (Ctrl-D ends the walk); a
+    script's input running out only ends the questions (``stop_at_eof`` False)."""
+
+    def __init__(
+        self,
+        d: Derivation,
+        cell_of: Callable[[Step], tuple[int, int]],
+        console: Console,
+        read: Callable[[str], str],
+        places: int,
+        stop_at_eof: bool,
+    ) -> None:
+        self.d, self.cell_of, self.console, self.read = d, cell_of, console, read
+        self.places, self.stop_at_eof = places, stop_at_eof
+        self.tally = Tally()
+        self.judge: jd.Judge | None = None  # made at the first question (it remembers ranges)
+        self.asking = True
+
+    def __call__(self, step: Step, heading: str) -> list[Text] | None:
+        if not self.asking:
+            return None
+        self.judge = self.judge or jd.judge_for(self.d, self.places)
+        try:
+            cell = self.cell_of(step)
+            return predict(
+                self.d, step, cell, self.console, self.read, self.places, self.tally, self.judge
+            )
+        except EOFError:
+            if self.stop_at_eof:
+                raise
+            self.asking = False
+            return None

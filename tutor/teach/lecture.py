@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rich.text import Text
+
+from tutor.text.words import visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -27,7 +29,27 @@ Pages = Iterator[tuple["Step | None", list["RenderableType"]]]
 # under the heading (a verdict), or None
 Before = Callable[["Step", str], "Sequence[RenderableType] | None"]
 
+MAX_LINE = 1000  # characters of a typed line that are read at once
+
 NEXT, BACK, STOP = ("", "n", "next", " "), ("b", "back"), ("q", "quit", "exit")
+
+
+def line_reader(console: Console, stream: TextIO | None) -> Callable[[str], str]:
+    """``read(prompt)``: from the terminal (``stream`` None, with line editing), or a line of
+    ``stream`` echoed as typed; ``EOFError`` at the end of input."""
+
+    def read(prompt: str) -> str:
+        if stream is None:  # Text: a cell's name in a prompt is not markup ("Q[cats, 1]")
+            return console.input(Text(prompt, style="bold"))
+        console.print(Text(prompt, style="bold"), end="")
+        line = stream.readline(MAX_LINE)
+        if not line:
+            console.print()
+            raise EOFError
+        console.print(Text(visible(line.rstrip("\r\n"))))
+        return line
+
+    return read
 
 
 @dataclass
