@@ -171,3 +171,14 @@ def test_every_bundled_lesson_at_80_columns_keeps_operators_with_tables(run) -> 
     for path in sorted(LESSONS.glob("*.yaml")):
         out = run("walk", str(path), "--exact", env={"COLUMNS": "80"}).stdout
         assert not [line for line in out.splitlines() if HANGING.search(line)], path.stem
+
+
+def test_check_warns_about_a_focus_on_a_uniform_row(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = (LESSONS / "the-cake-two-heads.yaml").read_text()
+    dull = text.replace("focus: weights[ate, cake]", "focus: weights[I, cake]")  # uniform in head 2
+    path = tmp_path / "dull.yaml"
+    path.write_text(dull)
+    line = next(n for n, t in enumerate(dull.splitlines(), 1) if "weights[I, cake]" in t)
+    out = run("check", str(path), env={"COLUMNS": "300"}).stdout
+    assert f"dull.yaml:{line}:12: warning: focus works the row of I (head 2)" in out
+    assert "focus works the row" not in run("check", "the-cake-two-heads").stdout
