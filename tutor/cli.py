@@ -153,7 +153,31 @@ def walk(
     pause: Annotated[
         bool,
         typer.Option(
-            "--pause", help="Wait for Enter between steps (q to stop); only on a terminal."
+            "--pause",
+            help="Lecture mode: one step per screen (cleared on a terminal), long steps paged "
+            "with the heading kept on top; Enter: next, b: back, q: stop. Works with --step. "
+            "Waits only when stdin is a terminal.",
+        ),
+    ] = False,
+    cell: Annotated[
+        str | None,
+        typer.Option(
+            "--cell",
+            help='Work this cell and its row in every step, e.g. "weights[it, cake]" '
+            "(default: the lesson's focus, else its most decisive row).",
+            metavar="CELL",
+        ),
+    ] = None,
+    row: Annotated[
+        str | None,
+        typer.Option("--row", help="Work this token's row in every step.", metavar="TOKEN"),
+    ] = None,
+    predict: Annotated[
+        bool,
+        typer.Option(
+            "--predict",
+            help="Before each step, type the cell it works (judged as in the quiz; Enter "
+            "skips), then see the step. Pauses as --pause does.",
         ),
     ] = False,
 ) -> None:
@@ -163,8 +187,11 @@ def walk(
     d = derive(open_lesson(lesson, lessons_dir))
     names = list(dict.fromkeys(s.name for s in d.steps))
     steps = _check_steps(step, names)
+    if head is not None and not d.lesson.multi_head:
+        raise UsageError(f"--head {head}: this lesson has a single head, so there is none to pick")
     if head is not None and head > d.head_count:
-        raise UsageError(f"--head {head}: this lesson has {d.head_count} head(s)")
+        raise UsageError(f"--head {head}: this lesson has {d.head_count} heads")
+    _check_walk_options(json_out, pause, predict, cell, row)
     if json_out:
         import json
 
@@ -172,20 +199,72 @@ def walk(
 
         sys.stdout.write(json.dumps(derivation_json(d, exact, steps, head)) + "\n")
         return
-    from tutor.teach.walk import WalkOptions, walk_pages
+    from tutor.teach import focus as fc
+    from tutor.teach.walk import WalkOptions, step_pages
 
     console = make_console()
+    chosen = fc.from_cell(d, cell) if cell else fc.from_row(d, row) if row else None
+    if chosen is not None and head is not None and chosen.head not in (None, head):
+        raise UsageError(
+            f"--cell {cell!r} is in head {chosen.head}, but --head {head} shows only head {head}"
+        )
     opts = WalkOptions(
-        steps=steps, head=head, exact=exact, precision=precision, width=console.width
+        steps=steps, head=head, exact=exact, precision=precision, width=console.width, focus=chosen
     )
-    pages = walk_pages(d, opts)  # made one at a time: a long walk never holds all its tables
-    page: list | None = next(pages)
-    while page is not None:
+    pages = step_pages(d, opts)  # made one at a time: a long walk never holds all its tables
+    stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
+    if predict or (pause and stdin.isatty()):
+        return _lecture(d, opts, pages, console, stdin, predict)
+    for _, page in pages:
         for part in page:
             console.print(part)
-        page = next(pages, None)
-        if page is not None and pause and not wait_for_enter(console, sys.stdin):
-            break
+
+
+def _check_walk_options(
+    json_out: bool, pause: bool, predict: bool, cell: str | None, row: str | None
+) -> None:
+    """Options of walk that cannot go together: an error with the reason, never ignored."""
+    if cell is not None and row is not None:
+        raise UsageError("--cell and --row both choose the worked row; give one of them")
+    if json_out:
+        for name, given in (
+            ("--pause", pause),
+            ("--predict", predict),
+            ("--cell", cell),
+            ("--row", row),
+        ):
+            if given:
+                raise UsageError(
+                    f"{name} does not apply to --json, which prints every cell as data"
+                )
+
+
+def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -> None:  # type: ignore[no-untyped-def]
+    """walk --pause / --predict: the pager (and the predictions) over the walk's pages."""
+    from rich.text import Text
+
+    from tutor.assess.predict import Predictions, StopPredicting
+    from tutor.teach.lecture import Lecture, line_reader
+    from tutor.teach.walk import worked_cell
+
+    tty = stdin.isatty()
+    read = line_reader(console, None if tty else stdin)
+    places = opts.precision if opts.precision is not None else d.lesson.precision
+    asks = Predictions(d, lambda step: worked_cell(d, step, opts), console, read, places, tty)
+    lecture = Lecture(
+        console, pages, read, tty and console.is_terminal, asks if predict else None, tty
+    )
+    try:
+        lecture.run()
+    except StopPredicting:
+        pass
+    except EOFError:  # Ctrl-D: the reader is done
+        console.print()
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly, as an interrupted command
+        console.print()
+        raise typer.Exit(130) from None
+    if asks.tally.asked:
+        console.print(Text(asks.tally.line(), style="bold"))
 
 
 @app.command("list")
@@ -569,19 +648,6 @@ def softmax(
     effect = times_effect(factor)
     for part in softmax_warmup(weights, precision, plain, times_text(factor), effect):
         console.print(part)
-
-
-def wait_for_enter(console: "Console", stream: TextIO | None) -> bool:
-    """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
-
-    Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
-    """
-    if stream is None or not stream.isatty():
-        return True
-    console.print("[dim]── Enter: next step · q: stop ──[/]", end="")
-    line = stream.readline()
-    console.print()
-    return bool(line) and line.strip().lower() not in ("q", "quit")
 
 
 @app.command()

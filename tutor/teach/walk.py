@@ -22,6 +22,7 @@ from rich.text import Text
 
 from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
+from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS
 from tutor.text import format as fmt
 from tutor.text import words
@@ -78,6 +79,9 @@ class WalkOptions:
     exact: bool = False
     precision: int | None = None
     width: int = 100
+    focus: fc.Focus | None = (
+        None  # the reader's --cell or --row; None: the lesson's or a lively row
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,21 +187,17 @@ def _rounding_note(places: int) -> Text:
     return Text(wk.rounding_note(places), style="dim")
 
 
-def _pick_worked_cell(step: Step) -> tuple[int, int]:
-    """Which cell to work: the first row's largest score for scores, else the corner."""
-    if step.name == "scores":
-        row = step.cells[0]
-        best = max(range(len(row)), key=lambda j: row[j].approx)
-        return 0, best
-    return 0, 0
+def worked_cell(d: Derivation, step: Step, opts: WalkOptions) -> tuple[int, int]:
+    """The cell the walk works in ``step`` (see ``tutor.teach.focus``)."""
+    return fc.worked_cell(step, fc.for_head(d, opts.focus, step.head))
 
 
 def work_matmul(
-    d: Derivation, step: Step, places: int, width: int, exact: bool
+    d: Derivation, step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
-    i, j = _pick_worked_cell(step)
+    i, j = cell
     out: list[RenderableType] = []
     if step.transpose:
         right_tables = matrix_tables(
@@ -241,9 +241,11 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     return out
 
 
-def work_scale(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_scale(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scores,) = step.args
-    i, j = 0, max(range(len(step.cols)), key=lambda j: scores.cells[0][j].approx)
+    i, j = cell
     parts: list[RenderableType | str] = [
         *matrix_tables(scores, places, width, exact, cell=(i, j)),
         f"÷ √{step.divisor} =",
@@ -285,14 +287,16 @@ def softmax_table(
     return t, list(r.notes)
 
 
-def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_softmax(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scaled,) = step.args
-    i = _softmax_row_to_work(scaled)
+    i, j = cell
     table, notes = softmax_table(step, i, places)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
         "→",
-        *matrix_tables(step, places, width, exact, rows=[i]),
+        *matrix_tables(step, places, width, exact, rows=[i], cols=[j]),
     ]
     out: list[RenderableType] = [side_by_side(parts, width), table]
     out += [Text(n, style="italic") for n in notes]
@@ -300,21 +304,17 @@ def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[Rende
     return out
 
 
-def _softmax_row_to_work(scaled: Step) -> int:
-    """The row with the most visible keys; under a mask, the fullest row that still hides one."""
-    rows = range(len(scaled.rows))
-    hiding = [r for r in rows if any(c.masked for c in scaled.cells[r])]
-    return max(hiding or rows, key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
-
-
-def work_concat(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_concat(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     """The heads' Z tables side by side, then one row of the concatenation spelled out."""
+    i = cell[0]
     parts: list[RenderableType | str] = []
     for k, Z in enumerate(step.args):
         parts += ["|"] if k else []
-        parts += matrix_tables(Z, places, width, exact, rows=[0])
-    parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
-    name, names, pieces = wk.concat_row(step, 0, places)
+        parts += matrix_tables(Z, places, width, exact, rows=[i])
+    parts += ["=", *matrix_tables(step, places, width, exact, rows=[i])]
+    name, names, pieces = wk.concat_row(step, i, places)
     line = Text.assemble(
         (name, f"bold {COLOURS['concat']}"),
         f" = [{names}]\n    = [{pieces}]",
@@ -322,12 +322,15 @@ def work_concat(step: Step, places: int, width: int, exact: bool) -> list[Render
     return [side_by_side(parts, width), line]
 
 
-def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_mask(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scaled,) = step.args
+    rows = [cell[0]]
     parts: list[RenderableType | str] = [
-        *matrix_tables(scaled, places, width, exact),
+        *matrix_tables(scaled, places, width, exact, rows=rows),
         "→",
-        *matrix_tables(step, places, width, exact),
+        *matrix_tables(step, places, width, exact, rows=rows),
     ]
     first, last = step.rows[0], step.rows[-1]
     return [
@@ -378,16 +381,17 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
     if step.op != "input":
         parts.append(Text.assemble(("shape: ", "dim"), shape_line(step)))
+    cell = worked_cell(d, step, opts)
     if step.op == "matmul":
-        parts += work_matmul(d, step, places, width, opts.exact)
+        parts += work_matmul(d, step, places, width, opts.exact, cell)
     elif step.op == "scale":
-        parts += work_scale(step, places, width, opts.exact)
+        parts += work_scale(step, places, width, opts.exact, cell)
     elif step.op == "softmax":
-        parts += work_softmax(step, places, width, opts.exact)
+        parts += work_softmax(step, places, width, opts.exact, cell)
     elif step.op == "mask":
-        parts += work_mask(step, places, width, opts.exact)
+        parts += work_mask(step, places, width, opts.exact, cell)
     elif step.op == "concat":
-        parts += work_concat(step, places, width, opts.exact)
+        parts += work_concat(step, places, width, opts.exact, cell)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -419,7 +423,15 @@ def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
 
 
 def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType]]:
-    """The walk one step per page (the header joins the first), for pausing between steps.
+    """The walk one step per page (the header joins the first), for pausing between steps."""
+    return (page for _, page in step_pages(d, opts))
+
+
+def step_pages(
+    d: Derivation, opts: WalkOptions
+) -> Iterator[tuple[Step | None, list[RenderableType]]]:
+    """Each shown step with its page (the header joins the first; a walk of no step is the
+    header alone, with step None), for pausing and predicting between steps.
 
     Pages are made as they are asked for, so a long walk holds one step's tables at a time.
     """
@@ -436,10 +448,10 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType
             label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═"))
         page.append(step_section(d, step, opts))
-        yield page
+        yield step, page
         page, empty = [], False
     if empty:
-        yield page
+        yield None, page
 
 
 def softmax_warmup(
