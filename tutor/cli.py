@@ -859,12 +859,13 @@ def _run(invoke: Callable[[], object]) -> int:
     if err:
         from rich.text import Text
 
+        from tutor.text import theme
         from tutor.text.words import visible
 
         # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
         # trailing one, and messages quote paths and values as the user wrote them; a control
         # character in a file name is spelled out, not sent to the terminal
-        message = Text.assemble(("error:", "bold red"), " ", visible(err, keep="\n"))
+        message = Text.assemble(("error:", f"bold {theme.BAD}"), " ", visible(err, keep="\n"))
         make_console(stderr=True).print(message, soft_wrap=True)
     return code
 
