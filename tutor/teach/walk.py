@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.style import Style
@@ -465,30 +465,3 @@ def softmax_warmup(
         after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
         out.append(Text(f"Shares before multiplying: {before}; after: {after}. {effect}".rstrip()))
     return out
-
-
-def walk_document(d: Derivation, kind: str, width: int = 100) -> str:
-    """The walk as the terminal shows it, colours included, as an SVG or HTML document."""
-    import html
-    import io
-
-    console = Console(
-        record=True,
-        width=width,
-        file=io.StringIO(),  # recorded, not shown
-        force_terminal=True,
-        color_system="truecolor",
-        highlight=False,
-        emoji=False,
-        soft_wrap=False,
-    )
-    for part in walk(d, WalkOptions(width=width)):
-        console.print(part)
-    title = f"attn-tutor walk {words.visible(d.lesson.name)}"  # a file name: no control characters
-    if kind == "svg":
-        return console.export_svg(title=title)
-    page = console.export_html(inline_styles=True)
-    # rich's page has no <title>; the lesson's title names the browser tab
-    charset = '<meta charset="UTF-8">'
-    head = html.escape(f"{d.lesson.title}: {title}")
-    return page.replace(charset, f"{charset}\n<title>{head}</title>", 1)
