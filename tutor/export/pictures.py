@@ -59,17 +59,34 @@ class OnPage:
 
 
 def page_style(style: Style | None) -> Style | None:
-    """``style`` with what the terminal would decide made explicit for a page."""
-    if style is None or not (style.dim or style.reverse):
-        return style
-    fixed = Style(dim=False, reverse=False)
+    """``style`` with what the terminal would decide made explicit for a page: ``dim`` becomes
+    a grey, a colourless ``reverse`` a fixed dark band, and the terminal's default colour is
+    left to the page (which may be light or dark)."""
+    if style is None:
+        return None
     colour, background = style.color, style.bgcolor
+    if not (style.dim or style.reverse or _default(colour) or _default(background)):
+        return style
+    colour = None if _default(colour) else colour
+    background = None if _default(background) else background
     if style.reverse:
         text, back = theme.HIGHLIGHT_EXPORT
         colour, background = (background or Color.parse(text)), (colour or Color.parse(back))
-    if style.dim and style.color is None:
+    if style.dim and colour is None:
         colour = Color.parse(theme.PLAIN)
-    return style + fixed + Style(color=colour, bgcolor=background)
+    return Style(
+        color=colour,
+        bgcolor=background,
+        bold=style.bold,
+        italic=style.italic,
+        underline=style.underline,
+        strike=style.strike,
+        link=style.link,
+    )
+
+
+def _default(colour: Color | None) -> bool:
+    return colour is not None and colour.is_default
 
 
 @dataclass(frozen=True)

@@ -439,7 +439,7 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
-            page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+            page.append(Rule(Text(label, style="bold reverse"), characters="═", style="default"))
         page.append(step_section(d, step, opts))
         yield page
         page, empty = [], False

@@ -62,7 +62,7 @@ BLACK, WHITE = "#000000", "#ffffff"
 
 # the exported page: light by default, dark when the reader's system prefers it
 PAGE_LIGHT = ("#ffffff", "#1f2328")  # background, text
-PAGE_DARK = ("#0d1117", "#e6edf3")
+PAGE_DARK = ("#000000", "#e6edf3")  # black: the colours have no margin to spare
 HIGHLIGHT_EXPORT = ("#ffffff", "#4d5561")  # text, background of a reversed cell on either page
 
 TEXT_COLOURS = (*COLOURS.values(), PLAIN, GOOD, BAD, WARN, ACCENT)
