@@ -154,6 +154,15 @@ def test_the_heatmap_gives_these_weights_different_shades(lesson: str, values: l
             assert shades[a].isdisjoint(shades[b]), (a, b, shades[a])
 
 
+def test_the_heat_shades_stay_apart_in_a_256_colour_terminal() -> None:
+    from rich.color import ColorSystem
+
+    numbers = [Color.parse(c).downgrade(ColorSystem.EIGHT_BIT).number for c in theme.HEAT]
+    assert len(set(numbers)) == len(theme.HEAT)
+    lightness = [theme.luminance(theme.rgb(c)) for c in theme.HEAT]
+    assert lightness == sorted(lightness, reverse=True)  # light to dark, in order
+
+
 def test_the_heatmap_spreads_over_the_tables_range() -> None:
     assert theme.heat_shade(0.1, 0.1, 0.4) == theme.HEAT[0]
     assert theme.heat_shade(0.4, 0.1, 0.4) == theme.HEAT[-1]
