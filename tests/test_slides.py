@@ -122,8 +122,18 @@ def test_one_slide_to_stdout_but_not_many(run, tmp_path: Path) -> None:  # type:
     assert one.exit_code == 0 and one.stdout.lstrip().startswith("<svg")
     many = run("export", "cats-chase-mice", "-f", "svg", "--per-step", "-o", "-")
     assert many.exit_code == 2
-    assert "give a folder" in many.stderr
-    a_file = tmp_path / "f.svg"
+    assert "takes one picture, not 11" in many.stderr
+
+
+def test_one_slide_to_a_file_named_like_it(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "weights.svg"
+    args = ["export", "cats-chase-mice", "-f", "svg", "--step", "weights", "-o", str(target)]
+    assert run(*args).exit_code == 0
+    assert target.read_text().lstrip().startswith("<svg") and "softmax" in target.read_text()
+    assert run(*args).exit_code == 1  # there now: --force to replace it
+    many = run("export", "cats-chase-mice", "-f", "svg", "--per-step", "-o", str(target))
+    assert many.exit_code == 2 and "takes one picture, not 11" in many.stderr
+    a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
     result = run("export", "cats-chase-mice", "-f", "svg", "--per-step", "-o", str(a_file))
     assert result.exit_code == 1 and "is a file" in result.stderr

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tutor.core.lesson import Lesson
+    from tutor.export.pictures import Picture
 
 app = typer.Typer(
     name="attn-tutor",
@@ -289,13 +290,15 @@ def export(
     write_output(text, output, force)
 
 
-def write_pictures(pictures: list, output: Path | None, force: bool) -> None:  # type: ignore[type-arg]
-    """Slides into the ``output`` folder (made if missing; default: here), or one to stdout (-).
-    Nothing is written when any file is in the way."""
-    if output is not None and str(output) == "-":
+def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:
+    """Slides into the ``output`` folder (made if missing; default: here); a single one may go
+    to stdout (-) or to a file named like it (``-o weights.svg``). Nothing is written when any
+    file is in the way."""
+    one_file = output is not None and output.suffix == Path(pictures[0].name).suffix
+    if output is not None and (str(output) == "-" or (one_file and not output.is_dir())):
         if len(pictures) != 1:
-            raise UsageError(f"--output - takes one picture, not {len(pictures)}; give a folder")
-        sys.stdout.write(pictures[0].text)
+            raise UsageError(f"--output {output} takes one picture, not {len(pictures)}")
+        write_output(pictures[0].text, output, force)
         return
     folder = output or Path(".")
     if folder.exists() and not folder.is_dir():
