@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tutor.core.lesson import Lesson
+    from tutor.export.pictures import Picture
 
 app = typer.Typer(
     name="attn-tutor",
@@ -316,6 +317,23 @@ def export(
         typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
+    step: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--step",
+            "-s",
+            help="Slides (svg, html): one picture of this step (repeat, or give a,b,c).",
+            metavar="STEP",
+        ),
+    ] = None,
+    per_step: Annotated[
+        bool,
+        typer.Option(
+            "--per-step",
+            help="Slides (svg, html): one picture per step, into the --output folder "
+            "(default: here), named NN-step.svg.",
+        ),
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Export a worksheet or answer key (md, tex), a blank answer sheet, or the walk (svg, html)."""
@@ -329,7 +347,15 @@ def export(
     from tutor.core.engine import derive
     from tutor.export import worksheet
 
+    if (step or per_step) and format not in ("svg", "html"):
+        raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
     d = derive(open_lesson(lesson, lessons_dir))
+    if step or per_step:
+        from tutor.export import pictures
+
+        names = _check_steps(step, list(dict.fromkeys(s.name for s in d.steps)))
+        write_pictures(pictures.slides(d, format, names), output, force)
+        return
     if format == "md":
         text = worksheet.markdown(d, answers=not no_answers)
     elif format == "tex":
@@ -337,10 +363,35 @@ def export(
     elif format == "sheet":
         text = sheet_format.answer_sheet(d)
     else:
-        from tutor.teach.walk import walk_document
+        from tutor.export.pictures import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)
+
+
+def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:
+    """Slides into the ``output`` folder (made if missing; default: here); a single one may go
+    to stdout (-) or to a file named like it (``-o weights.svg``). Nothing is written when any
+    file is in the way."""
+    one_file = output is not None and output.suffix == Path(pictures[0].name).suffix
+    if output is not None and (str(output) == "-" or (one_file and not output.is_dir())):
+        if len(pictures) != 1:
+            raise UsageError(f"--output {output} takes one picture, not {len(pictures)}")
+        write_output(pictures[0].text, output, force)
+        return
+    folder = output or Path(".")
+    if folder.exists() and not folder.is_dir():
+        raise TutorError(f"{folder} is a file; slides need a folder for --output")
+    taken = [p.name for p in pictures if (folder / p.name).exists()]
+    if taken and not force:
+        raise TutorError(f"{folder / taken[0]} already exists; use --force to overwrite it")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {folder}: {err.strerror or err}") from None
+    for p in pictures:
+        write_output(p.text, folder / p.name, force=True)
+        print(folder / p.name)
 
 
 @app.command()
@@ -897,12 +948,13 @@ def _run(invoke: Callable[[], object]) -> int:
     if err:
         from rich.text import Text
 
+        from tutor.text import theme
         from tutor.text.words import visible
 
         # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
         # trailing one, and messages quote paths and values as the user wrote them; a control
         # character in a file name is spelled out, not sent to the terminal
-        message = Text.assemble(("error:", "bold red"), " ", visible(err, keep="\n"))
+        message = Text.assemble(("error:", f"bold {theme.BAD}"), " ", visible(err, keep="\n"))
         make_console(stderr=True).print(message, soft_wrap=True)
     return code
 

@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rich import box
-from rich.color import Color
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.style import Style
@@ -23,9 +22,9 @@ from rich.text import Text
 from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
-from tutor.teach.colours import COLOURS
+from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import words
+from tutor.text import theme, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -36,7 +35,8 @@ from tutor.text.tables import (
 )
 
 HIGHLIGHT = Style(reverse=True, bold=True)
-HEAT_MARK = Style(bold=True, underline=True)
+HEAT_MARK = Style(italic=True)  # a worked cell on the heatmap (its row label is reversed)
+ROW_MAX = Style(bold=True, underline=True)  # a row's largest weight, with or without colour
 BOLD = Style(bold=True)
 
 WHY = {
@@ -88,12 +88,10 @@ class WalkOptions:
 # tables
 
 
-def _heat(cell: Cell) -> Style:
-    """Background by weight, dark (0) to orange (1); the number is always printed too."""
-    w = max(0.0, min(1.0, cell.value))
-    low, high = (38, 38, 38), (230, 110, 20)
-    rgb = tuple(int(a + (b - a) * w) for a, b in zip(low, high, strict=True))
-    return Style(bgcolor=Color.from_rgb(*rgb), color="black" if w > 0.55 else "white")
+def _heat(cell: Cell, low: float, high: float) -> Style:
+    """Background by weight, spread over the table's own range; the number is printed too."""
+    shade = theme.heat_shade(cell.value, low, high)
+    return Style(bgcolor=shade, color=theme.text_on(shade))
 
 
 def cell_text(step: Step, i: int, j: int, places: int, exact: bool) -> str:
@@ -147,7 +145,11 @@ def matrix_tables(
     label_w = col_width([*step.rows, ""]) + 1
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
-    colour = COLOURS.get(step.name, "white")
+    colour = COLOURS.get(step.name, PLAIN)
+    heat = step.name == "weights"
+    if heat:
+        shown = [c.value for row in step.cells for c in row if not c.masked]
+        low, high = min(shown), max(shown)
     name = step.key + ("ᵀ" if transpose_title else "")
     title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"
     tables = []
@@ -159,11 +161,12 @@ def matrix_tables(
         body = []
         for i, row in enumerate(step.cells):
             label = (step.rows[i], HIGHLIGHT if i in rows else BOLD)
+            top = theme.row_maxima([None if c.masked else c.value for c in row]) if heat else ()
             out = []
             for j in block:
                 style: Style | None = None
-                if step.name == "weights" and not row[j].masked:
-                    style = _heat(row[j])
+                if heat and not row[j].masked:
+                    style = _heat(row[j], low, high) + (ROW_MAX if j in top else Style())
                 if i in rows or j in cols or cell == (i, j):
                     # on the heatmap, mark the worked cells without hiding their colour
                     style = style + HEAT_MARK if style else HIGHLIGHT
@@ -219,7 +222,7 @@ def work_matmul(
         return out
     w = wk.working(step, i, j, places)
     line = Text.assemble(
-        (w.name, f"bold {COLOURS.get(step.name, 'white')}"),
+        (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
         f" = {w.how}\n    = {w.numbers} {w.result(exact=False)}",
     )
     out.append(line)
@@ -269,9 +272,11 @@ def softmax_table(
     r = wk.softmax_row(step, i, places)
     shift = r.power != "x"
     t = Table(
-        title=Text(title or f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
+        title=Text(
+            title or f"softmax of the {step.rows[i]} row", style=f"bold {COLOURS['weights']}"
+        ),
         box=box.ROUNDED,
-        border_style="dark_orange",
+        border_style=COLOURS["weights"],
     )
     # Text, never str: a str cell is parsed for markup and emoji codes, and tokens are the
     # lesson author's (``:smile:`` stays as typed)
@@ -368,7 +373,7 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
     """One step: heading, why, the instructor's note, shape arithmetic, tables and working."""
     places = opts.precision if opts.precision is not None else d.lesson.precision
     width = opts.width
-    colour = COLOURS.get(step.name, "white")
+    colour = COLOURS.get(step.name, PLAIN)
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
         Rule(
@@ -446,7 +451,7 @@ def step_pages(
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
-            page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+            page.append(Rule(Text(label, style="bold reverse"), characters="═", style="default"))
         page.append(step_section(d, step, opts))
         yield step, page
         page, empty = [], False
@@ -472,30 +477,3 @@ def softmax_warmup(
         after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
         out.append(Text(f"Shares before multiplying: {before}; after: {after}. {effect}".rstrip()))
     return out
-
-
-def walk_document(d: Derivation, kind: str, width: int = 100) -> str:
-    """The walk as the terminal shows it, colours included, as an SVG or HTML document."""
-    import html
-    import io
-
-    console = Console(
-        record=True,
-        width=width,
-        file=io.StringIO(),  # recorded, not shown
-        force_terminal=True,
-        color_system="truecolor",
-        highlight=False,
-        emoji=False,
-        soft_wrap=False,
-    )
-    for part in walk(d, WalkOptions(width=width)):
-        console.print(part)
-    title = f"attn-tutor walk {words.visible(d.lesson.name)}"  # a file name: no control characters
-    if kind == "svg":
-        return console.export_svg(title=title)
-    page = console.export_html(inline_styles=True)
-    # rich's page has no <title>; the lesson's title names the browser tab
-    charset = '<meta charset="UTF-8">'
-    head = html.escape(f"{d.lesson.title}: {title}")
-    return page.replace(charset, f"{charset}\n<title>{head}</title>", 1)
