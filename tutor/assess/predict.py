@@ -18,6 +18,7 @@ from tutor.assess import judge as jd
 from tutor.assess import quiz as qz
 from tutor.core.errors import AnswerError
 from tutor.core.numbers import read_answer
+from tutor.text.theme import ACCENT, BAD, GOOD, WARN
 from tutor.text.words import visible
 
 if TYPE_CHECKING:
@@ -68,7 +69,9 @@ def predict(
     if not askable(step, i, j):
         return None
     q = qz.Question(step, i, j)
-    console.print(Text.assemble(("Predict ", "bold"), (q.name, "bold cyan"), " before you see it."))
+    console.print(
+        Text.assemble(("Predict ", "bold"), (q.name, f"bold {ACCENT}"), " before you see it.")
+    )
     console.print(Text(qz.FORMULAS.get(step.name, ""), style="dim"))
     for line in qz.inputs(q, places):
         console.print(Text("  " + line))
@@ -89,18 +92,18 @@ def predict(
             continue
         verdict = judge.judge(step, i, j, answer)
         if verdict.kind == "fewer":
-            console.print(Text(f"Nearly: {verdict.message}. Try again.", style="yellow"))
+            console.print(Text(f"Nearly: {verdict.message}. Try again.", style=WARN))
             continue
         said = [Text(f"You predicted {visible(text)}.", style="dim")]
         if verdict.right:
             tally.right += 1
-            return [*said, Text("✓ " + qz.confirmation(q, verdict, places), style="green")]
+            return [*said, Text("✓ " + qz.confirmation(q, verdict, places), style=GOOD)]
         tally.wrong += 1
         slips = judge.slips(step, i, j, answer)
         why = ": " + "; or ".join(s.message for s in slips) if slips else ""
         return [
             *said,
-            Text(f"✗ Not quite{why}. {q.name} {qz.value_text(q, places)}", style="red"),
+            Text(f"✗ Not quite{why}. {q.name} {qz.value_text(q, places)}", style=BAD),
         ]
 
 

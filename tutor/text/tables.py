@@ -173,7 +173,10 @@ def side_by_side(parts: Sequence[RenderableType | str], width: int) -> Renderabl
         if lines[-1] and used + w + 1 > width:
             lines.append([])
             used = 0
-        if len(unit) > 1 and w > width:  # too wide even alone: the operator on its own line
+        # an operator that would start a line goes on a line of its own (centred beside a
+        # table it would look like a pointer at one of its rows), and so does one whose table
+        # is too wide to share a line with it
+        if len(unit) > 1 and (not lines[-1] or w > width):
             lines[-1].append(unit[0])
             lines.append([])
             unit, used = unit[1:], 0
