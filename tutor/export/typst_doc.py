@@ -181,8 +181,10 @@ def working_line(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
         line += " " + txt(f"({w.aside})")
     if w.hand_text is not None:
         line += " #text(size: 0.85em)[" + txt(f"(the rounded inputs give {w.hand_text})") + "]"
-    length = len(w.name) + len(w.numbers) + len(w.shown) + len(exact or "") + 6
-    length += 28 if w.hand_text is not None else 0
+    # the width it takes, in characters of body text: the cell's labels are set small
+    name = len(step.name) + 0.6 * (len(step.rows[i]) + len(step.cols[j]) + 2)
+    length = round(name + len(w.numbers) + len(w.shown) + len(exact or "") + 5)
+    length += 26 if w.hand_text is not None else 0
     return line, length
 
 
@@ -308,7 +310,7 @@ def _working(step: Step, places: int) -> list[str]:
     lines = [working_line(step, i, j, places) for i in range(len(step.rows))
              for j in range(len(step.cols))]  # fmt: skip
     longest = max(length for _, length in lines)
-    n = 3 if longest <= 30 else 2 if longest <= 56 else 1
+    n = 4 if longest <= 24 else 3 if longest <= 34 else 2 if longest <= 54 else 1
     cells = ", ".join(f"[{line}]" for line, _ in lines)
     return [
         f"#text(size: 0.9em, grid(columns: {n}, column-gutter: 1.2em, row-gutter: 0.75em, {cells}))"
