@@ -259,7 +259,7 @@ def _heading(step: Step, level: int, points: bool) -> str:
     )
 
 
-def _softmax_rows(step: Step, places: int) -> list[str]:
+def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
     """Each row of a softmax as x, e^x and share per key, with the row's total, and the notes
     that explain what rounded numbers do not (from ``working.softmax_row``)."""
     (scores,) = step.args
@@ -298,11 +298,9 @@ def _softmax_rows(step: Step, places: int) -> list[str]:
         out.append(f"  [share], {', '.join(shares)}, [],")
         notes += [f"{step.rows[i]}: {note}" for note in row.notes[1:]]
     out.append(")")
-    if notes:
-        out.append("#text(size: 0.85em)[")
-        out += [f"- {txt(note)}" for note in notes]
-        out.append("]")
-    return out
+    if not notes:
+        return out, []
+    return out, ["#text(size: 0.85em)[", *(f"- {txt(note)}" for note in notes), "]"]
 
 
 def _working(step: Step, places: int) -> list[str]:
@@ -318,8 +316,6 @@ def _working(step: Step, places: int) -> list[str]:
 
 
 def _answers(step: Step, places: int) -> list[str]:
-    if step.op == "softmax":
-        return _softmax_rows(step, places)
     if step.op == "concat":
         heads = " | ".join(Z.key for Z in step.args)
         return [txt(f"Each row is the heads' Z rows side by side: {heads}.")]
@@ -370,8 +366,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[]"
         f" #h(1.5em) Points: #box(width: 1.4cm, stroke: (bottom: 0.5pt))[] / {total}]",
         "",
-        txt(f"{sheet.variant} of lesson " if sheet.variant else "Lesson ")
-        + txt(f"{words.visible(lesson.name)} · fingerprint ")
+        txt(sheet.variant or f"Lesson {words.visible(lesson.name)}")
+        + txt(" · fingerprint ")
         + f"#raw({lit(lesson.fingerprint)});"
         + txt(" · " + ", ".join(words.lesson_facts(lesson)) + "."),
         "",
@@ -383,12 +379,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         + txt(f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."),
     ]
     if not answers:
-        out.append(
-            txt(
-                " Fill in every box. Carry one more decimal than you write down. "
-                "Each cell is worth one point."
-            )
-        )
+        out.append(txt(" Fill in every box. Carry one more decimal than you write down."))
     out += ["", "== Inputs", ""]
     out += _inputs(input_steps(d), places)
     out += ["", "== Steps", ""]
@@ -406,11 +397,13 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         if step.name == "weights" and lesson.mask == "causal":
             out.append(" " + txt(MASK_NOTE))
         out.append("")
-        if not (answers and step.op == "softmax"):  # a key's softmax rows show every share
-            out.append(table(step, places, blank=not answers))
-        out.append("]")
-        if answers:
-            out += _answers(step, places)
+        if answers and step.op == "softmax":  # its rows show every share: no second table
+            shares, notes = _softmax_rows(step, places)
+            out += [*shares, "]", *notes]
+        else:
+            out += [table(step, places, blank=not answers), "]"]
+            if answers:
+                out += _answers(step, places)
         out.append("")
     return out
 
