@@ -150,7 +150,9 @@ def test_without_typst_pdf_says_how_to_install_it(run, tmp_path, monkeypatch) ->
 
 def test_a_folder_of_variants_is_one_pdf_with_each_students_pages(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
     roster = tmp_path / "roster.csv"
-    roster.write_text("name,id\nAnn Lee,101\nBo Chen,102\nCy Diaz,103\n", encoding="utf-8")
+    roster.write_text(
+        'name,id\nAnn Lee,101\nBo Chen,102\n"Cy ""#Diaz"" $x$ ]",103\n', encoding="utf-8"
+    )
     folder = tmp_path / "class"
     made = run(
         "variants", "cats-chase-mice", "--roster", str(roster), "--seed", "3", "-o", str(folder)
@@ -162,7 +164,7 @@ def test_a_folder_of_variants_is_one_pdf_with_each_students_pages(run, tmp_path)
     assert len(firsts) == 3
     assert len(pages) >= 3 and len(pages) % 3 == 0  # the same number of pages each
     for k, (name, sid) in zip(
-        firsts, [("Ann Lee", 101), ("Bo Chen", 102), ("Cy Diaz", 103)], strict=True
+        firsts, [("Ann Lee", 101), ("Bo Chen", 102), ('Cy "#Diaz" $x$ ]', 103)], strict=True
     ):
         assert f"Name: {name} (id {sid})" in pages[k]
         variant = next(folder.glob(f"variant-*-{name.split()[0].lower()}*.yaml"))

@@ -200,7 +200,10 @@ def _columns(step: Step, width_cm: float = BOX_WIDTH_CM) -> str:
 
 def table(step: Step, places: int, blank: bool = False, width_cm: float = BOX_WIDTH_CM) -> str:
     """A step as a table with its row and column labels on it; blank boxes on a worksheet."""
-    header = ", ".join(["[]", *(f'text(weight: "bold", {lit(c)})' for c in step.cols)])
+    size = "1em" if len(step.cols) * width_cm <= BOXES_CM else "0.75em"  # narrow: labels fit
+    header = ", ".join(
+        ["[]", *(f'text(weight: "bold", size: {size}, {lit(c)})' for c in step.cols)]
+    )
     rows = []
     for i, row in enumerate(step.cells):
         label = f'text(weight: "bold", {lit(step.rows[i])})'
@@ -296,7 +299,12 @@ def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
         out.append(f"  {label}, [$x$], {', '.join(xs)}, [],")
         out.append(f"  [{power}], {', '.join(es)}, {lit(row.total)},")
         out.append(f"  [share], {', '.join(shares)}, [],")
-        notes += [f"{step.rows[i]}: {note}" for note in row.notes[1:]]
+        # the first note (the shares add up to 1) and the masked keys' are in the table itself
+        notes += [
+            f"{step.rows[i]}: {note}"
+            for note in row.notes[1:]
+            if not note.startswith("Masked keys")
+        ]
     out.append(")")
     if not notes:
         return out, []
