@@ -245,3 +245,20 @@ def test_cjk_tokens_render_or_the_user_is_told_which_font(run, tmp_path) -> None
         assert "猫" in text_of(pypdf.PdfReader(out))
     else:
         assert "Noto Sans CJK" in result.stderr and "--font-path" in result.stderr
+
+
+def test_a_pdf_is_not_written_to_a_terminal() -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tutor", "export", "cats-chase-mice", "--format", "pdf"],
+        env={"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+        cwd=str(LESSONS.parent),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+    assert "give --output FILE.pdf" in child.before
+    assert "%PDF" not in child.before
