@@ -24,6 +24,7 @@ from pathlib import Path
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
+from tutor.core.lesson import Lesson
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
@@ -51,7 +52,7 @@ class Sheet:
     variant: str | None = None  # ``variant-07``, for a class's sheets
 
 
-def step_points(step: Step) -> int:
+def step_points(lesson: Lesson, step: Step) -> int:
     """Points for a step: one per cell the student fills. (The lesson's ``points:`` will set
     this when lessons carry it; this is the one place to connect it.)"""
     return len(step.rows) * len(step.cols)
@@ -233,7 +234,7 @@ def _inputs(steps: list[Step], places: int) -> list[str]:
             out.append(_side_by_side(row))
             row, used = [], 0.0
         shown = table(step, places, width_cm=INPUT_BOX_CM)
-        row.append(f"block(breakable: false)[{_heading(step, 3, False)}\n{shown}]")
+        row.append(f"block(breakable: false)[{_heading(step, 3)}\n{shown}]")
         used += width + 0.6
     if row:
         out.append(_side_by_side(row))
@@ -251,11 +252,11 @@ def _step_title(step: Step) -> str:
     return f"{title} ({step.shape[0]} × {step.shape[1]})"
 
 
-def _heading(step: Step, level: int, points: bool) -> str:
+def _heading(step: Step, level: int, points: int | None = None) -> str:
     head = f"heading(level: {level}, {lit(_step_title(step))})"
-    if not points:
+    if points is None:
         return "#" + head
-    n = step_points(step)
+    n = points
     return (
         f"#grid(columns: (1fr, auto), align: (left, right + bottom), {head}, "
         f"text(size: 0.9em, {lit(fmt.plural(n, 'point'))}))"
@@ -361,7 +362,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     places = lesson.precision if places is None else places
     kind = "answer key" if answers else "worksheet"
     steps = fill_steps(d)
-    total = sum(step_points(s) for s in steps)
+    total = sum(step_points(lesson, s) for s in steps)
     who = sheet.student or ""
     foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
     foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
@@ -400,7 +401,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         level = 4 if lesson.multi_head and step.head is not None else 3
         small = len(step.rows) <= 12
         out.append(f"#block(breakable: {'false' if small else 'true'})[")
-        out.append(_heading(step, level, True))
+        out.append(_heading(step, level, step_points(lesson, step)))
         out.append(txt(f"Shape: {shape_text(step)}."))
         if step.name == "weights" and lesson.mask == "causal":
             out.append(" " + txt(MASK_NOTE))
