@@ -193,15 +193,19 @@ def working_line(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
 # pieces of the page
 
 
+def _box_width(step: Step, width_cm: float) -> float:
+    """A column's width: ``width_cm``, or less when the columns would not fit across."""
+    return min(width_cm, BOXES_CM / len(step.cols))
+
+
 def _columns(step: Step, width_cm: float = BOX_WIDTH_CM) -> str:
-    m = len(step.cols)
-    track = f"{width_cm}cm" if m * width_cm <= BOXES_CM else "1fr"
-    return f"(auto, {', '.join([track] * m)})"
+    track = f"{_box_width(step, width_cm):.2f}cm"
+    return f"(auto, {', '.join([track] * len(step.cols))})"
 
 
 def table(step: Step, places: int, blank: bool = False, width_cm: float = BOX_WIDTH_CM) -> str:
     """A step as a table with its row and column labels on it; blank boxes on a worksheet."""
-    size = "1em" if len(step.cols) * width_cm <= BOXES_CM else "0.75em"  # narrow: labels fit
+    size = "1em" if _box_width(step, width_cm) >= 1.25 else "0.75em"  # narrow: labels fit
     header = ", ".join(
         ["[]", *(f'text(weight: "bold", size: {size}, {lit(c)})' for c in step.cols)]
     )
