@@ -277,13 +277,18 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     console.print(lesson_list(lessons_dir, console))
 
 
-EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html")
+EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html", "pdf", "typ")
 
 
-def write_output(text: str, output: Path | None, force: bool) -> None:
-    """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force)."""
+def write_output(text: str | bytes, output: Path | None, force: bool) -> None:
+    """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force);
+    bytes (a PDF) are written as they are."""
     if output is None or str(output) == "-":  # - is stdout, as for new --output
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         return
     if output.is_dir():
         raise TutorError(f"{output} is a folder; give a file name to --output")
@@ -292,8 +297,8 @@ def write_output(text: str, output: Path | None, force: bool) -> None:
     target = Path(os.path.realpath(output))  # through a link: replace the file it points to
     try:
         if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
-            with open(target, "w", encoding="utf-8") as f:
-                f.write(text)
+            with open(target, "wb") as f:
+                f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         else:
             from tutor.core.files import replace_file
 
@@ -306,12 +311,21 @@ def write_output(text: str, output: Path | None, force: bool) -> None:
 def export(
     lesson: LessonArg,
     format: Annotated[
-        str, typer.Option("--format", "-f", help="md, tex, sheet, svg or html.")
+        str, typer.Option("--format", "-f", help="md, tex, pdf, typ, sheet, svg or html.")
     ] = "md",
     no_answers: Annotated[
         bool,
-        typer.Option("--no-answers", help="A worksheet: leave the cells to fill blank (md, tex)."),
+        typer.Option(
+            "--no-answers", help="A worksheet: leave the cells to fill blank (md, tex, pdf, typ)."
+        ),
     ] = False,
+    paper: Annotated[
+        str, typer.Option("--paper", help="pdf, typ: a4 or letter.", metavar="SIZE")
+    ] = "a4",
+    font_path: Annotated[
+        list[Path] | None,
+        typer.Option("--font-path", help="pdf: look for fonts here too (CJK).", metavar="DIR"),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
@@ -336,19 +350,27 @@ def export(
     ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Export a worksheet or answer key (md, tex), a blank answer sheet, or the walk (svg, html)."""
+    """Export a worksheet or answer key (md, tex, pdf, typ), a blank answer sheet, or the walk
+    (svg, html). For pdf and typ, LESSON may be a folder written by 'attn-tutor variants': one
+    document, each student's sheet from a new page."""
     if format not in EXPORT_FORMATS:
         raise UsageError(f"--format {format!r}: expected one of {', '.join(EXPORT_FORMATS)}")
     if no_answers and format in ("svg", "html"):
         raise UsageError(
             f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
         )
+    if (step or per_step) and format not in ("svg", "html"):
+        raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
+    if format in ("pdf", "typ"):
+        return export_typst(
+            lesson, format, not no_answers, paper, font_path or [], lessons_dir, output, force
+        )
+    if paper != "a4" or font_path:
+        raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
     from tutor.assess import sheet as sheet_format
     from tutor.core.engine import derive
     from tutor.export import worksheet
 
-    if (step or per_step) and format not in ("svg", "html"):
-        raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
     d = derive(open_lesson(lesson, lessons_dir))
     if step or per_step:
         from tutor.export import pictures
@@ -392,6 +414,40 @@ def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) 
     for p in pictures:
         write_output(p.text, folder / p.name, force=True)
         print(folder / p.name)
+def export_typst(
+    lesson: str,
+    format: str,
+    answers: bool,
+    paper: str,
+    font_paths: list[Path],
+    lessons_dir: list[Path] | None,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """``export --format pdf|typ``: a lesson, or a folder of variants, as one typst document."""
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+    from tutor.export import typst_doc
+
+    typst_doc.check_paper(paper)
+    if Path(lesson).is_dir():
+        from tutor.author.variants import folder_lessons
+
+        found = folder_lessons(Path(lesson))
+        sheets = [
+            typst_doc.Sheet(derive(load_lesson(p, name=p.stem)), who, variant)
+            for p, who, variant in found
+        ]
+    else:
+        sheets = [typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))]
+    text = typst_doc.source(sheets, answers, paper)
+    if format == "typ":
+        return write_output(text, output, force)
+    if output is None and sys.stdout.isatty():
+        raise UsageError("a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)")
+    data = typst_doc.compile_pdf(text, font_paths)
+    say_note(typst_doc.font_note(sheets, font_paths))
+    write_output(data, output, force)
 
 
 @app.command()

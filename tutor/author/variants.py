@@ -248,3 +248,28 @@ def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) ->
             text += f"  steps: [{', '.join(original.quiz.steps)}]\n"
         text += f"  count: {original.quiz.count}\n"
     return text
+
+
+def folder_lessons(folder: Path) -> list[tuple[Path, str | None, str | None]]:
+    """The lessons of a folder ``variants`` wrote, in name order, each with who it is for and
+    its variant id (its ``# student:`` and ``# variant:`` lines; None when it has none)."""
+    paths = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not paths:
+        raise TutorError(
+            f"{folder} has no lesson files (.yaml); write some with attn-tutor variants"
+        )
+    found = []
+    for path in paths:
+        who: dict[str, str] = {}
+        try:
+            with path.open(encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if not line.startswith("#"):
+                        break
+                    key, sep, value = line[1:].partition(":")
+                    if sep and key.strip() in ("student", "variant"):
+                        who.setdefault(key.strip(), value.strip())
+        except OSError as err:
+            raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+        found.append((path, who.get("student"), who.get("variant")))
+    return found

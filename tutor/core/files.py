@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 
-def replace_file(target: Path, text: str) -> None:
-    """Write ``text`` to a new file beside ``target``, then rename it over ``target``: a full
-    disk or a crash leaves the old file (or none), never a partial one. An old file's
-    permissions are kept; a new one gets the usual ones (the umask's)."""
+def replace_file(target: Path, text: str | bytes) -> None:
+    """Write ``text`` (or bytes, as they are: a PDF) to a new file beside ``target``, then
+    rename it over ``target``: a full disk or a crash leaves the old file (or none), never a
+    partial one. An old file's permissions are kept; a new one gets the usual ones (the umask's)."""
     import secrets
     import stat
 
@@ -24,7 +24,7 @@ def replace_file(target: Path, text: str) -> None:
         except FileExistsError:
             continue
     try:
-        with open(fd, "w", encoding="utf-8") as f:
+        with open(fd, "wb") if isinstance(text, bytes) else open(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -1,0 +1,267 @@
+"""export --format pdf|typ: typst worksheets and answer keys, read back with pypdf."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LESSONS
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.export import typst_doc
+from tutor.export.worksheet import fill_steps
+from tutor.text import working as wk
+
+pypdf = pytest.importorskip("pypdf", reason="pip install -e '.[test]' (pypdf, typst)")
+pytest.importorskip("typst", reason="pip install -e '.[test]' (pypdf, typst)")
+
+MM_PER_PT = 25.4 / 72
+
+
+def pdf(run, tmp_path: Path, *args: str) -> pypdf.PdfReader:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out.pdf"
+    result = run("export", *args, "--format", "pdf", "--output", str(out), "--force")
+    assert result.exit_code == 0, result.stderr
+    return pypdf.PdfReader(io.BytesIO(out.read_bytes()))
+
+
+def text_of(reader: pypdf.PdfReader) -> str:
+    return "\n".join(page.extract_text() for page in reader.pages)
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def test_worksheet_has_name_line_fingerprint_tokens_and_points(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    reader = pdf(run, tmp_path, "the-cake", "--no-answers")
+    text = flat(text_of(reader))
+    d = derive(load_lesson(LESSONS / "the-cake.yaml"))
+    assert len(reader.pages) >= 2
+    assert "I ate the cake and it was delicious: worksheet" in text
+    for word in ("Name:", "ID:", "Points:"):
+        assert word in text
+    assert f"fingerprint {d.lesson.fingerprint}" in text
+    for token in d.lesson.labels:
+        assert token in text
+    points = [typst_doc.step_points(d.lesson, s) for s in fill_steps(d)]
+    assert f"/ {sum(points)}" in text
+    for step in fill_steps(d):  # every step says what it is worth
+        assert (
+            f"{step.shape[0]} × {step.shape[1]}) {typst_doc.step_points(d.lesson, step)} points"
+            in text
+        )
+    assert "0.23" not in text  # no answers on a worksheet (it → cake's weight)
+
+
+def test_answer_key_shows_each_softmax_rows_e_x_and_total(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = flat(text_of(pdf(run, tmp_path, "the-cake")))
+    d = derive(load_lesson(LESSONS / "the-cake.yaml"))
+    (weights,) = [s for s in d.steps if s.name == "weights"]
+    for i in range(len(weights.rows)):
+        row = wk.softmax_row(weights, i, d.lesson.precision)
+        assert row.total in text
+        for _key, _x, e_x, _share in row.rows:
+            assert e_x in text
+    assert "the rounded inputs give" in text  # Z: what a student's rounded weights give
+
+
+def test_a_six_token_two_head_key_fits_in_half_of_the_latex_pages(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The issue measured 18 pages of LaTeX for a 6-token two-head key."""
+    text = (LESSONS / "the-cake-two-heads.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        "tokens: [I, ate, the, cake, and, it, was, delicious]",
+        "tokens: [I, ate, the, cake, and, it]",
+    )
+    text = re.sub(r"  - \[.*\] +# (was|delicious)\n", "", text)
+    six = tmp_path / "six.yaml"
+    six.write_text(text, encoding="utf-8")
+    assert derive(load_lesson(six)).lesson.n == 6
+    assert len(pdf(run, tmp_path, str(six)).pages) <= 18 // 2
+
+
+def test_long_sums_are_elided_in_the_key(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    wide = tmp_path / "wide.yaml"
+    d_model = 14
+    rows = ", ".join(["[" + ", ".join(["1"] * d_model) + "]"] * 2)
+    w = ", ".join(["[1, 0]"] * d_model)
+    wide.write_text(
+        f"version: 1\ntitle: wide\ntokens: [a, b]\nX: [{rows}]\n"
+        f"W_Q: [{w}]\nW_K: [{w}]\nW_V: [{w}]\nprecision: 2\n",
+        encoding="utf-8",
+    )
+    result = run("export", str(wide), "--format", "typ")
+    assert result.exit_code == 0, result.stderr
+    assert "more terms)" in result.stdout
+    assert "more terms)" in flat(text_of(pdf(run, tmp_path, str(wide))))
+
+
+@pytest.mark.parametrize(("paper", "size_mm"), [("a4", (210, 297)), ("letter", (215.9, 279.4))])
+def test_paper_size(run, tmp_path, paper: str, size_mm: tuple[float, float]) -> None:  # type: ignore[no-untyped-def]
+    reader = pdf(run, tmp_path, "cats-chase-mice", "--paper", paper)
+    box = reader.pages[0].mediabox
+    assert float(box.width) * MM_PER_PT == pytest.approx(size_mm[0], abs=0.5)
+    assert float(box.height) * MM_PER_PT == pytest.approx(size_mm[1], abs=0.5)
+
+
+def test_bad_paper_is_a_usage_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = run(
+        "export",
+        "cats-chase-mice",
+        "--format",
+        "pdf",
+        "--paper",
+        "a5",
+        "-o",
+        str(tmp_path / "x.pdf"),
+    )
+    assert result.exit_code == 2
+    assert "--paper 'a5': expected a4 or letter" in result.stderr
+    assert not (tmp_path / "x.pdf").exists()
+    result = run("export", "cats-chase-mice", "--format", "md", "--paper", "letter")
+    assert result.exit_code == 2
+    assert "apply to pdf and typ, not md" in result.stderr
+
+
+def test_missing_font_folder_is_a_usage_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = run(
+        "export",
+        "cats-chase-mice",
+        "-f",
+        "pdf",
+        "--font-path",
+        str(tmp_path / "no"),
+        "-o",
+        str(tmp_path / "x.pdf"),
+    )
+    assert result.exit_code == 2
+    assert "--font-path" in result.stderr and "no such folder" in result.stderr
+
+
+def test_without_typst_pdf_says_how_to_install_it(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(sys.modules, "typst", None)  # import typst now raises ImportError
+    result = run("export", "cats-chase-mice", "-f", "pdf", "-o", str(tmp_path / "x.pdf"))
+    assert result.exit_code == 1
+    assert "pip install 'attn-tutor[pdf]'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert run("export", "cats-chase-mice", "-f", "typ").exit_code == 0  # the source needs no typst
+
+
+def test_a_folder_of_variants_is_one_pdf_with_each_students_pages(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        'name,id\nAnn Lee,101\nBo Chen,102\n"Cy ""#Diaz"" $x$ ]",103\n', encoding="utf-8"
+    )
+    folder = tmp_path / "class"
+    made = run(
+        "variants", "cats-chase-mice", "--roster", str(roster), "--seed", "3", "-o", str(folder)
+    )
+    assert made.exit_code == 0, made.stderr
+    reader = pdf(run, tmp_path, str(folder), "--no-answers")
+    pages = [flat(p.extract_text()) for p in reader.pages]
+    firsts = [k for k, p in enumerate(pages) if "Cats chase mice: worksheet" in p]
+    assert len(firsts) == 3
+    assert len(pages) >= 3 and len(pages) % 3 == 0  # the same number of pages each
+    for k, (name, sid) in zip(
+        firsts, [("Ann Lee", 101), ("Bo Chen", 102), ('Cy "#Diaz" $x$ ]', 103)], strict=True
+    ):
+        assert f"Name: {name} (id {sid})" in pages[k]
+        variant = next(folder.glob(f"variant-*-{name.split()[0].lower()}*.yaml"))
+        assert f"fingerprint {load_lesson(variant).fingerprint}" in pages[k]
+        assert "page 1" in pages[k]  # each student's pages are numbered from 1
+
+
+def test_an_empty_folder_is_an_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = run("export", str(tmp_path), "-f", "pdf", "-o", str(tmp_path / "x.pdf"))
+    assert result.exit_code == 1
+    assert "has no lesson files" in result.stderr
+
+
+HOSTILE = [  # tokens may not hold [ ] , #: the title and description carry those
+    "$x$",
+    "\\",
+    '"q"',
+    "*b*",
+    "_i_",
+    "<lab>",
+    "@ref",
+    "//c",
+    "/*c",
+    "{1+1}",
+    "`r`",
+    "= h",
+    "- l",
+]
+
+
+DESCRIPTION = '#import "/etc/passwd" ] [a] #{1+1} #let x = 1'
+
+
+def test_hostile_tokens_print_literally(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    tokens = HOSTILE
+    n = len(tokens)
+    quoted = ", ".join("'" + t.replace("'", "''") + "'" for t in tokens)
+    rows = ", ".join(f"[{1 if k % 2 else 0}, {k % 3}]" for k in range(n))
+    lesson = tmp_path / "hostile.yaml"
+    lesson.write_text(
+        f"version: 1\ntitle: 'A $title] #set'\ndescription: '{DESCRIPTION}'\n"
+        f"tokens: [{quoted}]\nX: [{rows}]\n"
+        "W_Q: [[1, 0], [0, 1]]\nW_K: [[1, 0], [0, 1]]\nW_V: [[1, 0], [0, 1]]\nprecision: 2\n",
+        encoding="utf-8",
+    )
+    reader = pdf(run, tmp_path, str(lesson), "--no-answers")
+    text = text_of(reader)
+    assert "A $title] #set: worksheet" in text
+    assert DESCRIPTION in text
+    for token in tokens:
+        assert token in text, token
+
+
+def test_typ_is_the_editable_source(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "k.typ"
+    assert run("export", "cats-chase-mice", "-f", "typ", "-o", str(out)).exit_code == 0
+    source = out.read_text(encoding="utf-8")
+    assert '#set page(paper: "a4"' in source
+    import typst
+
+    assert typst.compile(source.encode("utf-8"))[:5] == b"%PDF-"
+
+
+def test_cjk_tokens_render_or_the_user_is_told_which_font(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "cjk.yaml"
+    lesson.write_text(
+        "version: 1\ntitle: 猫が鼠を追う\ntokens: [猫, 追う, 鼠]\n"
+        "X: [[1, 0], [0, 1], [1, 1]]\nW_Q: [[1, 0], [0, 1]]\nW_K: [[1, 0], [0, 1]]\n"
+        "W_V: [[1, 0], [0, 1]]\nprecision: 2\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "cjk.pdf"
+    result = run("export", str(lesson), "-f", "pdf", "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    sheet = typst_doc.Sheet(derive(load_lesson(lesson)))
+    assert typst_doc.wide_characters([sheet])[:1] == ["猫"]
+    if typst_doc.font_note([sheet], []) is None:  # a CJK font is installed: the tokens print
+        assert "猫" in text_of(pypdf.PdfReader(out))
+    else:
+        assert "Noto Sans CJK" in result.stderr and "--font-path" in result.stderr
+
+
+def test_a_pdf_is_not_written_to_a_terminal() -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "tutor", "export", "cats-chase-mice", "--format", "pdf"],
+        env={"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+        cwd=str(LESSONS.parent),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+    assert "give --output FILE.pdf" in child.before
+    assert "%PDF" not in child.before

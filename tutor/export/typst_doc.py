@@ -1,0 +1,495 @@
+"""Derivation → worksheets and answer keys as typst source, and as PDF through typst.
+
+typst (the ``typst`` package on PyPI, an optional extra: ``pip install 'attn-tutor[pdf]'``) is a
+compiler in a wheel with its fonts bundled, so a PDF needs no TeX. The source is built here as
+text: every string from a lesson (title, tokens, head names, a student's name) reaches typst as
+a string literal (``lit``), never as markup, so ``#import``, ``$`` or ``]`` in a token prints as
+typed. Numbers become text only through ``tutor.text.format``, and a cell's working only through
+``tutor.text.working``; this module adds typst spelling and the page layout.
+
+A worksheet has a name/ID line, the lesson's fingerprint, points per step and answer boxes
+sized for handwriting; an answer key has each step's table, every cell's worked line (long sums
+elided as in the other keys) and, for a softmax, each row's e^x values and total, so a student
+can find where their own working went astray.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tutor.core.engine import Derivation, Step
+from tutor.core.errors import TutorError, UsageError
+from tutor.core.exact_size import too_long
+from tutor.core.lesson import Lesson
+from tutor.export.worksheet import (
+    KEY_TERMS,
+    MASK_NOTE,
+    fill_steps,
+    input_steps,
+    shape_text,
+)
+from tutor.text import format as fmt
+from tutor.text import words
+from tutor.text import working as wk
+
+PAPERS = {"a4": "a4", "letter": "us-letter"}  # --paper → typst's name
+INSTALL = "pip install 'attn-tutor[pdf]'"
+BOX_WIDTH_CM = 2.0  # an answer box: room for "−0.123" written by hand
+BOX_HEIGHT_CM = 1.0
+BOXES_CM = 15.0  # at most this much of the line for boxes; more columns share it (1fr each)
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One student's (or the class's) document: a derived lesson and who it is for."""
+
+    d: Derivation
+    student: str | None = None  # printed on the name line; blank when None
+    variant: str | None = None  # ``variant-07``, for a class's sheets
+
+
+def step_points(lesson: Lesson, step: Step) -> int:
+    """Points for a step: one per cell the student fills. (The lesson's ``points:`` will set
+    this when lessons carry it; this is the one place to connect it.)"""
+    return len(step.rows) * len(step.cols)
+
+
+def check_paper(paper: str) -> str:
+    """``a4`` or ``letter`` (any case) → typst's paper name; a ``UsageError`` otherwise."""
+    key = paper.strip().lower()
+    if key not in PAPERS:
+        raise UsageError(f"--paper {paper!r}: expected a4 or letter")
+    return PAPERS[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# spelling for typst
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def lit(text: str) -> str:
+    """``text`` as a typst string literal: printed as typed, never read as markup or code."""
+    out = []
+    for ch in unicodedata.normalize("NFC", text):
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif unicodedata.category(ch) in ("Cc", "Cs"):
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def txt(text: str) -> str:
+    """``text`` placed in markup: an embedded string, ended by ``;`` so nothing after it joins."""
+    return f"#{lit(text)};"
+
+
+_PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def num(text: str) -> str:
+    """A number as ``format`` shows it, in typst math."""
+    t = text.replace(fmt.MINUS, "-")
+    if _PLAIN_NUMBER.fullmatch(t):
+        return t
+    if t in ("∞", "-∞"):
+        return t.replace("∞", "infinity")
+    return lit(text)  # a decimal comma or anything else: as text
+
+
+_EXACT = re.compile(r"[0-9 +−/()√e^·.]+")
+
+
+def exact_math(text: str) -> str:
+    """A short exact form from ``format`` (``3√2/2``, ``1/(2 + e^√2)``) in typst math; as text
+    when it holds anything else."""
+    if not _EXACT.fullmatch(text):
+        return lit(text)
+    t = re.sub(r"√(\d+)", r"sqrt(\1)", text.replace("−", "-").replace("·", " dot "))
+    return t.replace("/", " \\/ ")
+
+
+def _factor(text: str) -> str:
+    t = num(text)
+    return f"({t})" if t.startswith("-") else t
+
+
+def step_math(step: Step) -> str:
+    """A step's name in math: ``Q``, ``W_Q``, ``"scores"``, with ``^((2))`` for head 2."""
+    if step.name.startswith("W_"):
+        name = f"W_{step.name[2:]}"
+    elif len(step.name) == 1:
+        name = step.name
+    else:
+        name = f'"{step.name}"'
+    return name + (f"^(({step.head}))" if step.head else "")
+
+
+def _label(label: str) -> str:
+    return label if label.isascii() and label.isdigit() else lit(label)
+
+
+def cell_math(step: Step, i: int, j: int) -> str:
+    return f"{step_math(step)}_({_label(step.rows[i])}, {_label(step.cols[j])})"
+
+
+def math(node: wk.Node) -> str:
+    """A piece of working in typst math (the same pieces ``working.plain`` writes)."""
+    match node:
+        case wk.Prod(a, b):
+            return f"{_factor(a.text)} dot {_factor(b.text)}"
+        case wk.Num(text):
+            return num(text)
+        case wk.Sum(terms):
+            return " + ".join(math(t) for t in terms)
+        case wk.Exp(x):
+            return f"e^({num(x.text)})"
+        case wk.Gap(more):
+            return lit(f"({fmt.plural(more, 'more term')})")
+        case wk.Name(step, i, j):
+            return cell_math(step, i, j)
+        case wk.Etc():
+            return "..."
+        case wk.Root(n):
+            return f"sqrt({n})"
+        case wk.Div(top, bottom):
+            return f"{math(top)} \\/ {math(bottom)}"
+        case wk.Frac(top, bottom):
+            return f"({math(top)}) / ({math(bottom)})"
+    raise TypeError(node)
+
+
+def working_line(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
+    """One cell's worked line as markup, and its length in plain characters (for the layout)."""
+    w = wk.working(step, i, j, places, terms=KEY_TERMS)
+    stages = [math(s) for s in w.work]
+    rel = "=" if w.rel == "=" else "approx"
+    result = f"{rel} {num(w.shown)}"
+    exact = None
+    if w.rel == "≈" and w.exact_is_short and too_long(step, i, j) is None:
+        exact = w.exact()
+        if exact is not None:
+            result = f"= {exact_math(exact)} approx {num(w.shown)}"
+    line = f"${cell_math(step, i, j)} " + "".join(f"= {s} " for s in stages) + result + "$"
+    if w.aside and not stages:
+        line += " " + txt(f"({w.aside})")
+    if w.hand_text is not None:
+        line += " #text(size: 0.85em)[" + txt(f"(the rounded inputs give {w.hand_text})") + "]"
+    # the width it takes, in characters of body text: the cell's labels are set small
+    name = len(step.name) + 0.6 * (len(step.rows[i]) + len(step.cols[j]) + 2)
+    length = round(name + len(w.numbers) + len(w.shown) + len(exact or "") + 5)
+    length += 26 if w.hand_text is not None else 0
+    return line, length
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces of the page
+
+
+def _box_width(step: Step, width_cm: float) -> float:
+    """A column's width: ``width_cm``, or less when the columns would not fit across."""
+    return min(width_cm, BOXES_CM / len(step.cols))
+
+
+def _columns(step: Step, width_cm: float = BOX_WIDTH_CM) -> str:
+    track = f"{_box_width(step, width_cm):.2f}cm"
+    return f"(auto, {', '.join([track] * len(step.cols))})"
+
+
+def table(step: Step, places: int, blank: bool = False, width_cm: float = BOX_WIDTH_CM) -> str:
+    """A step as a table with its row and column labels on it; blank boxes on a worksheet."""
+    size = "1em" if _box_width(step, width_cm) >= 1.25 else "0.75em"  # narrow: labels fit
+    header = ", ".join(
+        ["[]", *(f'text(weight: "bold", size: {size}, {lit(c)})' for c in step.cols)]
+    )
+    rows = []
+    for i, row in enumerate(step.cells):
+        label = f'text(weight: "bold", {lit(step.rows[i])})'
+        cells = ["[]"] * len(row) if blank else [lit(fmt.shown(c, step, places)) for c in row]
+        rows.append(", ".join([label, *cells]))
+    height = f"{BOX_HEIGHT_CM}cm" if blank else "auto"
+    return (
+        f"#table(columns: {_columns(step, width_cm)}, rows: (auto, {height}), "
+        "align: (x, y) => if x == 0 { left + horizon } else { right + horizon }, "
+        "stroke: 0.5pt + luma(90), inset: (x: 5pt, y: 4pt),\n"
+        f"  table.header({header}),\n  " + ",\n  ".join(rows) + ",\n)"
+    )
+
+
+INPUT_BOX_CM = 1.3
+LINE_CM = 17.5
+
+
+def _inputs(steps: list[Step], places: int) -> list[str]:
+    """The given matrices, side by side as many as fit across the page."""
+    out: list[str] = []
+    row: list[str] = []
+    used = 0.0
+    for step in steps:
+        width = 2.2 + INPUT_BOX_CM * len(step.cols) + max(len(r) for r in step.rows) * 0.15
+        if row and used + width > LINE_CM:
+            out.append(_side_by_side(row))
+            row, used = [], 0.0
+        shown = table(step, places, width_cm=INPUT_BOX_CM)
+        row.append(f"block(breakable: false)[{_heading(step, 3)}\n{shown}]")
+        used += width + 0.6
+    if row:
+        out.append(_side_by_side(row))
+    return out
+
+
+def _side_by_side(blocks: list[str]) -> str:
+    return f"#grid(columns: {len(blocks)}, column-gutter: 0.6cm, " + ", ".join(blocks) + ")"
+
+
+def _step_title(step: Step) -> str:
+    title = words.TITLES[step.name]
+    if step.head is not None and step.op == "input":
+        title = f"{title} (head {step.head})"
+    return f"{title} ({step.shape[0]} × {step.shape[1]})"
+
+
+def _heading(step: Step, level: int, points: int | None = None) -> str:
+    head = f"heading(level: {level}, {lit(_step_title(step))})"
+    if points is None:
+        return "#" + head
+    n = points
+    return (
+        f"#grid(columns: (1fr, auto), align: (left, right + bottom), {head}, "
+        f"text(size: 0.9em, {lit(fmt.plural(n, 'point'))}))"
+    )
+
+
+def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
+    """Each row of a softmax as x, e^x and share per key, with the row's total, and the notes
+    that explain what rounded numbers do not (from ``working.softmax_row``)."""
+    (scores,) = step.args
+    n_keys = len(step.cols)
+    track = "1.6cm" if n_keys * 1.6 <= BOXES_CM - 3 else "1fr"
+    out = [
+        f"#table(columns: (auto, auto, {', '.join([track] * n_keys)}, auto), "
+        "align: (x, y) => if x < 2 { left } else { right }, stroke: 0.4pt + luma(140), "
+        "inset: (x: 4pt, y: 2.5pt),",
+        "  table.header("
+        + ", ".join(
+            ["[]", "[]", *(f'text(weight: "bold", {lit(c)})' for c in step.cols), "[*total*]"]
+        )
+        + "),",
+    ]
+    notes: list[str] = []
+    for i in range(len(step.rows)):
+        row = wk.softmax_row(step, i, places)
+        seen = [k for k, c in enumerate(scores.cells[i]) if not c.masked]
+        by_key: dict[int, tuple[str, str]] = {
+            k: (line[1], line[2]) for k, line in zip(seen, row.rows, strict=True)
+        }
+        xs, es, shares = [], [], []
+        for k in range(n_keys):
+            if k in by_key:
+                xs.append(lit(by_key[k][0]))
+                es.append(lit(by_key[k][1]))
+            else:
+                xs.append(lit(fmt.NEG_INF_TEXT))
+                es.append('"0"')
+            shares.append(lit(fmt.shown(step.cells[i][k], step, places)))
+        power = "$e^x$" if row.power == "x" else "$e^(x - m)$"
+        label = f'table.cell(rowspan: 3, align: horizon, text(weight: "bold", {lit(step.rows[i])}))'
+        out.append(f"  {label}, [$x$], {', '.join(xs)}, [],")
+        out.append(f"  [{power}], {', '.join(es)}, {lit(row.total)},")
+        out.append(f"  [share], {', '.join(shares)}, [],")
+        # the first note (the shares add up to 1) and the masked keys' are in the table itself
+        notes += [
+            f"{step.rows[i]}: {note}"
+            for note in row.notes[1:]
+            if not note.startswith("Masked keys")
+        ]
+    out.append(")")
+    if not notes:
+        return out, []
+    return out, ["#text(size: 0.85em)[", *(f"- {txt(note)}" for note in notes), "]"]
+
+
+def _working(step: Step, places: int) -> list[str]:
+    """Every cell's worked line, in as many columns as the longest line allows."""
+    lines = [working_line(step, i, j, places) for i in range(len(step.rows))
+             for j in range(len(step.cols))]  # fmt: skip
+    longest = max(length for _, length in lines)
+    n = 4 if longest <= 24 else 3 if longest <= 34 else 2 if longest <= 54 else 1
+    cells = ", ".join(f"[{line}]" for line, _ in lines)
+    return [
+        f"#text(size: 0.9em, grid(columns: {n}, column-gutter: 1.2em, row-gutter: 0.75em, {cells}))"
+    ]
+
+
+def _answers(step: Step, places: int) -> list[str]:
+    if step.op == "concat":
+        heads = " | ".join(Z.key for Z in step.args)
+        return [txt(f"Each row is the heads' Z rows side by side: {heads}.")]
+    return _working(step, places)
+
+
+# ---------------------------------------------------------------------------------------------
+# the document
+
+
+def _preamble(title: str, paper: str) -> list[str]:
+    return [
+        '#let foot = state("foot", "")  // the footer of the current sheet pages',
+        f"#set document(title: {lit(title)})",
+        f'#set page(paper: "{paper}", margin: (x: 1.6cm, y: 1.5cm), '
+        "footer: context text(size: 8pt, fill: luma(90))[#foot.get() #h(1fr) "
+        "page #counter(page).display()])",
+        '#set text(font: ("Libertinus Serif", "New Computer Modern"), size: 10pt)',
+        "#set par(justify: false)",
+        "#set heading(numbering: none)",
+        "#show heading: set block(above: 1.1em, below: 0.6em)",
+        "#show heading.where(level: 1): set text(size: 15pt)",
+        "#show heading.where(level: 2): set text(size: 12pt)",
+        "#show heading.where(level: 3): set text(size: 11pt)",
+        "",
+    ]
+
+
+FORMULA = '$Z = "softmax"((Q K^top) / sqrt(d_k)) V$'
+
+
+def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
+    d = sheet.d
+    lesson = d.lesson
+    places = lesson.precision if places is None else places
+    kind = "answer key" if answers else "worksheet"
+    steps = fill_steps(d)
+    total = sum(step_points(lesson, s) for s in steps)
+    who = sheet.student or ""
+    foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
+    foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
+    out = [
+        f"#foot.update({lit(foot)})",
+        "#counter(page).update(1)",
+        f"#heading(level: 1, {lit(f'{lesson.title}: {kind}')})",
+        "#block(width: 100%, inset: (y: 6pt), stroke: (y: 0.6pt))["
+        f"Name: #box(width: 1fr, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[{txt(who)}]"
+        " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[]"
+        f" #h(1.5em) Points: #box(width: 1.4cm, stroke: (bottom: 0.5pt))[] / {total}]",
+        "",
+        txt(sheet.variant or f"Lesson {words.visible(lesson.name)}")
+        + txt(" · fingerprint ")
+        + f"#raw({lit(lesson.fingerprint)});"
+        + txt(" · " + ", ".join(words.lesson_facts(lesson)) + "."),
+        "",
+    ]
+    if lesson.description:
+        out += [txt(lesson.description), ""]
+    out += [
+        f"{FORMULA} #h(1em) "
+        + txt(f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."),
+    ]
+    if not answers:
+        out.append(txt(" Fill in every box. Carry one more decimal than you write down."))
+    out += ["", "== Inputs", ""]
+    out += _inputs(input_steps(d), places)
+    out += ["", "== Steps", ""]
+    shown_head = None
+    level = 3
+    for step in steps:
+        if step.head is not None and step.head != shown_head:
+            shown_head = step.head
+            out.append(f"#heading(level: 3, {lit(words.head_label(lesson, step.head))})")
+        level = 4 if lesson.multi_head and step.head is not None else 3
+        small = len(step.rows) <= 12
+        out.append(f"#block(breakable: {'false' if small else 'true'})[")
+        out.append(_heading(step, level, step_points(lesson, step)))
+        out.append(txt(f"Shape: {shape_text(step)}."))
+        if step.name == "weights" and lesson.mask == "causal":
+            out.append(" " + txt(MASK_NOTE))
+        out.append("")
+        if answers and step.op == "softmax":  # its rows show every share: no second table
+            shares, notes = _softmax_rows(step, places)
+            out += [*shares, "]", *notes]
+        else:
+            out += [table(step, places, blank=not answers), "]"]
+            if answers:
+                out += _answers(step, places)
+        out.append("")
+    return out
+
+
+def source(
+    sheets: Sequence[Sheet], answers: bool, paper: str = "a4", places: int | None = None
+) -> str:
+    """The typst source of one document: a worksheet or key per sheet, each from a new page."""
+    first = sheets[0].d.lesson
+    title = f"{first.title}: {'answer key' if answers else 'worksheet'}"
+    out = _preamble(title, check_paper(paper))
+    for n, sheet in enumerate(sheets):
+        if n:
+            out.append("#pagebreak()")
+        out += _sheet(sheet, answers, places)
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# fonts and compiling
+
+# families that cover CJK: what a user may have installed (Noto first: the README names it)
+_CJK_FAMILY = re.compile(
+    r"cjk|source han|droid sans fallback|wenquanyi|wqy|hei|song|ming|mincho|gothic|nanum|"
+    r"unifont|pingfang|hiragino|yu gothic|malgun|simsun|simhei|microsoft yahei",
+    re.IGNORECASE,
+)
+
+
+def wide_characters(sheets: Sequence[Sheet]) -> list[str]:
+    """Characters in the lessons' words that typst's bundled fonts do not have: CJK and other
+    wide (East Asian) script."""
+    seen: dict[str, None] = {}
+    for sheet in sheets:
+        lesson = sheet.d.lesson
+        texts = [lesson.title, lesson.description or "", *lesson.labels, sheet.student or ""]
+        texts += [h.name or "" for h in lesson.heads]
+        for ch in "".join(texts):
+            if unicodedata.east_asian_width(ch) in ("W", "F"):
+                seen[ch] = None
+    return list(seen)
+
+
+def font_note(sheets: Sequence[Sheet], font_paths: Sequence[Path]) -> str | None:
+    """A note when the words need a CJK font and none is installed or in ``--font-path``."""
+    wide = wide_characters(sheets)
+    if not wide:
+        return None
+    import typst
+
+    families = typst.Fonts(
+        include_system_fonts=True, font_paths=[str(p) for p in font_paths]
+    ).families()
+    if any(_CJK_FAMILY.search(f) for f in families):
+        return None
+    shown = "".join(wide[:8]) + ("…" if len(wide) > 8 else "")
+    return (
+        f"the lesson's words use {shown}, which typst's bundled fonts lack: install Noto Sans "
+        "CJK (Debian/Ubuntu: apt install fonts-noto-cjk) or pass --font-path DIR with a CJK "
+        "font; until then they print as empty boxes"
+    )
+
+
+def compile_pdf(text: str, font_paths: Sequence[Path] = ()) -> bytes:
+    """The PDF of a typst source (raises ``TutorError`` when typst is missing or fails)."""
+    try:
+        import typst
+    except ImportError:
+        raise TutorError(f"--format pdf needs typst, an optional extra: {INSTALL}") from None
+    for p in font_paths:
+        if not Path(p).is_dir():
+            raise UsageError(f"--font-path {p}: no such folder")
+    try:
+        return typst.compile(text.encode("utf-8"), font_paths=[str(p) for p in font_paths])
+    except typst.TypstError as err:  # a bug of ours, not the user's: say what typst said
+        raise TutorError(f"typst could not compile the document: {err}") from None
