@@ -414,6 +414,8 @@ def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) 
     for p in pictures:
         write_output(p.text, folder / p.name, force=True)
         print(folder / p.name)
+
+
 def export_typst(
     lesson: str,
     format: str,
