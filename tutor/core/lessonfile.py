@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 import yaml
 
+from tutor.core import lessonmore as more
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Head, Lesson, QuizDefaults
 from tutor.core.spec import (
@@ -106,7 +107,13 @@ def _build(
         )
     d_model = len(X[0]) if X else c.widths.get("X")  # a bad row of X hides no other error
 
-    heads = _heads(c, keys, root, d_model)
+    kv_groups = None
+    if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
+        heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+    else:
+        if "kv_heads" in keys:
+            c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
+        heads = _heads(c, keys, root, d_model)
     W_O = None
     if "W_O" in keys:
         W_O = c.matrix(value("W_O"), "W_O", key="W_O")
@@ -153,6 +160,8 @@ def _build(
         elif n is not None:
             precision = n
 
+    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
+    layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
@@ -174,6 +183,9 @@ def _build(
         notes=MappingProxyType(notes),
         quiz=quiz,
         where=MappingProxyType(where),
+        kv_groups=kv_groups,
+        next=next_token,
+        layout=layout,
     )
 
 

@@ -54,7 +54,17 @@ TOP_KEYS = (
     "precision",
     "notes",
     "quiz",
+    "kv_groups",
+    "kv_heads",
+    "next",
+    "layout",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
 QUIZ_KEYS = ("steps", "count")
+# grouped heads: with kv_groups, each entry of heads gives only name and W_Q, and kv_heads gives
+# one W_K, W_V per group; query head h reads group (h − 1) // (heads / kv_groups) + 1
+QUERY_HEAD_KEYS = ("name", "W_Q")
+KV_HEAD_KEYS = ("W_K", "W_V")
+NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
+LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")

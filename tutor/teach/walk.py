@@ -24,6 +24,7 @@ from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach.colours import COLOURS
 from tutor.text import format as fmt
+from tutor.text import groups
 from tutor.text import words
 from tutor.text import working as wk
 from tutor.text.tables import (
@@ -410,6 +411,8 @@ def header(d: Derivation) -> RenderableType:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
+    if (count := groups.parameters(lesson)) is not None:
+        body.append(Text(count))
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
 
 
@@ -435,6 +438,8 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+            if (line := groups.reads(d.lesson, step.head)) is not None:
+                page.append(Text(line, style="italic"))
         page.append(step_section(d, step, opts))
         yield page
         page, empty = [], False

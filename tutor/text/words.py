@@ -55,6 +55,9 @@ def lesson_facts(
     ]
     if lesson.multi_head:
         parts.append(f"{len(lesson.heads)} heads")
+    if lesson.kv_groups is not None:
+        g = lesson.kv_groups
+        parts.append(f"{g} key/value {'group' if g == 1 else 'groups'}")
     if lesson.mask == "causal":
         parts.append("causal mask")
     return parts
