@@ -155,18 +155,17 @@ def test_the_json_lists_each_groups_k_once(run) -> None:
 
 
 def test_the_fingerprint_includes_the_groups(tmp_path: Path) -> None:
-    text = GROUPED.read_text()
-    one = load_lesson(GROUPED)
-    path = tmp_path / "g.yaml"
-    path.write_text(
-        text.replace("kv_groups: 2", "kv_groups: 1").replace(
-            "  - W_K: [[0, 0], [0, 1], [1, 0]]   # group 2 (heads 3, 4): actions and pronouns answer\n"
-            "    W_V: [[0, 0], [1, 0], [0, 1]]\n",
-            "",
-        )
+    w = "[[1, 0], [0, 1]]"
+    common = f"title: t\ntokens: [a, b]\nX: {w}\n"
+    plain = common + f"heads:\n  - W_Q: {w}\n    W_K: {w}\n    W_V: {w}\n"
+    grouped = (
+        common + f"kv_groups: 1\nheads:\n  - W_Q: {w}\nkv_heads:\n  - W_K: {w}\n    W_V: {w}\n"
     )
-    other = load_lesson(path)
-    assert other.kv_groups == 1 and one.fingerprint != other.fingerprint
+    (tmp_path / "p.yaml").write_text(plain)
+    (tmp_path / "g.yaml").write_text(grouped)
+    a, b = load_lesson(tmp_path / "p.yaml"), load_lesson(tmp_path / "g.yaml")
+    assert a.heads == b.heads and b.kv_groups == 1
+    assert a.fingerprint != b.fingerprint
 
 
 @pytest.mark.parametrize("places", ["2", "4"])

@@ -131,7 +131,7 @@ def grouped_heads(
         entry = kv[g - 1]
         if entry is None or entry[0] is None or entry[1] is None:
             continue
-        W_K, W_V, k_node = entry
+        W_K, W_V, _ = entry
         if len(W_Q[0]) != len(W_K[0]):
             c.error(
                 hk["W_Q"][1],

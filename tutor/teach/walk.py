@@ -24,8 +24,7 @@ from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach.colours import COLOURS
 from tutor.text import format as fmt
-from tutor.text import groups
-from tutor.text import words
+from tutor.text import groups, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
