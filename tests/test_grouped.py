@@ -182,3 +182,31 @@ def test_the_quiz_asks_about_grouped_heads(run) -> None:
     result = run("quiz", str(GROUPED), "--seed", "1", "--count", "3", input="0\n0\n0\n")
     assert result.exit_code in (0, 1), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("name", "mine", "other"), [("scores", "K", "K"), ("Z", "V", "V")])
+def test_reading_another_groups_keys_or_values_is_a_named_slip(name, mine, other) -> None:  # type: ignore[no-untyped-def]
+    from tutor.assess.judge import judge_for
+    from tutor.core.numbers import read_answer
+
+    d = derive(load_lesson(GROUPED))
+    ref = reference.grouped_attention(GROUPED.read_text())
+    head = 2  # group 1; the slip reads group 2's K or V
+    left = ref[("Q", head)] if name == "scores" else ref[("weights", head)]
+    wrong = left @ (ref[(other, 2)].T if name == "scores" else ref[(other, 2)])
+    right = left @ (ref[(mine, 1)].T if name == "scores" else ref[(mine, 1)])
+    i, j = np.argwhere(np.abs(np.round(wrong, 2) - np.round(right, 2)) > 0.015)[0]
+    step = d.step(name, head)
+    found = judge_for(d, 2).slips(step, i, j, read_answer(f"{wrong[i, j]:.2f}"))
+    assert f"other-group-{mine}" in [s.name for s in found]
+    assert any("group 2 (head3." in s.message for s in found)
+
+
+@pytest.mark.parametrize("text", random_grouped(10, 8), ids=lambda t: str(hash(t) % 1000))
+def test_random_grouped_lessons_validate_against_the_schema(text: str) -> None:
+    import jsonschema
+    import yaml
+
+    from tutor.author.schema import SCHEMA
+
+    assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(yaml.safe_load(text))) == []

@@ -719,6 +719,35 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
                 f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
             )
             out.append((slip, _at(step, i, j, _transposed(W))))
+    return out + _other_group(d, step, i, j)
+
+
+def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """Grouped heads: a head's scores read with another group's keys, or its Z blended from
+    another group's values (the K or V a head reads is the one of its own group)."""
+    lesson = d.lesson
+    if lesson.kv_groups is None or step.head is None or step.op != "matmul":
+        return []
+    which = {"scores": ("K", 1, "keys"), "Z": ("V", 1, "values")}.get(step.name)
+    if which is None:
+        return []
+    name, arg, what = which
+    mine = step.args[arg]
+    group = lesson.group_of(step.head)
+    out: list[tuple[Slip, Alternative]] = []
+    for g in range(1, lesson.kv_groups + 1):
+        owner = lesson.group_heads(g)[0]
+        if g == group or not d.has(name, owner):
+            continue
+        theirs = d.step(name, owner)
+        if theirs.shape != mine.shape:
+            continue
+        slip = Slip(
+            f"other-group-{name}",
+            f"that uses the {what} of group {g} ({theirs.key}); head {step.head} is in group "
+            f"{group} and reads {mine.key}",
+        )
+        out.append((slip, _at(step, i, j, _swap_step(mine, theirs))))
     return out
 
 
