@@ -28,9 +28,12 @@ from tutor.text.words import visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
+# one decoding step (a lesson's next:): the new token's row, asked like the lesson's own
+NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
+QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output", *NEXT_QUIZ_STEPS)
 # where the extra questions go when the count does not split evenly: the later, harder steps
 PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
+PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
 MAX_TRIES = 3
 COMMANDS = ("hint", "skip", "show", "quit")
 
@@ -43,6 +46,13 @@ FORMULAS = {
     "weights": "weights = softmax of each row: e^x / (the row's total of e^x)",
     "Z": "Z = weights · V: the row's weights blend a column of V",
     "output": "output = concat · W_O: a row of concat times a column of W_O",
+    "q_new": "q_new = x_new · W_Q: the new token's row times a column of W_Q",
+    "k_new": "k_new = x_new · W_K: the new token's row times a column of W_K",
+    "v_new": "v_new = x_new · W_V: the new token's row times a column of W_V",
+    "scores_new": "scores_new = q_new · K_cacheᵀ: the new query · a cached key (or its own)",
+    "scaled_new": "scaled_new = scores_new / √d_k",
+    "weights_new": "weights_new = softmax of the one row: e^x / (the row's total of e^x)",
+    "z_new": "z_new = weights_new · V_cache: the weights blend a column of the cached values",
 }
 
 

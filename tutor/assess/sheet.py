@@ -26,7 +26,14 @@ from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
-from tutor.export.worksheet import FILL, FILL_TOP, fill_steps, shape_text
+from tutor.export.worksheet import (
+    FILL,
+    FILL_TOP,
+    NEXT_FILL,
+    NEXT_FILL_TOP,
+    fill_steps,
+    shape_text,
+)
 from tutor.text import words
 from tutor.text.cells import cell_name
 
@@ -104,7 +111,16 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
     entries: dict[str, tuple[tuple[Entry, ...], ...]] = {}
     unreadable: list[Problem] = []
     for head, mapping in scopes:
-        for name, (_, node) in mapping.items():
+        for name, (knode, node) in mapping.items():
+            if not d.has(name, head):  # grouped heads: a later head of a group has no K, V
+                owner = lesson.group_heads(lesson.group_of(head or 1))[0]
+                c.error(
+                    knode,
+                    f"head {head} has no {name} of its own in this lesson: it reads the {name} "
+                    f"of head {owner} (key/value group {lesson.group_of(head or 1)}); "
+                    f"write it there, once",
+                )
+                continue
             step = d.step(name, head)
             rows = _matrix(c, node, step, shown, unreadable)
             if rows is not None:
@@ -133,7 +149,7 @@ def _heads(
     for h, item in enumerate(node.value, 1):
         if _is_null(item):  # a head left out entirely: every cell blank
             continue
-        keys = c.mapping(item, FILL, f"head {h} of the answer sheet")
+        keys = c.mapping(item, FILL + NEXT_FILL, f"head {h} of the answer sheet")
         if keys is not None:
             out.append((h, keys))
     return out
@@ -248,7 +264,7 @@ def answer_sheet(d: Derivation) -> str:
         'student: ""   # your name',
         "",
     ]
-    per_head = [s for s in fill_steps(d) if s.name in FILL]
+    per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):
@@ -260,6 +276,6 @@ def answer_sheet(d: Derivation) -> str:
         for step in per_head:
             out += [*_sheet_matrix(step, "", d), ""]
     for step in fill_steps(d):
-        if step.name in FILL_TOP:
+        if step.name in FILL_TOP + NEXT_FILL_TOP:
             out += [*_sheet_matrix(step, "", d), ""]
     return "\n".join(out).rstrip() + "\n"

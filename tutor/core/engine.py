@@ -683,4 +683,8 @@ def derive(lesson: Lesson) -> Derivation:
         if lesson.W_O is not None:
             W_O = given("W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
             steps += [W_O, matmul("output", joined, W_O)]  # (N, d_out)
+    if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
+        from tutor.core.decode import next_steps
+
+        steps += next_steps(Derivation(lesson, tuple(steps)), lesson.next)
     return Derivation(lesson, tuple(steps))

@@ -39,6 +39,22 @@ STEP_NAMES = (
     "W_O",
     "output",
 )
+# one decoding step with the KV cache (``next:``; tutor.core.decode), after the lesson's steps
+NEXT_STEP_NAMES = (
+    "x_new",
+    "q_new",
+    "k_new",
+    "v_new",
+    "K_cache",
+    "V_cache",
+    "scores_new",
+    "scaled_new",
+    "weights_new",
+    "z_new",
+    "concat_new",
+    "output_new",
+)
+STEP_NAMES += NEXT_STEP_NAMES
 TOP_KEYS = (
     "version",
     "title",

@@ -24,6 +24,9 @@ T = TypeVar("T")
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
+# one decoding step (a lesson's next:): the new row's steps per head, then its concat and output
+NEXT_FILL = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
+NEXT_FILL_TOP = ("concat_new", "output_new")
 
 TEX_TITLES = {
     "X": r"$X$, the tokens",
@@ -50,7 +53,7 @@ FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 def fill_steps(d: Derivation) -> list[Step]:
     """The steps a student fills in, in the order they are computed."""
-    return [s for s in d.steps if s.name in FILL + FILL_TOP]
+    return [s for s in d.steps if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP]
 
 
 def input_steps(d: Derivation) -> list[Step]:

@@ -24,7 +24,7 @@ from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach.colours import COLOURS
 from tutor.text import format as fmt
-from tutor.text import groups, words
+from tutor.text import groups, nextstep, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -66,6 +66,22 @@ WHY = {
     "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
     "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
     "output": "The concatenation times W_O: every head's findings blended into one row per token.",
+    "x_new": "A decoder writes one token at a time. The next token arrives with its own row; "
+    "everything about the earlier tokens was worked already.",
+    "q_new": "Only the new token needs a query: the earlier tokens' queries were used when they "
+    "arrived and are never needed again.",
+    "k_new": "The new token's key, made once and kept: later tokens will read it from the cache.",
+    "v_new": "The new token's value, kept in the cache beside its key.",
+    "K_cache": "The keys of the earlier tokens are read from the cache, not worked again; the "
+    "new key goes below them.",
+    "V_cache": "The same for values: the earlier rows come from the cache, the last row is new.",
+    "scores_new": "One row of scores: the new query against every cached key and its own. "
+    "Nothing is masked: every key in the cache comes before the new token.",
+    "scaled_new": "Divided by √d_k, as in the lesson's own scores.",
+    "weights_new": "Softmax of the one row: the new token's weights over everything so far.",
+    "z_new": "The new token's output: a blend of the cached values and its own.",
+    "concat_new": "The heads' new rows side by side.",
+    "output_new": "The new row of the concatenation times W_O.",
 }
 
 
@@ -339,6 +355,24 @@ def work_mask(step: Step, places: int, width: int, exact: bool) -> list[Renderab
     ]
 
 
+def work_append(
+    d: Derivation, step: Step, places: int, width: int, exact: bool
+) -> list[RenderableType]:
+    """The cache and the new row below it: the cached rows are read, only the new one is worked."""
+    cache, new = step.args
+    parts: list[RenderableType | str] = [
+        *matrix_tables(cache, places, width, exact),
+        "+",
+        *matrix_tables(new, places, width, exact, rows=[0]),
+        "=",
+        *matrix_tables(step, places, width, exact, rows=[len(step.rows) - 1]),
+    ]
+    out: list[RenderableType] = [side_by_side(parts, width), Text(nextstep.reuse_line(step))]
+    if step.name == "V_cache":
+        out.append(Text(nextstep.saving_line(d.lesson), style="bold"))
+    return out
+
+
 def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     return list(matrix_tables(step, places, width, exact))
 
@@ -388,6 +422,8 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_mask(step, places, width, opts.exact)
     elif step.op == "concat":
         parts += work_concat(step, places, width, opts.exact)
+    elif step.op == "append":
+        parts += work_append(d, step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -410,6 +446,8 @@ def header(d: Derivation) -> RenderableType:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
+    if lesson.next is not None:
+        body.append(Text(nextstep.header_line(lesson), style="bold"))
     if (count := groups.parameters(lesson)) is not None:
         body.append(Text(count))
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
