@@ -25,6 +25,7 @@ from tutor.core.decimal_comma import comma_note
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.numbers import Answer, read_answer
+from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
 from tutor.export.worksheet import (
     FILL,
@@ -85,7 +86,7 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
         raise LessonError.at(shown, 1, 1, "the sheet is empty; make one with attn-tutor export")
     lesson = d.lesson
     steps = fill_steps(d)
-    top = ("lesson", "student")
+    top = ("lesson", "student", "layout")
     if lesson.multi_head:
         top += ("heads", *(s.name for s in steps if s.head is None))
     else:
@@ -102,8 +103,15 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
     if "student" in keys:
         node = keys["student"][1]
         student = "" if _is_null(node) else (c.scalar(node, "student") or "")
+    turned = False  # layout: columns, each matrix written on its side (tokens as columns)
+    if "layout" in keys:
+        node = keys["layout"][1]
+        layout = c.scalar(node, "layout")
+        if layout is not None and layout not in LAYOUTS:
+            c.error(node, f"layout is {layout!r}; expected one of: {', '.join(LAYOUTS)}")
+        turned = layout == "columns"
     found: dict[str, tuple[yaml.Node, yaml.Node]] = {
-        k: v for k, v in keys.items() if k not in ("lesson", "student", "heads")
+        k: v for k, v in keys.items() if k not in ("lesson", "student", "heads", "layout")
     }
     scopes: list[tuple[int | None, dict[str, tuple[yaml.Node, yaml.Node]]]] = [(None, found)]
     if "heads" in keys:
@@ -122,7 +130,7 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
                 )
                 continue
             step = d.step(name, head)
-            rows = _matrix(c, node, step, shown, unreadable)
+            rows = _matrix(c, node, step, shown, unreadable, turned)
             if rows is not None:
                 entries[step.key] = rows
     if c.problems:
@@ -156,13 +164,21 @@ def _heads(
 
 
 def _matrix(
-    c: Checker, node: yaml.Node, step: Step, path: str, unreadable: list[Problem]
+    c: Checker,
+    node: yaml.Node,
+    step: Step,
+    path: str,
+    unreadable: list[Problem],
+    turned: bool = False,
 ) -> tuple[tuple[Entry, ...], ...] | None:
-    """The student's matrix for one step, checked against the step's shape."""
-    n, m = step.shape
+    """The student's matrix for one step, checked against the step's shape (``turned``: the
+    sheet's layout is columns, so the matrix is written on its side and read back)."""
+    labels_r, labels_c = (step.cols, step.rows) if turned else (step.rows, step.cols)
+    n, m = len(labels_r), len(labels_c)
+    side = " turned (layout: columns)" if turned else ""
     shape = (
-        f"this lesson's {step.key} is {n} × {m} (rows {', '.join(step.rows)}; "
-        f"columns {', '.join(step.cols)})"
+        f"this lesson's {step.key}{side} is {n} × {m} (rows {', '.join(labels_r)}; "
+        f"columns {', '.join(labels_c)})"
     )
     if _is_null(node):
         return None  # the whole step left out: every cell blank
@@ -182,16 +198,17 @@ def _matrix(
             )
             c.error(
                 row,
-                f"row {i + 1} of {step.key} ({step.rows[i]}) should be a list of {m} entries "
-                f"(columns {', '.join(step.cols)}), but found {found}{comma_note(row, m)}",
+                f"row {i + 1} of {step.key}{side} ({labels_r[i]}) should be a list of {m} "
+                f"entries (columns {', '.join(labels_c)}), but found {found}{comma_note(row, m)}",
             )
             return None
         rows.append(
             tuple(
-                _entry(x, cell_name(step, i, j), path, unreadable) for j, x in enumerate(row.value)
+                _entry(x, cell_name(step, *((j, i) if turned else (i, j))), path, unreadable)
+                for j, x in enumerate(row.value)
             )
         )
-    return tuple(rows)
+    return tuple(zip(*rows, strict=True)) if turned else tuple(rows)
 
 
 def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> Entry:
@@ -239,17 +256,20 @@ def _yaml_safe(text: str) -> str:
 
 
 def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
-    n, m = step.shape
-    cols = ", ".join(step.cols)
+    turned = d.lesson.layout == "columns"  # written on its side: tokens as columns
+    rows, cols = (step.cols, step.rows) if turned else (step.rows, step.cols)
     what = shape_text(step)
-    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
+    if turned:
+        what = f"turned, {len(rows)} × {len(cols)}"
+    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {', '.join(cols)}"]
+    where = "below" if turned else "above"
     if step.name == "weights" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
+        lines.append(f"{indent}# causal mask: the weights {where} the diagonal are 0")
     if step.name == "scaled" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: above the diagonal, score / √d_k or -inf (hidden)")
+        lines.append(f"{indent}# causal mask: {where} the diagonal, score / √d_k or -inf (hidden)")
     lines.append(f"{indent}{step.name}:")
-    row = "[" + ", ".join(["null"] * m) + "]"
-    lines += [f"{indent}  - {row}  # {step.rows[i]}" for i in range(n)]
+    row = "[" + ", ".join(["null"] * len(cols)) + "]"
+    lines += [f"{indent}  - {row}  # {label}" for label in rows]
     return lines
 
 
@@ -264,6 +284,16 @@ def answer_sheet(d: Derivation) -> str:
         'student: ""   # your name',
         "",
     ]
+    if lesson.layout == "columns":  # the sheet says so: grade turns each matrix back
+        out[-1:] = [
+            "layout: columns   # every matrix on its side: tokens are columns, Kᵀ·Q",
+            "",
+        ]
+        out[1] = out[1].replace(
+            "# Rows are tokens (named in the comment at the end of each row); columns are named "
+            "above.",
+            "# Columns are tokens (named above each matrix); each row is named in its comment.",
+        )
     per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
     if lesson.multi_head:
         out.append("heads:")

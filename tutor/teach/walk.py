@@ -7,6 +7,7 @@ come from. All numbers go through ``tutor.text.format``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,11 @@ from tutor.text.tables import (
     columns_part,
     side_by_side,
 )
+
+# layout: columns turns every table on its side (tokens as columns), for the step being drawn:
+# set by ``step_section`` around one step, read by ``matrix_tables``. Presentation only: the
+# steps themselves stay in rows.
+TURNED: contextvars.ContextVar[bool] = contextvars.ContextVar("turned", default=False)
 
 HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(bold=True, underline=True)
@@ -153,14 +159,36 @@ def matrix_tables(
     cols: Sequence[int] = (),
     cell: tuple[int, int] | None = None,
     transpose_title: bool = False,
+    turn: bool | None = None,
 ) -> list[MatrixGrid]:
-    """The step as one or more tables (column blocks) that fit in ``width`` columns."""
+    """The step as one or more tables (column blocks) that fit in ``width`` columns.
+
+    ``turn`` (the layout's choice when None) draws it on its side; ``rows``, ``cols`` and
+    ``cell`` still name the step's own rows and columns."""
+    if TURNED.get() if turn is None else turn:
+        name = step.key + ("ᵀ" if transpose_title else "")
+        step = turned(step)
+        rows, cols, cell = cols, rows, (cell[::-1] if cell else None)
+        return _tables(step, name, places, width, exact, rows, cols, cell)
+    name = step.key + ("ᵀ" if transpose_title else "")
+    return _tables(step, name, places, width, exact, rows, cols, cell)
+
+
+def _tables(
+    step: Step,
+    name: str,
+    places: int,
+    width: int,
+    exact: bool,
+    rows: Sequence[int],
+    cols: Sequence[int],
+    cell: tuple[int, int] | None,
+) -> list[MatrixGrid]:
     texts = cell_texts(step, places, exact)
     label_w = col_width([*step.rows, ""]) + 1
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
     colour = COLOURS.get(step.name, "white")
-    name = step.key + ("ᵀ" if transpose_title else "")
     title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"
     tables = []
     for block in blocks:
@@ -183,6 +211,13 @@ def matrix_tables(
             body.append((label, out))
         tables.append(MatrixGrid(title, label_w - 4, header, body, colour))
     return tables
+
+
+@functools.lru_cache(maxsize=64)  # the same table is drawn turned again as the next operand
+def turned(step: Step) -> Step:
+    """The same step turned on its side (layout: columns), keeping its name and head."""
+    cells = tuple(zip(*step.cells, strict=True))
+    return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
 def transposed(step: Step) -> Step:
@@ -215,6 +250,22 @@ def work_matmul(
     left, right = step.args
     i, j = _pick_worked_cell(step)
     out: list[RenderableType] = []
+    if TURNED.get():  # Cᵀ = Bᵀ · Aᵀ: the right operand comes first (Kᵀ · Q for the scores)
+        if step.transpose:  # (A · Bᵀ)ᵀ = B · Aᵀ: B as it is, which is Bᵀ of the turned B
+            first = matrix_tables(
+                right, places, width, exact, rows=[j], transpose_title=True, turn=False
+            )
+        else:
+            first = matrix_tables(right, places, width, exact, cols=[j])
+        parts: list[RenderableType | str] = [
+            *first,
+            "·",
+            *matrix_tables(left, places, width, exact, rows=[i]),
+            "=",
+            *matrix_tables(step, places, width, exact, cell=(i, j)),
+        ]
+        out.append(side_by_side(parts, width))
+        return out + _matmul_working(step, i, j, places)
     if step.transpose:
         right_tables = matrix_tables(
             transposed(right), places, width, exact, cols=[j], transpose_title=True
@@ -222,7 +273,7 @@ def work_matmul(
     else:
         right_tables = matrix_tables(right, places, width, exact, cols=[j])
     op = "·"
-    parts: list[RenderableType | str] = [
+    parts = [
         *matrix_tables(left, places, width, exact, rows=[i]),
         op,
         *right_tables,
@@ -230,6 +281,11 @@ def work_matmul(
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     out.append(side_by_side(parts, width))
+    return out + _matmul_working(step, i, j, places)
+
+
+def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableType]:
+    out: list[RenderableType] = []
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
@@ -304,7 +360,8 @@ def softmax_table(
 def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     (scaled,) = step.args
     i = _softmax_row_to_work(scaled)
-    table, notes = softmax_table(step, i, places)
+    title = f"softmax down the {step.rows[i]} column" if TURNED.get() else None
+    table, notes = softmax_table(step, i, places, title=title)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
         "→",
@@ -384,6 +441,16 @@ def work_plain(step: Step, places: int, width: int, exact: bool) -> list[Rendera
 def shape_line(step: Step) -> str:
     """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
+    if TURNED.get():  # every shape on its side, and the product's factors swapped
+        if step.op == "matmul":
+            (a, b), (c, e) = step.args[0].shape, step.args[1].shape
+            if step.transpose:
+                c, e = e, c
+            turned_note = (
+                "   (tokens as columns: Kᵀ is K with the tokens as rows)" if step.transpose else ""
+            )
+            return f"({e} × {c}) · ({b} × {a}) = {m} × {n}" + turned_note
+        return f"{m} × {n}"
     if step.op == "matmul":
         turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
         return words.matmul_shape(step) + turned
@@ -396,17 +463,52 @@ def shape_line(step: Step) -> str:
 
 
 def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
-    """One step: heading, why, the instructor's note, shape arithmetic, tables and working."""
+    """One step: heading, why, the instructor's note, shape arithmetic, tables and working
+    (turned on their side when the lesson's layout is columns)."""
+    token = TURNED.set(d.lesson.layout == "columns")
+    try:
+        return _step_section(d, step, opts)
+    finally:
+        TURNED.reset(token)
+
+
+COLUMN_NOTES = {
+    "X": "Layout columns: each token is a column of X (d_model × N). Cells keep their names "
+    "from the rows layout: X[cats, 2] is row 2 of the cats column here.",
+    "scores": "Layout columns: column j holds token j's query against every key, row i is "
+    "token i's key; scores[cats, chase] (the query of cats, the key of chase) sits in column "
+    "cats, row chase.",
+    "weights": "Layout columns: softmax runs down each column, so every column adds up to 1.",
+    "Z": "Layout columns: each column of Z is one token's new vector, a blend of the columns of V.",
+}
+
+
+def _title(step: Step) -> str:
+    return (TURNED.get() and COLUMN_TITLES.get(step.name)) or words.TITLES[step.name]
+
+
+COLUMN_TITLES = {  # the formulas of the column layout: each product read the other way round
+    "Q": "Q = W_Q · X, the queries",
+    "K": "K = W_K · X, the keys",
+    "V": "V = W_V · X, the values",
+    "scores": "scores = Kᵀ · Q",
+    "weights": "weights = softmax down each column",
+    "Z": "Z = V · weights",
+    "output": "output = W_O · concat",
+}
+
+
+def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
     places = opts.precision if opts.precision is not None else d.lesson.precision
     width = opts.width
     colour = COLOURS.get(step.name, "white")
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
-        Rule(
-            Text(head + words.TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"
-        ),
+        Rule(Text(head + _title(step), style=f"bold {colour}"), style=colour, align="left"),
         Text(WHY[step.name]),
     ]
+    if TURNED.get() and step.name in COLUMN_NOTES:
+        parts.append(Text(COLUMN_NOTES[step.name], style="bold"))
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
@@ -437,9 +539,20 @@ def header(d: Derivation) -> RenderableType:
     body = [Text(facts)]
     if lesson.description:
         body.insert(0, Text(lesson.description))
-    body.append(
-        Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
-    )
+    if lesson.layout == "columns":
+        body.append(
+            Text(
+                "tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, K = W_K·X, "
+                "V = W_V·X; softmax down each column (every matrix is the rows layout turned)",
+                style="bold",
+            )
+        )
+    else:
+        body.append(
+            Text(
+                "Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold"
+            )
+        )
     if lesson.mask == "causal":
         body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
     if lesson.multi_head:
