@@ -210,3 +210,11 @@ def test_random_grouped_lessons_validate_against_the_schema(text: str) -> None:
     from tutor.author.schema import SCHEMA
 
     assert list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(yaml.safe_load(text))) == []
+
+
+def test_check_warns_when_every_head_has_its_own_group(run, tmp_path: Path) -> None:
+    text = lessongen.grouped_lesson_text(random.Random(1), 3, 2, 2, 2, 2, 2)
+    path = tmp_path / "g.yaml"
+    path.write_text(text)
+    assert "kv_groups is 2, one group per head: nothing is shared" in run("check", str(path)).stdout
+    assert "nothing is shared" not in run("check", str(GROUPED)).stdout

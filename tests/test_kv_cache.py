@@ -234,3 +234,13 @@ def test_the_quiz_can_ask_about_the_new_row(run) -> None:
         input="0\n0\n0\n",
     )
     assert "weights_new[cake," in result.stdout
+
+
+def test_check_warns_about_a_next_token_without_a_causal_mask(run, tmp_path: Path) -> None:
+    text = (LESSONS / "cats-chase-mice.yaml").read_text() + "next: {token: dogs, x: [1, 0, 0, 1]}\n"
+    path = tmp_path / "n.yaml"
+    path.write_text(text)
+    out = run("check", str(path)).stdout
+    line = len(text.splitlines())
+    assert f"n.yaml:{line}:7: warning: next: without mask: causal" in out
+    assert "next: without" not in run("check", str(NEXT)).stdout

@@ -123,3 +123,12 @@ def test_a_bad_turned_sheet_says_where_and_why(run, tmp_path: Path, change, says
     result = run("grade", COLUMNS, str(path))
     assert result.exit_code == 1
     assert says in result.stderr and f"{path}:" in result.stderr
+
+
+def test_the_markdown_worksheet_turns_its_tables(run) -> None:
+    out = run("export", COLUMNS, "-f", "md", "--no-answers").stdout
+    x = out[out.index("### X, the tokens (4 × 3)") :]
+    assert x.splitlines()[2] == "| | cats | chase | mice |"
+    assert "Layout: columns" in out and "turned here: 2 × 3" in out
+    plain = run("export", ROWS, "-f", "md", "--no-answers").stdout
+    assert "### X, the tokens (3 × 4)" in plain and "Layout: columns" not in plain
