@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import LESSONS
 from tests.test_grade import blank_sheet, fill, grade_json, true_values
 
-COLUMNS = str(LESSONS / "cats-chase-mice-columns.yaml")
+COLUMNS = str(LESSONS / "tokens-as-columns.yaml")
 ROWS = str(LESSONS / "cats-chase-mice.yaml")
 
 
@@ -83,10 +83,10 @@ def test_sheets_in_either_layout_grade_the_same(run, tmp_path: Path, places: str
     data = grade_json(run, tmp_path, COLUMNS, on_side)
     assert data["score"] == data["total"] == 51
     upright = fill(blank_sheet(run, ROWS), values).replace(
-        'lesson: "cats-chase-mice"', 'lesson: "cats-chase-mice-columns"'
+        'lesson: "cats-chase-mice"', 'lesson: "tokens-as-columns"'
     )
     assert grade_json(run, tmp_path, COLUMNS, upright)["score"] == 51
-    back = on_side.replace('lesson: "cats-chase-mice-columns"', 'lesson: "cats-chase-mice"')
+    back = on_side.replace('lesson: "tokens-as-columns"', 'lesson: "cats-chase-mice"')
     assert grade_json(run, tmp_path, ROWS, back)["score"] == 51
 
 
