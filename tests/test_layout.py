@@ -132,3 +132,13 @@ def test_the_markdown_worksheet_turns_its_tables(run) -> None:
     assert "Layout: columns" in out and "turned here: 2 × 3" in out
     plain = run("export", ROWS, "-f", "md", "--no-answers").stdout
     assert "### X, the tokens (3 × 4)" in plain and "Layout: columns" not in plain
+
+
+def test_the_quiz_speaks_of_the_turned_tables(run) -> None:
+    args = ("--count", "1", "--seed", "3", "--steps", "Q")
+    out = run("quiz", COLUMNS, *args, input="q\n").stdout
+    assert "Q = W_Q · X: a row of W_Q times a column of X" in out
+    assert "(layout columns: row 2, column cats of the turned Q)" in out
+    assert "column cats of X: [1, 0, 1, 0]" in out and "row 2 of W_Q: [0, 1, 0, 1]" in out
+    plain = run("quiz", ROWS, *args, input="q\n").stdout
+    assert "row cats of X: [1, 0, 1, 0]" in plain and "layout columns" not in plain

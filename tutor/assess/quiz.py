@@ -8,6 +8,7 @@ given (a file or ``io.StringIO``) or, when there is none, from the terminal. Jud
 from __future__ import annotations
 
 import random
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,6 +54,18 @@ FORMULAS = {
     "scaled_new": "scaled_new = scores_new / √d_k",
     "weights_new": "weights_new = softmax of the one row: e^x / (the row's total of e^x)",
     "z_new": "z_new = weights_new · V_cache: the weights blend a column of the cached values",
+}
+
+
+# the same formulas in the column layout (tokens as columns): each product read the other way
+COLUMN_FORMULAS = {
+    "Q": "Q = W_Q · X: a row of W_Q times a column of X",
+    "K": "K = W_K · X: a row of W_K times a column of X",
+    "V": "V = W_V · X: a row of W_V times a column of X",
+    "scores": "scores = Kᵀ · Q: the key of the row token · the query of the column token",
+    "weights": "weights = softmax down each column: e^x / (the column's total of e^x)",
+    "Z": "Z = V · weights: a row of V blended by the column's weights",
+    "output": "output = W_O · concat: a row of W_O times a column of concat",
 }
 
 
@@ -137,6 +150,11 @@ def choose(
 
 def _values(cells: Iterable, places: int) -> str:  # type: ignore[type-arg]
     return "[" + ", ".join(fmt.operand(c, places) for c in cells) + "]"
+
+
+def turned_words(line: str) -> str:
+    """An input line for the column layout: every table is turned, so a row is a column."""
+    return re.sub(r"\b(row|column)\b", lambda m: "column" if m[0] == "row" else "row", line)
 
 
 def inputs(q: Question, places: int) -> list[str]:
@@ -304,9 +322,14 @@ def ask(
     item = Item(q) if item is None else item
     console.print()
     console.print(Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, "bold cyan")))
-    console.print(Text(FORMULAS.get(q.step.name, ""), style="dim"))
+    columns = d.lesson.layout == "columns"  # the cell as the turned tables show it
+    formula = (columns and COLUMN_FORMULAS.get(q.step.name)) or FORMULAS.get(q.step.name, "")
+    console.print(Text(formula, style="dim"))
+    if columns:
+        where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"
+        console.print(Text(f"  (layout columns: {where})", style="dim"))
     for line in inputs(q, places):
-        console.print(Text("  " + line))
+        console.print(Text("  " + (turned_words(line) if columns else line)))
     while True:
         text = _read(console, stream, f"{q.name} = ").strip()
         command = text.lower()
