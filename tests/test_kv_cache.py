@@ -244,3 +244,23 @@ def test_check_warns_about_a_next_token_without_a_causal_mask(run, tmp_path: Pat
     line = len(text.splitlines())
     assert f"n.yaml:{line}:7: warning: next: without mask: causal" in out
     assert "next: without" not in run("check", str(NEXT)).stdout
+
+
+@pytest.mark.parametrize(
+    ("lesson", "key"), [(NEXT, "next"), (LESSONS / "the-cake-grouped.yaml", "kv_groups")]
+)
+def test_variants_refuse_what_they_cannot_vary_yet(
+    run, tmp_path: Path, lesson: Path, key: str
+) -> None:  # type: ignore[no-untyped-def]
+    result = run("variants", str(lesson), "-o", str(tmp_path / "v"), "--count", "1", "--seed", "1")
+    assert result.exit_code == 1
+    assert f"variants cannot yet make new numbers for a lesson with {key}" in result.stderr
+    assert not (tmp_path / "v").exists() or not any((tmp_path / "v").iterdir())
+
+
+def test_variants_keep_the_column_layout(run, tmp_path: Path) -> None:
+    out = tmp_path / "v"
+    result = run("variants", "tokens-as-columns", "-o", str(out), "--count", "1", "--seed", "1")
+    assert result.exit_code == 0, result.stderr
+    (written,) = out.iterdir()
+    assert load_lesson(written).layout == "columns"
