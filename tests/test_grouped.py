@@ -218,3 +218,11 @@ def test_check_warns_when_every_head_has_its_own_group(run, tmp_path: Path) -> N
     path.write_text(text)
     assert "kv_groups is 2, one group per head: nothing is shared" in run("check", str(path)).stdout
     assert "nothing is shared" not in run("check", str(GROUPED)).stdout
+
+
+def test_the_json_says_which_group_each_head_reads(run) -> None:
+    data = json.loads(run("walk", str(GROUPED), "--json").stdout)
+    assert data["kv_groups"] == 2
+    assert data["group_of_head"] == {"1": 1, "2": 1, "3": 2, "4": 2}
+    plain = json.loads(run("walk", "the-cake-two-heads", "--json").stdout)
+    assert "kv_groups" not in plain and "group_of_head" not in plain

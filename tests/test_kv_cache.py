@@ -264,3 +264,14 @@ def test_variants_keep_the_column_layout(run, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     (written,) = out.iterdir()
     assert load_lesson(written).layout == "columns"
+
+
+def test_the_json_carries_the_saving(run) -> None:
+    data = json.loads(run("walk", str(NEXT), "--json").stdout)
+    s = saving(load_lesson(NEXT))
+    assert data["next"] == {
+        "token": "cake",
+        "reused_rows": 3,
+        "multiplications": {"cached": s.cached, "full": s.full, "saved": s.saved},
+    }
+    assert [st["name"] for st in data["steps"]][-1] == "z_new"
