@@ -68,3 +68,44 @@ def lesson_text(
             f"W_V: {matrix(rng, d_model, d_v, kinds)}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def grouped_lesson_text(
+    rng: random.Random,
+    n: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    heads: int,
+    groups: int,
+    kinds: str = "idf",
+    causal: bool = False,
+    w_o: bool = False,
+) -> str:
+    """A valid lesson with grouped heads: ``heads`` query heads (W_Q only) sharing ``groups``
+    key/value heads (W_K, W_V)."""
+    tokens = [rng.choice(WORDS) for _ in range(n)]
+    lines = [
+        "title: Random grouped lesson",
+        f"tokens: [{', '.join(tokens)}]",
+        f"X: {matrix(rng, n, d_model, kinds)}",
+        f"kv_groups: {groups}",
+        "heads:",
+        *(f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}" for _ in range(heads)),
+        "kv_heads:",
+    ]
+    for _ in range(groups):
+        lines += [
+            f"  - W_K: {matrix(rng, d_model, d_k, kinds)}",
+            f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
+        ]
+    if causal:
+        lines.append("mask: causal")
+    if w_o:
+        lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+    return "\n".join(lines) + "\n"
+
+
+def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
+    """A ``next:`` entry: one more token and its row of X."""
+    return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"

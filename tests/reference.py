@@ -44,6 +44,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
             }
         )
         Zs.append(Z)
+        if lesson.kv_groups is not None and (n - 1) % (len(lesson.heads) // lesson.kv_groups):
+            del out[("K", h)], out[("V", h)]  # grouped: only a group's first head has K and V
     if lesson.multi_head:
         concat = np.concatenate(Zs, axis=1)
         out[("concat", None)] = concat
@@ -104,4 +106,41 @@ def attention_mp(lesson: Lesson, dps: int = 600) -> dict[tuple[str, int | None],
         out[("concat", None)] = concat
         if lesson.W_O is not None:
             out[("output", None)] = mul(concat, matrix(lesson.W_O))
+    return out
+
+
+def _numbers(m) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A matrix as YAML's safe_load gives it (ints, "p/q" strings, decimals as text)."""
+    from fractions import Fraction  # the test side only: exact text to float64
+
+    return np.array([[float(Fraction(str(x))) for x in row] for row in m], dtype=np.float64)
+
+
+def grouped_attention(text: str) -> dict[tuple[str, int], np.ndarray]:
+    """Grouped-query attention straight from a lesson's YAML text (read with PyYAML, not with
+    the tutor's loader): query head h reads key/value head h // (H / G), as
+    ``repeat_interleave`` does in PyTorch. Keyed by (name, 1-based head); K and V by group."""
+    import yaml
+
+    doc = yaml.safe_load(text)
+    X = _numbers(doc["X"])
+    H, G = len(doc["heads"]), doc["kv_groups"]
+    Ks = [X @ _numbers(kv["W_K"]) for kv in doc["kv_heads"]]
+    Vs = [X @ _numbers(kv["W_V"]) for kv in doc["kv_heads"]]
+    out: dict[tuple[str, int], np.ndarray] = {}
+    Zs = []
+    for h, head in enumerate(doc["heads"]):
+        g = h // (H // G)
+        Q, K, V = X @ _numbers(head["W_Q"]), Ks[g], Vs[g]
+        scaled = Q @ K.T / np.sqrt(K.shape[1])
+        if doc.get("mask") == "causal":
+            scaled = np.where(np.triu(np.ones_like(scaled, dtype=bool), k=1), -np.inf, scaled)
+        e = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+        weights = e / e.sum(axis=1, keepdims=True)
+        out |= {("Q", h + 1): Q, ("weights", h + 1): weights, ("Z", h + 1): weights @ V}
+        out |= {("K", g + 1): K, ("V", g + 1): V}
+        Zs.append(weights @ V)
+    out[("concat", 0)] = np.concatenate(Zs, axis=1)
+    if "W_O" in doc:
+        out[("output", 0)] = out[("concat", 0)] @ _numbers(doc["W_O"])
     return out

@@ -52,6 +52,16 @@ SCHEMA_DETECTABLE = {
     "nested-entry",
     "title-empty",
     "title-control",  # an escape sequence in the title: the text pattern refuses it
+    "kv-groups-zero",
+    "kv-groups-word",
+    "kv-groups-top-level-wq",  # with kv_groups, W_Q lives under heads
+    "kv-groups-without-kv-heads",
+    "kv-heads-without-groups",
+    "kv-query-head-wk",  # with kv_groups a query head has no W_K
+    "next-missing-x",
+    "next-token-comma",
+    "next-x-matrix",
+    "layout-unknown",
 }
 # Bad fixtures only `attn-tutor check` can see, and why.
 SCHEMA_BLIND = {
@@ -79,6 +89,11 @@ SCHEMA_BLIND = {
     "nan-entry": "YAML reads .nan as a float, which JSON Schema's number type accepts",
     "huge-literal": "caps on digits are the loader's, not the schema's",
     "huge-exponent": "caps on exponents are the loader's, not the schema's",
+    "kv-heads-count": "one kv head per group relates a length to a number",
+    "kv-groups-uneven": "heads a multiple of kv_groups relates a length to a number",
+    "kv-head-wk-rows": "a kv head's W_K rows must equal X's columns: relates two lengths",
+    "kv-head-dk": "a head's W_Q columns must equal its group's W_K's: relates two lengths",
+    "next-x-width": "the next row's length must equal X's columns: relates two lengths",
 }
 
 

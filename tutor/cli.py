@@ -181,11 +181,24 @@ def walk(
             "skips), then see the step. Pauses as --pause does.",
         ),
     ] = False,
+    next_token: Annotated[
+        str | None,
+        typer.Option(
+            help="Then one decoding step with the KV cache: the next token.", metavar="TOKEN"
+        ),
+    ] = None,
+    x: Annotated[
+        str | None,
+        typer.Option(
+            "--x", help='With --next-token: its row of X, like "[1, 0, 2, 1]".', metavar="ROW"
+        ),
+    ] = None,
 ) -> None:
     """Work through every step of a lesson, with term-by-term working."""
+    from tutor.core.decode import with_next_token
     from tutor.core.engine import derive
 
-    d = derive(open_lesson(lesson, lessons_dir))
+    d = derive(with_next_token(open_lesson(lesson, lessons_dir), next_token, x))
     names = list(dict.fromkeys(s.name for s in d.steps))
     steps = _check_steps(step, names)
     if head is not None and not d.lesson.multi_head:

@@ -127,7 +127,7 @@ class _Grader:
 
     def own_exact(self, step: Step, i: int, j: int) -> sympy.Expr:
         """A ``judge.Value``: the student's usable value, else the true one (for the report)."""
-        if step.op == "mask":
+        if step.op in ("mask", "append"):
             return jd.cell_from(step, i, j, self.own_exact)
         entry = self.usable(Ref(step, i, j))
         if entry is None or entry.answer is None:
@@ -183,7 +183,7 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
     """The filled cells that cell (i, j) is made from (through the causal mask)."""
     out = []
     for ref in step.sources(i, j):
-        if ref.step.op == "mask":
+        if ref.step.op in ("mask", "append"):  # the cache: read through to its rows
             out += leaves(ref.step, ref.i, ref.j)
         elif ref.step.op != "input":
             out.append(ref)

@@ -286,7 +286,7 @@ class Judge:
             step = ref.step
             if step.op == "input":
                 return self.given(ref)
-            if step.op == "mask":
+            if step.op in ("mask", "append"):  # a copy: read through to what it copies
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
 
@@ -719,7 +719,70 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
                 f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
             )
             out.append((slip, _at(step, i, j, _transposed(W))))
+    return out + _other_group(d, step, i, j) + _next_token(d, step, i, j)
+
+
+def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """Grouped heads: a head's scores read with another group's keys, or its Z blended from
+    another group's values (the K or V a head reads is the one of its own group)."""
+    lesson = d.lesson
+    if lesson.kv_groups is None or step.head is None or step.op != "matmul":
+        return []
+    which = {"scores": ("K", 1, "keys"), "Z": ("V", 1, "values")}.get(step.name)
+    if which is None:
+        return []
+    name, arg, what = which
+    mine = step.args[arg]
+    group = lesson.group_of(step.head)
+    out: list[tuple[Slip, Alternative]] = []
+    for g in range(1, lesson.kv_groups + 1):
+        owner = lesson.group_heads(g)[0]
+        if g == group or not d.has(name, owner):
+            continue
+        theirs = d.step(name, owner)
+        if theirs.shape != mine.shape:
+            continue
+        slip = Slip(
+            f"other-group-{name}",
+            f"that uses the {what} of group {g} ({theirs.key}); head {step.head} is in group "
+            f"{group} and reads {mine.key}",
+        )
+        out.append((slip, _at(step, i, j, _swap_step(mine, theirs))))
     return out
+
+
+def _next_token(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """One decoding step: the new token's score worked with the last cached token's query (the
+    old row worked again), or its weights shared out over the cache alone (its own key left
+    out)."""
+    if step.name == "scores_new" and d.has("Q", step.head):
+        q, _ = step.args
+        Q = d.step("Q", step.head)
+        last = len(Q.rows) - 1
+        slip = Slip(
+            "old-query",
+            f"that uses the query of {Q.rows[last]} (the last cached token); the new row needs "
+            f"the new token's own query, {q.key}",
+        )
+
+        def old(ref: Ref) -> Ref:
+            return Ref(Q, last, ref.j) if ref.step is q else ref
+
+        return [(slip, _at(step, i, j, old))]
+    if step.name == "weights_new" and j < len(step.cols) - 1:
+        (src,) = step.args
+        own = len(step.cols) - 1
+        slip = Slip(
+            "left-out-itself",
+            f"that shares the weights over the cached tokens only; the new token "
+            f"({step.cols[own]}) also attends to itself, so its own score joins the row",
+        )
+
+        def alone(ref: Ref) -> Ref | Range:
+            return HIDDEN if ref.step is src and ref.j == own else ref
+
+        return [(slip, _at(step, i, j, alone))]
+    return []
 
 
 TRUNCATED = Slip("truncated", "that is cut off, not rounded: round the last digit")

@@ -8,6 +8,7 @@ given (a file or ``io.StringIO``) or, when there is none, from the terminal. Jud
 from __future__ import annotations
 
 import random
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,9 +30,12 @@ from tutor.text.words import visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
+# one decoding step (a lesson's next:): the new token's row, asked like the lesson's own
+NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
+QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output", *NEXT_QUIZ_STEPS)
 # where the extra questions go when the count does not split evenly: the later, harder steps
 PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
+PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
 MAX_TRIES = 3
 COMMANDS = ("hint", "skip", "show", "quit")
 
@@ -44,6 +48,25 @@ FORMULAS = {
     "weights": "weights = softmax of each row: e^x / (the row's total of e^x)",
     "Z": "Z = weights · V: the row's weights blend a column of V",
     "output": "output = concat · W_O: a row of concat times a column of W_O",
+    "q_new": "q_new = x_new · W_Q: the new token's row times a column of W_Q",
+    "k_new": "k_new = x_new · W_K: the new token's row times a column of W_K",
+    "v_new": "v_new = x_new · W_V: the new token's row times a column of W_V",
+    "scores_new": "scores_new = q_new · K_cacheᵀ: the new query · a cached key (or its own)",
+    "scaled_new": "scaled_new = scores_new / √d_k",
+    "weights_new": "weights_new = softmax of the one row: e^x / (the row's total of e^x)",
+    "z_new": "z_new = weights_new · V_cache: the weights blend a column of the cached values",
+}
+
+
+# the same formulas in the column layout (tokens as columns): each product read the other way
+COLUMN_FORMULAS = {
+    "Q": "Q = W_Q · X: a row of W_Q times a column of X",
+    "K": "K = W_K · X: a row of W_K times a column of X",
+    "V": "V = W_V · X: a row of W_V times a column of X",
+    "scores": "scores = Kᵀ · Q: the key of the row token · the query of the column token",
+    "weights": "weights = softmax down each column: e^x / (the column's total of e^x)",
+    "Z": "Z = V · weights: a row of V blended by the column's weights",
+    "output": "output = W_O · concat: a row of W_O times a column of concat",
 }
 
 
@@ -128,6 +151,11 @@ def choose(
 
 def _values(cells: Iterable, places: int) -> str:  # type: ignore[type-arg]
     return "[" + ", ".join(fmt.operand(c, places) for c in cells) + "]"
+
+
+def turned_words(line: str) -> str:
+    """An input line for the column layout: every table is turned, so a row is a column."""
+    return re.sub(r"\b(row|column)\b", lambda m: "column" if m[0] == "row" else "row", line)
 
 
 def inputs(q: Question, places: int) -> list[str]:
@@ -297,9 +325,14 @@ def ask(
     console.print(
         Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, f"bold {theme.ACCENT}"))
     )
-    console.print(Text(FORMULAS.get(q.step.name, ""), style="dim"))
+    columns = d.lesson.layout == "columns"  # the cell as the turned tables show it
+    formula = (columns and COLUMN_FORMULAS.get(q.step.name)) or FORMULAS.get(q.step.name, "")
+    console.print(Text(formula, style="dim"))
+    if columns:
+        where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"
+        console.print(Text(f"  (layout columns: {where})", style="dim"))
     for line in inputs(q, places):
-        console.print(Text("  " + line))
+        console.print(Text("  " + (turned_words(line) if columns else line)))
     while True:
         text = _read(console, stream, f"{q.name} = ").strip()
         command = text.lower()

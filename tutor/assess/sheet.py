@@ -25,8 +25,16 @@ from tutor.core.decimal_comma import comma_note
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.numbers import Answer, read_answer
+from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
-from tutor.export.worksheet import FILL, FILL_TOP, fill_steps, shape_text
+from tutor.export.worksheet import (
+    FILL,
+    FILL_TOP,
+    NEXT_FILL,
+    NEXT_FILL_TOP,
+    fill_steps,
+    shape_text,
+)
 from tutor.text import words
 from tutor.text.cells import cell_name
 
@@ -78,7 +86,7 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
         raise LessonError.at(shown, 1, 1, "the sheet is empty; make one with attn-tutor export")
     lesson = d.lesson
     steps = fill_steps(d)
-    top = ("lesson", "student")
+    top = ("lesson", "student", "layout")
     if lesson.multi_head:
         top += ("heads", *(s.name for s in steps if s.head is None))
     else:
@@ -95,8 +103,15 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
     if "student" in keys:
         node = keys["student"][1]
         student = "" if _is_null(node) else (c.scalar(node, "student") or "")
+    turned = False  # layout: columns, each matrix written on its side (tokens as columns)
+    if "layout" in keys:
+        node = keys["layout"][1]
+        layout = c.scalar(node, "layout")
+        if layout is not None and layout not in LAYOUTS:
+            c.error(node, f"layout is {layout!r}; expected one of: {', '.join(LAYOUTS)}")
+        turned = layout == "columns"
     found: dict[str, tuple[yaml.Node, yaml.Node]] = {
-        k: v for k, v in keys.items() if k not in ("lesson", "student", "heads")
+        k: v for k, v in keys.items() if k not in ("lesson", "student", "heads", "layout")
     }
     scopes: list[tuple[int | None, dict[str, tuple[yaml.Node, yaml.Node]]]] = [(None, found)]
     if "heads" in keys:
@@ -104,9 +119,18 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
     entries: dict[str, tuple[tuple[Entry, ...], ...]] = {}
     unreadable: list[Problem] = []
     for head, mapping in scopes:
-        for name, (_, node) in mapping.items():
+        for name, (knode, node) in mapping.items():
+            if not d.has(name, head):  # grouped heads: a later head of a group has no K, V
+                owner = lesson.group_heads(lesson.group_of(head or 1))[0]
+                c.error(
+                    knode,
+                    f"head {head} has no {name} of its own in this lesson: it reads the {name} "
+                    f"of head {owner} (key/value group {lesson.group_of(head or 1)}); "
+                    f"write it there, once",
+                )
+                continue
             step = d.step(name, head)
-            rows = _matrix(c, node, step, shown, unreadable)
+            rows = _matrix(c, node, step, shown, unreadable, turned)
             if rows is not None:
                 entries[step.key] = rows
     if c.problems:
@@ -133,20 +157,28 @@ def _heads(
     for h, item in enumerate(node.value, 1):
         if _is_null(item):  # a head left out entirely: every cell blank
             continue
-        keys = c.mapping(item, FILL, f"head {h} of the answer sheet")
+        keys = c.mapping(item, FILL + NEXT_FILL, f"head {h} of the answer sheet")
         if keys is not None:
             out.append((h, keys))
     return out
 
 
 def _matrix(
-    c: Checker, node: yaml.Node, step: Step, path: str, unreadable: list[Problem]
+    c: Checker,
+    node: yaml.Node,
+    step: Step,
+    path: str,
+    unreadable: list[Problem],
+    turned: bool = False,
 ) -> tuple[tuple[Entry, ...], ...] | None:
-    """The student's matrix for one step, checked against the step's shape."""
-    n, m = step.shape
+    """The student's matrix for one step, checked against the step's shape (``turned``: the
+    sheet's layout is columns, so the matrix is written on its side and read back)."""
+    labels_r, labels_c = (step.cols, step.rows) if turned else (step.rows, step.cols)
+    n, m = len(labels_r), len(labels_c)
+    side = " turned (layout: columns)" if turned else ""
     shape = (
-        f"this lesson's {step.key} is {n} × {m} (rows {', '.join(step.rows)}; "
-        f"columns {', '.join(step.cols)})"
+        f"this lesson's {step.key}{side} is {n} × {m} (rows {', '.join(labels_r)}; "
+        f"columns {', '.join(labels_c)})"
     )
     if _is_null(node):
         return None  # the whole step left out: every cell blank
@@ -166,16 +198,17 @@ def _matrix(
             )
             c.error(
                 row,
-                f"row {i + 1} of {step.key} ({step.rows[i]}) should be a list of {m} entries "
-                f"(columns {', '.join(step.cols)}), but found {found}{comma_note(row, m)}",
+                f"row {i + 1} of {step.key}{side} ({labels_r[i]}) should be a list of {m} "
+                f"entries (columns {', '.join(labels_c)}), but found {found}{comma_note(row, m)}",
             )
             return None
         rows.append(
             tuple(
-                _entry(x, cell_name(step, i, j), path, unreadable) for j, x in enumerate(row.value)
+                _entry(x, cell_name(step, *((j, i) if turned else (i, j))), path, unreadable)
+                for j, x in enumerate(row.value)
             )
         )
-    return tuple(rows)
+    return tuple(zip(*rows, strict=True)) if turned else tuple(rows)
 
 
 def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> Entry:
@@ -223,17 +256,20 @@ def _yaml_safe(text: str) -> str:
 
 
 def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
-    n, m = step.shape
-    cols = ", ".join(step.cols)
+    turned = d.lesson.layout == "columns"  # written on its side: tokens as columns
+    rows, cols = (step.cols, step.rows) if turned else (step.rows, step.cols)
     what = shape_text(step)
-    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
+    if turned:
+        what = f"turned, {len(rows)} × {len(cols)}"
+    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {', '.join(cols)}"]
+    where = "below" if turned else "above"
     if step.name == "weights" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
+        lines.append(f"{indent}# causal mask: the weights {where} the diagonal are 0")
     if step.name == "scaled" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: above the diagonal, score / √d_k or -inf (hidden)")
+        lines.append(f"{indent}# causal mask: {where} the diagonal, score / √d_k or -inf (hidden)")
     lines.append(f"{indent}{step.name}:")
-    row = "[" + ", ".join(["null"] * m) + "]"
-    lines += [f"{indent}  - {row}  # {step.rows[i]}" for i in range(n)]
+    row = "[" + ", ".join(["null"] * len(cols)) + "]"
+    lines += [f"{indent}  - {row}  # {label}" for label in rows]
     return lines
 
 
@@ -248,7 +284,17 @@ def answer_sheet(d: Derivation) -> str:
         'student: ""   # your name',
         "",
     ]
-    per_head = [s for s in fill_steps(d) if s.name in FILL]
+    if lesson.layout == "columns":  # the sheet says so: grade turns each matrix back
+        out[-1:] = [
+            "layout: columns   # every matrix on its side: tokens are columns, Kᵀ·Q",
+            "",
+        ]
+        out[1] = out[1].replace(
+            "# Rows are tokens (named in the comment at the end of each row); columns are named "
+            "above.",
+            "# Columns are tokens (named above each matrix); each row is named in its comment.",
+        )
+    per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):
@@ -260,6 +306,6 @@ def answer_sheet(d: Derivation) -> str:
         for step in per_head:
             out += [*_sheet_matrix(step, "", d), ""]
     for step in fill_steps(d):
-        if step.name in FILL_TOP:
+        if step.name in FILL_TOP + NEXT_FILL_TOP:
             out += [*_sheet_matrix(step, "", d), ""]
     return "\n".join(out).rstrip() + "\n"

@@ -107,7 +107,39 @@ def capped(warnings: list[Problem]) -> list[Problem]:
 def teaching_warnings(lesson: Lesson) -> list[Problem]:
     """Warnings about a valid lesson that would teach badly, in file order."""
     found = list(_entry_warnings(lesson)) + list(_weight_warnings(lesson))
+    found += _decoding_warnings(lesson)
     return sorted(found, key=lambda p: (p.line, p.col))
+
+
+def _decoding_warnings(lesson: Lesson) -> list[Problem]:
+    """Issue 17's keys used in a way that teaches something else than they mean to."""
+    out = []
+    if lesson.next is not None and lesson.mask != "causal":
+        line, col = lesson.where.get("next", (1, 1))
+        out.append(
+            Problem(
+                lesson.path,
+                line,
+                col,
+                "next: without mask: causal; the new row is still right, but without the mask "
+                "every earlier token would attend to the new one too, so a decoder could not "
+                "keep their rows: add mask: causal to teach the KV cache as decoders use it",
+                "warning",
+            )
+        )
+    if lesson.kv_groups is not None and lesson.kv_groups == len(lesson.heads) > 1:
+        line, col = lesson.where.get("kv_groups", (1, 1))
+        out.append(
+            Problem(
+                lesson.path,
+                line,
+                col,
+                f"kv_groups is {lesson.kv_groups}, one group per head: nothing is shared, which "
+                "is plain multi-head attention; use fewer groups to teach grouped heads",
+                "warning",
+            )
+        )
+    return out
 
 
 def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:

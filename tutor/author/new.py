@@ -472,6 +472,11 @@ def lesson_yaml(lesson: Lesson, command: str, file: str, header: tuple[str, ...]
     lines += [
         _commented(f"mask: {lesson.mask}", mask_why),
         _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
+        *(
+            [_commented("layout: columns", "tokens as columns, as on AI by Hand sheets")]
+            if lesson.layout == "columns"
+            else []
+        ),
         _commented("notes:", "your words, shown at a step: Q, K, V, scores, weights, Z, …"),
     ]
     lines += [

@@ -11,6 +11,7 @@ import json
 
 from tutor.core.spec import (
     CONTROL_CHARS,
+    LAYOUTS,
     MASKS,
     MAX_DIM,
     MAX_HEADS,
@@ -171,6 +172,73 @@ SCHEMA: dict = {
         }
     },
 }
+
+
+def _decoding(schema: dict) -> None:
+    """Grouped heads, the next token and the layout (issue 17): with ``kv_groups`` a head gives
+    only W_Q and ``kv_heads`` gives W_K, W_V per group; without it every head gives all three."""
+    props = schema["properties"]
+    props["heads"]["items"]["required"] = ["W_Q"]
+    props["kv_groups"] = {
+        "description": "Grouped heads: how many key/value heads the query heads share "
+        "(1 is multi-query attention); needs kv_heads.",
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_HEADS},
+            {"type": "string", "pattern": rf"^0*[1-{MAX_HEADS}]$"},
+        ],
+    }
+    props["kv_heads"] = {
+        "description": "With kv_groups: one W_K, W_V per group; query head h reads group "
+        "(h − 1) // (heads / kv_groups) + 1.",
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_HEADS,
+        "items": {
+            "type": "object",
+            "required": ["W_K", "W_V"],
+            "additionalProperties": False,
+            "properties": {"W_K": _WEIGHTS["W_K"], "W_V": _WEIGHTS["W_V"]},
+        },
+    }
+    props["next"] = {
+        "description": "One decoding step after the lesson (the KV cache): the next token and "
+        "its row of X.",
+        "type": "object",
+        "required": ["token", "x"],
+        "additionalProperties": False,
+        "properties": {
+            "token": props["tokens"]["items"],
+            "x": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_DIM,
+                "items": {"$ref": "#/$defs/entry"},
+            },
+        },
+    }
+    props["layout"] = {
+        "description": "rows (tokens as rows, the default) or columns (tokens as columns, "
+        "Kᵀ·Q, softmax down each column).",
+        "enum": list(LAYOUTS),
+    }
+    grouped_head = {"properties": {"W_K": False, "W_V": False}}
+    full_head = {"required": ["W_Q", "W_K", "W_V"]}
+    schema["allOf"] = [
+        {
+            "if": {"required": ["kv_groups"]},
+            "then": {
+                "required": ["heads", "kv_heads"],
+                "properties": {"heads": {"items": grouped_head}},
+            },
+            "else": {
+                "not": {"required": ["kv_heads"]},
+                "properties": {"heads": {"items": full_head}},
+            },
+        }
+    ]
+
+
+_decoding(SCHEMA)
 
 
 def schema_text() -> str:

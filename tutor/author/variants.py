@@ -181,6 +181,14 @@ def make_variants(
 ) -> list[Variant]:
     """One variant per student (or ``count`` of them), the same for the same seed; raise
     ``TutorError`` naming the constraints that could not be met rather than return a poor one."""
+    unsupported = [
+        k for k, used in (("kv_groups", lesson.kv_groups), ("next", lesson.next)) if used
+    ]
+    if unsupported:  # new numbers would break the sharing of K, V or drop the decoding step
+        raise TutorError(
+            f"variants cannot yet make new numbers for a lesson with {' or '.join(unsupported)}; "
+            "copy the lesson and change its numbers by hand (attn-tutor check keeps it valid)"
+        )
     total = len(students) if students else count
     width = max(2, len(str(total)))
     palette = palette_of(lesson)

@@ -651,17 +651,25 @@ def derive(lesson: Lesson) -> Derivation:
     X = given("X", lesson.X, tokens)  # (N, d_model)
     steps = [X]
     outputs = []
+    shared: dict[int, tuple[Step, Step]] = {}  # grouped heads: each group's K and V, made once
     for number, head in enumerate(lesson.heads, 1):
         h = number if lesson.multi_head else None
         W_Q = given("W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
-        W_K = given("W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
-        W_V = given("W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
         Q = matmul("Q", X, W_Q, head=h)  # (N, d_k)
-        K = matmul("K", X, W_K, head=h)  # (N, d_k)
-        V = matmul("V", X, W_V, head=h)  # (N, d_v)
+        group = lesson.group_of(number)
+        if group in shared:  # a later head of its group reads the group's K and V
+            K, V = shared[group]
+            steps += [W_Q, Q]
+        else:  # K and V of a group belong to its first head
+            W_K = given("W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
+            W_V = given("W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
+            K = matmul("K", X, W_K, head=h)  # (N, d_k)
+            V = matmul("V", X, W_V, head=h)  # (N, d_v)
+            shared[group] = K, V
+            steps += [W_Q, W_K, W_V, Q, K, V]
         scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N)
         scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N)
-        steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
+        steps += [scores, scaled]
         if lesson.mask == "causal":
             scaled = causal_mask("masked", scaled, head=h)  # (N, N), −∞ above the diagonal
             steps.append(scaled)
@@ -675,4 +683,8 @@ def derive(lesson: Lesson) -> Derivation:
         if lesson.W_O is not None:
             W_O = given("W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
             steps += [W_O, matmul("output", joined, W_O)]  # (N, d_out)
+    if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
+        from tutor.core.decode import next_steps
+
+        steps += next_steps(Derivation(lesson, tuple(steps)), lesson.next)
     return Derivation(lesson, tuple(steps))

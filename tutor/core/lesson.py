@@ -36,6 +36,15 @@ class Head:
 
 
 @dataclass(frozen=True)
+class NextToken:
+    """One decoding step: the token that comes next and its row of X (``next:`` or
+    ``walk --next-token``)."""
+
+    token: str
+    x: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
 class QuizDefaults:
     """The lesson's ``quiz:`` settings; the command line's ``--steps`` and ``--count`` win."""
 
@@ -65,6 +74,21 @@ class Lesson:
     # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
     # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
     where: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
+    # grouped heads: the number of key/value groups (None: every head has its own W_K, W_V; the
+    # heads of one group carry the group's W_K and W_V, so every head still has all three)
+    kv_groups: int | None = None
+    next: NextToken | None = None  # a decoding step to work after the lesson (the KV cache)
+    layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
+
+    def group_of(self, head: int) -> int:
+        """The 1-based key/value group that 1-based query head ``head`` reads."""
+        if self.kv_groups is None:
+            return head
+        return (head - 1) // (len(self.heads) // self.kv_groups) + 1
+
+    def group_heads(self, group: int) -> tuple[int, ...]:
+        """The 1-based query heads that share key/value group ``group``."""
+        return tuple(h for h in range(1, len(self.heads) + 1) if self.group_of(h) == group)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -116,6 +140,11 @@ def fingerprint_of(lesson: Lesson) -> str:
     ]
     for h in lesson.heads:
         parts.append(f"head={mat(h.W_Q)}|{mat(h.W_K)}|{mat(h.W_V)}")
+    # added only when used, so the fingerprints of lessons without them stay as they were
+    if lesson.kv_groups is not None:
+        parts.append(f"kv_groups={lesson.kv_groups}")
+    if lesson.next is not None:
+        parts.append("next=" + lesson.next.token + "|" + mat((lesson.next.x,)))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import yaml
 
+from tutor.core import lessonmore as more
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Focus, Head, Lesson, QuizDefaults, unique_labels
 from tutor.core.spec import (
@@ -107,7 +108,13 @@ def _build(
         )
     d_model = len(X[0]) if X else c.widths.get("X")  # a bad row of X hides no other error
 
-    heads = _heads(c, keys, root, d_model)
+    kv_groups = None
+    if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
+        heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+    else:
+        if "kv_heads" in keys:
+            c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
+        heads = _heads(c, keys, root, d_model)
     W_O = None
     if "W_O" in keys:
         W_O = c.matrix(value("W_O"), "W_O", key="W_O")
@@ -154,6 +161,8 @@ def _build(
         elif n is not None:
             precision = n
 
+    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
+    layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
     focus = None
@@ -186,6 +195,9 @@ def _build(
         quiz=quiz,
         focus=focus,
         where=MappingProxyType(where),
+        kv_groups=kv_groups,
+        next=next_token,
+        layout=layout,
     )
 
 

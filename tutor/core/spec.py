@@ -39,6 +39,22 @@ STEP_NAMES = (
     "W_O",
     "output",
 )
+# one decoding step with the KV cache (``next:``; tutor.core.decode), after the lesson's steps
+NEXT_STEP_NAMES = (
+    "x_new",
+    "q_new",
+    "k_new",
+    "v_new",
+    "K_cache",
+    "V_cache",
+    "scores_new",
+    "scaled_new",
+    "weights_new",
+    "z_new",
+    "concat_new",
+    "output_new",
+)
+STEP_NAMES += NEXT_STEP_NAMES
 TOP_KEYS = (
     "version",
     "title",
@@ -55,7 +71,17 @@ TOP_KEYS = (
     "notes",
     "quiz",
     "focus",
+    "kv_groups",
+    "kv_heads",
+    "next",
+    "layout",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
 QUIZ_KEYS = ("steps", "count")
+# grouped heads: with kv_groups, each entry of heads gives only name and W_Q, and kv_heads gives
+# one W_K, W_V per group; query head h reads group (h − 1) // (heads / kv_groups) + 1
+QUERY_HEAD_KEYS = ("name", "W_Q")
+KV_HEAD_KEYS = ("W_K", "W_V")
+NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
+LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")

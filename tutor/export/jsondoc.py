@@ -37,9 +37,33 @@ def derivation_json(
         for s in d.steps
         if (steps is None or s.name in steps) and (head is None or s.head in (None, head))
     ]
-    return {
+    doc: dict[str, object] = {
         "lesson": d.lesson.name,
         "title": d.lesson.title,
         "tokens": list(d.lesson.tokens),
         "steps": [step_json(s, exact) for s in chosen],
     }
+    return doc | extras(d)
+
+
+def extras(d: Derivation) -> dict[str, object]:
+    """Issue 17's facts, only for lessons that use them (so other lessons' JSON is unchanged):
+    which key/value group each head reads, the decoding step's saving, the layout."""
+    lesson = d.lesson
+    out: dict[str, object] = {}
+    if lesson.kv_groups is not None:
+        heads = range(1, len(lesson.heads) + 1)
+        out["kv_groups"] = lesson.kv_groups
+        out["group_of_head"] = {str(h): lesson.group_of(h) for h in heads}
+    if lesson.next is not None:
+        from tutor.core.decode import saving
+
+        s = saving(lesson)
+        out["next"] = {
+            "token": lesson.next.token,
+            "reused_rows": s.reused_rows,
+            "multiplications": {"cached": s.cached, "full": s.full, "saved": s.saved},
+        }
+    if lesson.layout != "rows":
+        out["layout"] = lesson.layout
+    return out

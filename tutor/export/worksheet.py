@@ -24,6 +24,9 @@ T = TypeVar("T")
 
 FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
+# one decoding step (a lesson's next:): the new row's steps per head, then its concat and output
+NEXT_FILL = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
+NEXT_FILL_TOP = ("concat_new", "output_new")
 
 TEX_TITLES = {
     "X": r"$X$, the tokens",
@@ -50,7 +53,30 @@ FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 def fill_steps(d: Derivation) -> list[Step]:
     """The steps a student fills in, in the order they are computed."""
-    return [s for s in d.steps if s.name in FILL + FILL_TOP]
+    return [s for s in d.steps if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP]
+
+
+COLUMNS_NOTE = (
+    "Layout: columns. Every matrix is shown turned, tokens as columns, as on the AI by Hand "
+    r"sheets: $Z = V\,\mathrm{softmax}(K^\top Q / \sqrt{d_k})$, softmax down each column. "
+    r"Cells keep their names: $Q_{\text{cats}, 1}$ is row 1 of column cats."
+)
+
+
+def _turned_note(d: Derivation, step: Step) -> str:
+    if d.lesson.layout != "columns":
+        return ""
+    n, m = step.shape
+    return f"; turned here: {m} × {n}"
+
+
+def _turn(d: Derivation, step: Step) -> Step:
+    """The step as the lesson's layout shows it: on its side for layout: columns (tokens as
+    columns); only its table is turned, its cells keep their names."""
+    if d.lesson.layout != "columns":
+        return step
+    cells = tuple(zip(*step.cells, strict=True))
+    return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
 def input_steps(d: Derivation) -> list[Step]:
@@ -357,11 +383,13 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         "",
         f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13).",
     ]
+    if lesson.layout == "columns":
+        out += ["", COLUMNS_NOTE]
     if not answers:
         out.append("Fill in every empty cell. Carry one more decimal than you write down.")
     out += ["", "## Inputs", ""]
     for step in input_steps(d):
-        out += _md_step_heading(step, "###") + md_table(step, places) + [""]
+        out += _md_step_heading(_turn(d, step), "###") + md_table(_turn(d, step), places) + [""]
     out += ["## Steps", ""]
     shown_head = None
     for step in fill_steps(d):
@@ -369,11 +397,11 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
             shown_head = step.head
             out += [f"### {_md_escape(words.head_label(d.lesson, step.head))}", ""]
         level = "####" if lesson.multi_head else "###"
-        out += _md_step_heading(step, level)
-        out += [f"Shape: {shape_text(step)}", ""]
+        out += _md_step_heading(_turn(d, step), level)
+        out += [f"Shape: {shape_text(step)}{_turned_note(d, step)}", ""]
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
-        out += [*md_table(step, places, answers), ""]
+        out += [*md_table(_turn(d, step), places, answers), ""]
         if answers and step.op != "input":
             out += [
                 f"- ${cell_tex(step, i, j)} = {working(step, i, j, places)}$" for i, j in _ij(step)
@@ -460,7 +488,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     out += ["", r"\subsection*{Inputs}"]
     for step in input_steps(d):
         out += _tex_heading(step, r"\paragraph")
-        out += _tex_block(step, places, True)
+        out += _tex_block(_turn(d, step), places, True)
     out.append(r"\subsection*{Steps}")
     shown_head = None
     for step in fill_steps(d):
@@ -471,7 +499,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
-        out += _tex_block(step, places, answers)
+        out += _tex_block(_turn(d, step), places, answers)
         if answers and step.op != "input":
             out.append(r"\begin{align*}")
             lines = [line for i, j in _ij(step) for line in tex_working_lines(step, i, j, places)]

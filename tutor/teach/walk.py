@@ -7,6 +7,7 @@ come from. All numbers go through ``tutor.text.format``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import theme, words
+from tutor.text import groups, nextstep, theme, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -33,6 +34,11 @@ from tutor.text.tables import (
     columns_part,
     side_by_side,
 )
+
+# layout: columns turns every table on its side (tokens as columns), for the step being drawn:
+# set by ``step_section`` around one step, read by ``matrix_tables``. Presentation only: the
+# steps themselves stay in rows.
+TURNED: contextvars.ContextVar[bool] = contextvars.ContextVar("turned", default=False)
 
 HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(italic=True)  # a worked cell on the heatmap (its row label is reversed)
@@ -67,6 +73,22 @@ WHY = {
     "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
     "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
     "output": "The concatenation times W_O: every head's findings blended into one row per token.",
+    "x_new": "A decoder writes one token at a time. The next token arrives with its own row; "
+    "everything about the earlier tokens was worked already.",
+    "q_new": "Only the new token needs a query: the earlier tokens' queries were used when they "
+    "arrived and are never needed again.",
+    "k_new": "The new token's key, made once and kept: later tokens will read it from the cache.",
+    "v_new": "The new token's value, kept in the cache beside its key.",
+    "K_cache": "The keys of the earlier tokens are read from the cache, not worked again; the "
+    "new key goes below them.",
+    "V_cache": "The same for values: the earlier rows come from the cache, the last row is new.",
+    "scores_new": "One row of scores: the new query against every cached key and its own. "
+    "Nothing is masked: every key in the cache comes before the new token.",
+    "scaled_new": "Divided by √d_k, as in the lesson's own scores.",
+    "weights_new": "Softmax of the one row: the new token's weights over everything so far.",
+    "z_new": "The new token's output: a blend of the cached values and its own.",
+    "concat_new": "The heads' new rows side by side.",
+    "output_new": "The new row of the concatenation times W_O.",
 }
 
 
@@ -139,8 +161,31 @@ def matrix_tables(
     cols: Sequence[int] = (),
     cell: tuple[int, int] | None = None,
     transpose_title: bool = False,
+    turn: bool | None = None,
 ) -> list[MatrixGrid]:
-    """The step as one or more tables (column blocks) that fit in ``width`` columns."""
+    """The step as one or more tables (column blocks) that fit in ``width`` columns.
+
+    ``turn`` (the layout's choice when None) draws it on its side; ``rows``, ``cols`` and
+    ``cell`` still name the step's own rows and columns."""
+    if TURNED.get() if turn is None else turn:
+        name = step.key + ("ᵀ" if transpose_title else "")
+        step = turned(step)
+        rows, cols, cell = cols, rows, (cell[::-1] if cell else None)
+        return _tables(step, name, places, width, exact, rows, cols, cell)
+    name = step.key + ("ᵀ" if transpose_title else "")
+    return _tables(step, name, places, width, exact, rows, cols, cell)
+
+
+def _tables(
+    step: Step,
+    name: str,
+    places: int,
+    width: int,
+    exact: bool,
+    rows: Sequence[int],
+    cols: Sequence[int],
+    cell: tuple[int, int] | None,
+) -> list[MatrixGrid]:
     texts = cell_texts(step, places, exact)
     label_w = col_width([*step.rows, ""]) + 1
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
@@ -150,7 +195,13 @@ def matrix_tables(
     if heat:
         shown = [c.value for row in step.cells for c in row if not c.masked]
         low, high = min(shown), max(shown)
-    name = step.key + ("ᵀ" if transpose_title else "")
+        # each softmax's largest weight: along the rows, or down the columns of a turned table
+        along = step.cells if not TURNED.get() else list(zip(*step.cells, strict=True))
+        top = {
+            (i, j) if not TURNED.get() else (j, i)
+            for i, line in enumerate(along)
+            for j in theme.row_maxima([None if c.masked else c.value for c in line])
+        }
     title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"
     tables = []
     for block in blocks:
@@ -161,12 +212,11 @@ def matrix_tables(
         body = []
         for i, row in enumerate(step.cells):
             label = (step.rows[i], HIGHLIGHT if i in rows else BOLD)
-            top = theme.row_maxima([None if c.masked else c.value for c in row]) if heat else ()
             out = []
             for j in block:
                 style: Style | None = None
                 if heat and not row[j].masked:
-                    style = _heat(row[j], low, high) + (ROW_MAX if j in top else Style())
+                    style = _heat(row[j], low, high) + (ROW_MAX if (i, j) in top else Style())
                 if i in rows or j in cols or cell == (i, j):
                     # on the heatmap, mark the worked cells without hiding their colour
                     style = style + HEAT_MARK if style else HIGHLIGHT
@@ -174,6 +224,13 @@ def matrix_tables(
             body.append((label, out))
         tables.append(MatrixGrid(title, label_w - 4, header, body, colour))
     return tables
+
+
+@functools.lru_cache(maxsize=64)  # the same table is drawn turned again as the next operand
+def turned(step: Step) -> Step:
+    """The same step turned on its side (layout: columns), keeping its name and head."""
+    cells = tuple(zip(*step.cells, strict=True))
+    return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
 def transposed(step: Step) -> Step:
@@ -202,6 +259,22 @@ def work_matmul(
     left, right = step.args
     i, j = cell
     out: list[RenderableType] = []
+    if TURNED.get():  # Cᵀ = Bᵀ · Aᵀ: the right operand comes first (Kᵀ · Q for the scores)
+        if step.transpose:  # (A · Bᵀ)ᵀ = B · Aᵀ: B as it is, which is Bᵀ of the turned B
+            first = matrix_tables(
+                right, places, width, exact, rows=[j], transpose_title=True, turn=False
+            )
+        else:
+            first = matrix_tables(right, places, width, exact, cols=[j])
+        parts: list[RenderableType | str] = [
+            *first,
+            "·",
+            *matrix_tables(left, places, width, exact, rows=[i]),
+            "=",
+            *matrix_tables(step, places, width, exact, cell=(i, j)),
+        ]
+        out.append(side_by_side(parts, width))
+        return out + _matmul_working(step, i, j, places)
     if step.transpose:
         right_tables = matrix_tables(
             transposed(right), places, width, exact, cols=[j], transpose_title=True
@@ -209,7 +282,7 @@ def work_matmul(
     else:
         right_tables = matrix_tables(right, places, width, exact, cols=[j])
     op = "·"
-    parts: list[RenderableType | str] = [
+    parts = [
         *matrix_tables(left, places, width, exact, rows=[i]),
         op,
         *right_tables,
@@ -217,6 +290,11 @@ def work_matmul(
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     out.append(side_by_side(parts, width))
+    return out + _matmul_working(step, i, j, places)
+
+
+def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableType]:
+    out: list[RenderableType] = []
     if step.name == "Z":
         out.extend(blend_working(step, i, places))
         return out
@@ -297,7 +375,8 @@ def work_softmax(
 ) -> list[RenderableType]:
     (scaled,) = step.args
     i, j = cell
-    table, notes = softmax_table(step, i, places)
+    title = f"softmax down the {step.rows[i]} column" if TURNED.get() else None
+    table, notes = softmax_table(step, i, places, title=title)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
         "→",
@@ -347,6 +426,24 @@ def work_mask(
     ]
 
 
+def work_append(
+    d: Derivation, step: Step, places: int, width: int, exact: bool
+) -> list[RenderableType]:
+    """The cache and the new row below it: the cached rows are read, only the new one is worked."""
+    cache, new = step.args
+    parts: list[RenderableType | str] = [
+        *matrix_tables(cache, places, width, exact),
+        "+",
+        *matrix_tables(new, places, width, exact, rows=[0]),
+        "=",
+        *matrix_tables(step, places, width, exact, rows=[len(step.rows) - 1]),
+    ]
+    out: list[RenderableType] = [side_by_side(parts, width), Text(nextstep.reuse_line(step))]
+    if step.name == "V_cache":
+        out.append(Text(nextstep.saving_line(d.lesson), style="bold"))
+    return out
+
+
 def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     return list(matrix_tables(step, places, width, exact))
 
@@ -358,6 +455,16 @@ def work_plain(step: Step, places: int, width: int, exact: bool) -> list[Rendera
 def shape_line(step: Step) -> str:
     """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
     n, m = step.shape
+    if TURNED.get():  # every shape on its side, and the product's factors swapped
+        if step.op == "matmul":
+            (a, b), (c, e) = step.args[0].shape, step.args[1].shape
+            if step.transpose:
+                c, e = e, c
+            turned_note = (
+                "   (tokens as columns: Kᵀ is K with the tokens as rows)" if step.transpose else ""
+            )
+            return f"({e} × {c}) · ({b} × {a}) = {m} × {n}" + turned_note
+        return f"{m} × {n}"
     if step.op == "matmul":
         turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
         return words.matmul_shape(step) + turned
@@ -370,17 +477,52 @@ def shape_line(step: Step) -> str:
 
 
 def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
-    """One step: heading, why, the instructor's note, shape arithmetic, tables and working."""
+    """One step: heading, why, the instructor's note, shape arithmetic, tables and working
+    (turned on their side when the lesson's layout is columns)."""
+    token = TURNED.set(d.lesson.layout == "columns")
+    try:
+        return _step_section(d, step, opts)
+    finally:
+        TURNED.reset(token)
+
+
+COLUMN_NOTES = {
+    "X": "Layout columns: each token is a column of X (d_model × N). Cells keep their names "
+    "from the rows layout: X[cats, 2] is row 2 of the cats column here.",
+    "scores": "Layout columns: column j holds token j's query against every key, row i is "
+    "token i's key; scores[cats, chase] (the query of cats, the key of chase) sits in column "
+    "cats, row chase.",
+    "weights": "Layout columns: softmax runs down each column, so every column adds up to 1.",
+    "Z": "Layout columns: each column of Z is one token's new vector, a blend of the columns of V.",
+}
+
+
+def _title(step: Step) -> str:
+    return (TURNED.get() and COLUMN_TITLES.get(step.name)) or words.TITLES[step.name]
+
+
+COLUMN_TITLES = {  # the formulas of the column layout: each product read the other way round
+    "Q": "Q = W_Q · X, the queries",
+    "K": "K = W_K · X, the keys",
+    "V": "V = W_V · X, the values",
+    "scores": "scores = Kᵀ · Q",
+    "weights": "weights = softmax down each column",
+    "Z": "Z = V · weights",
+    "output": "output = W_O · concat",
+}
+
+
+def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
     places = opts.precision if opts.precision is not None else d.lesson.precision
     width = opts.width
     colour = COLOURS.get(step.name, PLAIN)
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
-        Rule(
-            Text(head + words.TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"
-        ),
+        Rule(Text(head + _title(step), style=f"bold {colour}"), style=colour, align="left"),
         Text(WHY[step.name]),
     ]
+    if TURNED.get() and step.name in COLUMN_NOTES:
+        parts.append(Text(COLUMN_NOTES[step.name], style="bold"))
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
@@ -397,6 +539,8 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_mask(step, places, width, opts.exact, cell)
     elif step.op == "concat":
         parts += work_concat(step, places, width, opts.exact, cell)
+    elif step.op == "append":
+        parts += work_append(d, step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -410,15 +554,30 @@ def header(d: Derivation) -> RenderableType:
     body = [Text(facts)]
     if lesson.description:
         body.insert(0, Text(lesson.description))
-    body.append(
-        Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
-    )
+    if lesson.layout == "columns":
+        body.append(
+            Text(
+                "tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, K = W_K·X, "
+                "V = W_V·X; softmax down each column (every matrix is the rows layout turned)",
+                style="bold",
+            )
+        )
+    else:
+        body.append(
+            Text(
+                "Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold"
+            )
+        )
     if lesson.mask == "causal":
         body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
     if lesson.multi_head:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
+    if lesson.next is not None:
+        body.append(Text(nextstep.header_line(lesson), style="bold"))
+    if (count := groups.parameters(lesson)) is not None:
+        body.append(Text(count))
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
 
 
@@ -452,6 +611,8 @@ def step_pages(
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
             page.append(Rule(Text(label, style="bold reverse"), characters="═", style="default"))
+            if (line := groups.reads(d.lesson, step.head)) is not None:
+                page.append(Text(line, style="italic"))
         page.append(step_section(d, step, opts))
         yield step, page
         page, empty = [], False

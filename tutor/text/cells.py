@@ -97,6 +97,13 @@ def _find_step(d: Derivation, name: str, head: int | None) -> Step:
     for s in d.steps:
         if s.name == name and s.head == head:
             return s
+    lesson = d.lesson
+    if lesson.kv_groups is not None and 1 <= head <= d.head_count:  # a head reading its group's
+        owner = lesson.group_heads(lesson.group_of(head))[0]
+        raise UsageError(
+            f"head {head} has no {name} of its own: it shares key/value group "
+            f"{lesson.group_of(head)}, made in head {owner}; write head{owner}.{name}[…]"
+        )
     raise UsageError(f"this lesson has {d.head_count} heads, so head{head} does not exist")
 
 

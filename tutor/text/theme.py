@@ -36,6 +36,24 @@ COLOURS = {
     "W_O": "#af5f5f",
     "output": "#af5f5f",
 }
+# one decoding step (the KV cache): each new row keeps the colour of the matrix it extends
+COLOURS |= {
+    new: COLOURS[old]
+    for new, old in (
+        ("x_new", "X"),
+        ("q_new", "Q"),
+        ("k_new", "K"),
+        ("K_cache", "K"),
+        ("v_new", "V"),
+        ("V_cache", "V"),
+        ("scores_new", "scores"),
+        ("scaled_new", "scaled"),
+        ("weights_new", "weights"),
+        ("z_new", "Z"),
+        ("concat_new", "concat"),
+        ("output_new", "output"),
+    )
+}
 PLAIN = "#767676"  # a step without a colour of its own; also the grey of notes in exports
 
 # what a message means, wherever it is said (quiz, report, check, errors)

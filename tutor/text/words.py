@@ -30,6 +30,18 @@ TITLES = {
     "concat": "concat: the heads side by side",
     "W_O": "W_O, the output projection",
     "output": "output = concat · W_O",
+    "x_new": "x_new, the next token",
+    "q_new": "q_new = x_new · W_Q, its query",
+    "k_new": "k_new = x_new · W_K, its key",
+    "v_new": "v_new = x_new · W_V, its value",
+    "K_cache": "K_cache: the cached keys, with k_new below",
+    "V_cache": "V_cache: the cached values, with v_new below",
+    "scores_new": "scores_new = q_new · K_cacheᵀ, one row",
+    "scaled_new": "scaled_new = scores_new / √d_k",
+    "weights_new": "weights_new = softmax of the one row",
+    "z_new": "z_new = weights_new · V_cache",
+    "concat_new": "concat_new: the heads' z_new side by side",
+    "output_new": "output_new = concat_new · W_O",
 }
 
 
@@ -55,6 +67,9 @@ def lesson_facts(
     ]
     if lesson.multi_head:
         parts.append(f"{len(lesson.heads)} heads")
+    if lesson.kv_groups is not None:
+        g = lesson.kv_groups
+        parts.append(f"{g} key/value {'group' if g == 1 else 'groups'}")
     if lesson.mask == "causal":
         parts.append("causal mask")
     return parts

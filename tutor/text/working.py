@@ -276,7 +276,7 @@ def numbers(
             if top == fmt.NEG_INF_TEXT:
                 return (Frac(Exp(Num(top)), Etc()),)
             return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
-        case "mask" | "concat":
+        case "mask" | "concat" | "append":
             return tuple(Name(*r) for r in refs)
     return ()
 
@@ -353,6 +353,10 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
             return Working(
                 how="", aside=f"column {j + 1} of {len(step.cols)} side by side", **common
             )
+        case "append":  # the KV cache: a row read from the cache, or the new token's own
+            (src,) = src
+            where = "from the cache" if src.step is step.args[0] else "the new row"
+            return Working(how="", aside=where, **common)
     return Working(how="given in the lesson", **common)
 
 

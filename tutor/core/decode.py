@@ -1,0 +1,188 @@
+"""One decoding step with a KV cache: the next token's attention, worked from the cache.
+
+A decoder that has read N tokens keeps their keys and values (the KV cache). When token N+1
+arrives, only its own row is new::
+
+    q = x · W_Q        k = x · W_K        v = x · W_V          (1 × d each)
+    K_cache = [K; k]   V_cache = [V; v]                          (N+1 rows: N reused, 1 new)
+    scores_new  = q · K_cacheᵀ                                   (1 × (N+1))
+    scaled_new  = scores_new / √d_k
+    weights_new = softmax of the one row
+    z_new       = weights_new · V_cache                          (1 × d_v)
+
+No mask is needed: the newest token may look at every token before it and at itself. Under a
+causal mask the row is exactly the last row of the whole attention worked again for N+1 tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from tutor.core.engine import Derivation, Kit, Ref, Step, T, concat, given, matmul, scale, softmax
+from tutor.core.errors import AnswerError, UsageError
+from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
+from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.spec import MAX_DIM, NEXT_STEP_NAMES
+
+NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
+
+
+@dataclass(frozen=True, eq=False)
+class Appended(Step):
+    """The cache with the new row below it: rows 1…N are copied from the cache (``args[0]``),
+    row N+1 is the new token's (``args[1]``)."""
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        cache, new = self.args
+        n = len(cache.rows)
+        return (Ref(cache, i, j),) if i < n else (Ref(new, i - n, j),)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return value(self.sources(i, j)[0])
+
+    def reused(self, i: int) -> bool:
+        """Whether row i comes from the cache (not worked in this step)."""
+        return i < len(self.args[0].rows)
+
+
+def append(name: str, cache: Step, new: Step, rows: Sequence[str], head: int | None) -> Appended:
+    cells = cache.cells + new.cells
+    return Appended(name, head, tuple(rows), cache.cols, cells, "append", (cache, new))
+
+
+def next_steps(d: Derivation, nxt: NextToken) -> list[Step]:
+    """The decoding step's steps, after the lesson's own (``d``): reusing its W and K, V."""
+    lesson = d.lesson
+    labels = unique_labels((*lesson.tokens, nxt.token))
+    label = labels[-1]
+    x = given("x_new", (nxt.x,), (label,))  # (1, d_model)
+    steps: list[Step] = [x]
+    made: dict[int, tuple[Step, Step]] = {}  # the head that owns a K, V -> its caches
+    outputs = []
+    for number in range(1, len(lesson.heads) + 1):
+        h = number if lesson.multi_head else None
+        scores = d.step("scores", h)
+        Q, K = scores.args
+        V = d.step("Z", h).args[1]
+        W_Q = Q.args[1]
+        q = matmul("q_new", x, W_Q, head=h)  # (1, d_k)
+        steps.append(q)
+        if K.head not in made:  # once per key/value head (a group's first head makes it)
+            k = matmul("k_new", x, K.args[1], head=h)  # (1, d_k)
+            v = matmul("v_new", x, V.args[1], head=h)  # (1, d_v)
+            K_cache = append("K_cache", K, k, labels, h)  # (N+1, d_k): N rows reused
+            V_cache = append("V_cache", V, v, labels, h)  # (N+1, d_v)
+            made[K.head] = K_cache, V_cache  # type: ignore[index]
+            steps += [k, v, K_cache, V_cache]
+        K_cache, V_cache = made[K.head]  # type: ignore[index]
+        row = matmul("scores_new", q, K_cache, transpose=True, head=h)  # (1, N+1)
+        scaled = scale("scaled_new", row, d.step("scaled", h).divisor, head=h)  # (1, N+1)
+        weights = softmax("weights_new", scaled, head=h)  # (1, N+1), sums to 1
+        z = matmul("z_new", weights, V_cache, head=h)  # (1, d_v)
+        steps += [row, scaled, weights, z]
+        outputs.append(z)
+    if lesson.multi_head:
+        joined = concat("concat_new", outputs)  # (1, h·d_v)
+        steps.append(joined)
+        if lesson.W_O is not None:
+            steps.append(matmul("output_new", joined, d.step("W_O")))  # (1, d_out)
+    return steps
+
+
+# ---------------------------------------------------------------------------------------------
+# what the cache saves
+
+
+@dataclass(frozen=True)
+class Saving:
+    """Multiplications of one decoding step against working all N+1 tokens again."""
+
+    cached: int
+    full: int
+    reused_rows: int  # rows of K and V read from the cache, per key/value head
+
+    @property
+    def saved(self) -> int:
+        return self.full - self.cached
+
+
+def saving(lesson: Lesson) -> Saving:
+    """Count the multiplications (each product of two numbers once; divisions and e^x aside).
+
+    With the cache: q, k, v of one row, one row of scores and one z (k and v once per
+    key/value group). Without: Q, K, V of all N+1 rows, every score (only the visible ones
+    under a causal mask) and every row of Z, and W_O for every row.
+    """
+    n = lesson.n + 1
+    d, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
+    heads = len(lesson.heads)
+    groups = lesson.kv_groups or heads
+    pairs = n * (n + 1) // 2 if lesson.mask == "causal" else n * n  # scores worked
+    rows_out = 0
+    if lesson.W_O is not None:
+        rows_out = heads * d_v * len(lesson.W_O[0])
+    cached = heads * (d * d_k + n * d_k + n * d_v) + groups * d * (d_k + d_v) + rows_out
+    full = (
+        heads * (n * d * d_k + pairs * d_k + pairs * d_v)
+        + groups * n * d * (d_k + d_v)
+        + n * rows_out
+    )
+    return Saving(cached, full, lesson.n)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line's --next-token and --x
+
+
+MAX_ROW_CHARS = 2000
+
+
+def read_row(text: str, width: int) -> tuple[Entry, ...]:
+    """``"[1, 0, 2, 1]"`` (brackets optional) as exact entries, each read by the safe number
+    reader (never eval); ``UsageError`` saying what was found and what was expected."""
+    if len(text) > MAX_ROW_CHARS:
+        raise UsageError(f"--x is {len(text)} characters long; at most {MAX_ROW_CHARS}")
+    body = text.strip()
+    if body.startswith("[") != body.endswith("]"):
+        raise UsageError(f"--x {text!r}: a bracket is not closed; write it like [1, 0, 2, 1]")
+    body = body.removeprefix("[").removesuffix("]").strip()
+    if not body:
+        raise UsageError(f"--x is empty; expected {width} numbers, like [1, 0, 2, 1]")
+    parts = [p.strip() for p in body.split(",")]
+    if len(parts) > MAX_DIM:
+        raise UsageError(f"--x has {len(parts)} entries; at most {MAX_DIM} are allowed")
+    out = []
+    for k, part in enumerate(parts, 1):
+        try:
+            out.append(parse_entry(part, EXPECTED_ARGUMENT))
+        except AnswerError as err:  # say which entry
+            raise UsageError(f"--x entry {k}: {err}") from None
+    if len(out) != width:
+        raise UsageError(
+            f"--x has {len(out)} {'entry' if len(out) == 1 else 'entries'}, but X has {width} "
+            f"{'column' if width == 1 else 'columns'}; the new token's row needs {width}"
+        )
+    return tuple(out)
+
+
+def next_token(lesson: Lesson, token: str, x: str) -> NextToken:
+    """The command line's next token and row, checked like a lesson's ``next:``."""
+    from tutor.core.lessonfile import token_problem
+
+    word = token.strip()
+    problem = token_problem(word) if word else "is empty"
+    if problem is not None:
+        raise UsageError(f"--next-token {problem}")
+    return NextToken(word, read_row(x, lesson.d_model))
+
+
+def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
+    """The lesson with the command line's decoding step (``--next-token`` and ``--x``, which go
+    together) in place of its own ``next:``; the lesson itself when neither is given."""
+    if token is None and x is None:
+        return lesson
+    if token is None or x is None:
+        given, missing = ("--next-token", "--x") if x is None else ("--x", "--next-token")
+        raise UsageError(f"{given} needs {missing} too: the next token and its row of X")
+    return replace(lesson, next=next_token(lesson, token, x))
