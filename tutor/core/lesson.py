@@ -33,6 +33,16 @@ class QuizDefaults:
 
 
 @dataclass(frozen=True)
+class VariantOf:
+    """What a variant file says about itself (its ``variant:`` key): for a sheet to copy."""
+
+    id: str  # "variant-07"
+    of: str = ""  # the lesson it was made from
+    student: str = ""
+    student_id: str = ""
+
+
+@dataclass(frozen=True)
 class Lesson:
     """A validated lesson: exact inputs and the instructor's words."""
 
@@ -53,6 +63,14 @@ class Lesson:
     # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
     # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
     where: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))
+    # ``points:``: whole points per step name (every head's step of that name gets them)
+    points: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    variant: VariantOf | None = None
+
+    def step_points(self, step_name: str) -> int | None:
+        """The points the lesson gives a step a student fills (``Q``, ``weights``…), or None
+        when it gives none: then the step is worth one point per cell."""
+        return self.points.get(step_name)
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -54,7 +54,13 @@ TOP_KEYS = (
     "precision",
     "notes",
     "quiz",
+    "points",
+    "variant",
 )
+# the steps a student fills on a sheet, and so the steps ``points:`` may name
+FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
+MAX_STEP_POINTS = 1000
+VARIANT_KEYS = ("id", "of", "student", "student_id")
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
 QUIZ_KEYS = ("steps", "count")
 MASKS = ("none", "causal")
