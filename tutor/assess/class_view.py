@@ -129,11 +129,24 @@ def _slips_table(s: ClassSummary) -> RenderableType:
     if not s.slips:
         return Text("No named slips.")
     t = Table(title="Named slips", title_justify="left", show_edge=False)
-    for col in ("Students", "Slip", "Cells"):
+    for col in ("Students", "Slip", "Cells", "Perhaps"):
         t.add_column(col, justify="left" if col == "Slip" else "right")
     for sl in s.slips:
-        t.add_row(f"{sl.students} of {s.sheets}", f"{sl.description} ({sl.id})", str(sl.cells))
+        t.add_row(
+            f"{sl.students} of {s.sheets}",
+            f"{sl.description} ({sl.id})",
+            str(sl.cells),
+            str(sl.perhaps or ""),
+        )
     return t
+
+
+def perhaps_text(n: int) -> str:
+    """The students whose answer another slip explains as well: counted apart."""
+    if not n:
+        return ""
+    who = "1 more student" if n == 1 else f"{n} more students"
+    return f"; perhaps {who}, whose answer another slip explains as well"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +179,8 @@ def markdown(s: ClassSummary) -> str:
     lines += ["", "## Named slips", ""]
     if s.slips:
         lines += [
-            f"- {sl.students} of {s.sheets} {_md(sl.description)} (`{sl.id}`, {sl.cells} cells)"
+            f"- {sl.students} of {s.sheets} {_md(sl.description)} (`{sl.id}`, "
+            f"{sl.cells} cells{perhaps_text(sl.perhaps)})"
             for sl in s.slips
         ]
     else:
@@ -220,10 +234,10 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         )
     parts += ["</table>", "<h2>Named slips</h2>"]
     if s.slips:
-        parts.append("<table><tr><th>Students</th><th>Slip</th><th>Cells</th></tr>")
+        parts.append("<table><tr><th>Students</th><th>Slip</th><th>Cells</th><th>Perhaps</th></tr>")
         parts += [
             f'<tr><td>{sl.students} of {s.sheets}</td><td class="l">{_h(sl.description)} '
-            f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td></tr>"
+            f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td><td>{sl.perhaps or ''}</td></tr>"
             for sl in s.slips
         ]
         parts.append("</table>")

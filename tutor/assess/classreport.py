@@ -76,12 +76,15 @@ class StepShare:
 
 @dataclass(frozen=True)
 class SlipCount:
-    """A named slip: how many students made it (at least once), and in how many cells."""
+    """A named slip: how many students made it (at least once, where it alone explains the
+    answer), in how many cells, and how many more gave an answer it explains as well as
+    another slip does (a tie: counted apart, as "perhaps")."""
 
     id: str
     description: str
     students: int
     cells: int
+    perhaps: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,11 +103,13 @@ def summarize(reports: list[Report]) -> ClassSummary:
     steps: dict[str, dict] = {}  # step key -> facts
     slip_students: dict[str, int] = {}
     slip_cells: dict[str, int] = {}
+    slip_perhaps: dict[str, int] = {}
     lesson = ""
     for r in reports:
         lesson = lesson or (r.d.lesson.variant.of if r.d.lesson.variant else "") or r.d.lesson.name
         points = {step.key: (earned, worth) for step, earned, worth in r.points_by_step()}
         made: set[str] = set()
+        tied: set[str] = set()
         for step, cells in r.steps():
             facts = steps.setdefault(
                 step.key, {"step": step, "got": 0, "of": 0, "points": 0, "worth": 0}
@@ -119,11 +124,15 @@ def summarize(reports: list[Report]) -> ClassSummary:
                 tally[2] += g.verdict == "wrong"
                 facts["got"] += bool(g.points)
                 facts["of"] += 1
-                for s in g.slips:
-                    slip_cells[s.name] = slip_cells.get(s.name, 0) + 1
-                    made.add(s.name)
+                if g.slip is not None:  # one slip explains it
+                    slip_cells[g.slip.name] = slip_cells.get(g.slip.name, 0) + 1
+                    made.add(g.slip.name)
+                else:  # a tie (or none): each slip of it, perhaps
+                    tied.update(sl.name for sl in g.slips)
         for name in made:
             slip_students[name] = slip_students.get(name, 0) + 1
+        for name in tied - made:
+            slip_perhaps[name] = slip_perhaps.get(name, 0) + 1
     step_shares = []
     all_cells = []
     for key, facts in steps.items():
@@ -150,8 +159,14 @@ def summarize(reports: list[Report]) -> ClassSummary:
         )
     slips = sorted(
         (
-            SlipCount(name, SLIP_SUMMARY.get(name, name), n, slip_cells[name])
-            for name, n in slip_students.items()
+            SlipCount(
+                name,
+                SLIP_SUMMARY.get(name, name),
+                slip_students.get(name, 0),
+                slip_cells.get(name, 0),
+                slip_perhaps.get(name, 0),
+            )
+            for name in {**slip_students, **slip_perhaps}
         ),
         key=lambda s: (-s.students, -s.cells, s.id),
     )
