@@ -605,8 +605,9 @@ def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> N
     from tutor.assess.sheet import read_header, read_sheet
     from tutor.text.words import escape_c1, visible
 
-    d = lessons.derived(lessons.pick(read_header(path)))
-    read = read_sheet(path, d, force)
+    header, root = read_header(path)
+    d = lessons.derived(lessons.pick(header))
+    read = read_sheet(path, d, force, root)
     for note in read.notes:
         say_note(note)
     report = gr.grade(d, read)

@@ -108,9 +108,9 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
     out = ClassGrades()
     for path in paths:
         try:
-            lesson = lessons.pick(read_header(path))
-            d = lessons.derived(lesson)
-            sheet = read_sheet(path, d, force)
+            header, root = read_header(path)
+            d = lessons.derived(lessons.pick(header))
+            sheet = read_sheet(path, d, force, root)
         except LessonError as err:
             out.bad.append(Bad(str(path), str(err)))
             continue

@@ -13,6 +13,7 @@ An entry that cannot be read is kept as text and reported (file:line:col) as a w
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -153,10 +154,12 @@ def identity(header: Header, lesson: Lesson) -> Identity:
 # reading the filled sheet
 
 
-def read_header(path: str | Path) -> Header:
-    """What a sheet says about itself, read before its lesson is known (to pick a variant);
-    raise ``LessonError`` for a file that is no sheet (bad YAML, not a mapping)."""
-    return _header(_root(str(path)), str(path))
+def read_header(path: str | Path) -> tuple[Header, yaml.Node]:
+    """What a sheet says about itself, read before its lesson is known (to pick a variant),
+    and its node tree (for ``read_sheet``); raise ``LessonError`` for a file that is no sheet
+    (bad YAML, not a mapping)."""
+    root = _root(str(path))
+    return _header(root, str(path)), root
 
 
 def _root(shown: str) -> yaml.Node:
@@ -202,12 +205,14 @@ def _pos(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
-def read_sheet(path: str | Path, d: Derivation, force: bool = False) -> Sheet:
+def read_sheet(
+    path: str | Path, d: Derivation, force: bool = False, root: yaml.Node | None = None
+) -> Sheet:
     """Read and check an answer sheet against the lesson; raise ``LessonError`` for a sheet
     that is not one (bad YAML, unknown steps, wrong shapes) or not for this lesson (another
     lesson, or its numbers changed since: ``force`` grades it anyway), listing every problem."""
     shown = str(path)
-    root = _root(shown)
+    root = _root(shown) if root is None else root  # read_header's, when it came first
     header = _header(root, shown)
     c = Checker(shown)
     lesson = d.lesson
@@ -309,6 +314,12 @@ def _matrix(
     return tuple(rows)
 
 
+@functools.lru_cache(maxsize=8192)
+def _read(text: str) -> Answer:
+    """``read_answer``, remembered: a class's sheets repeat most of their answers."""
+    return read_answer(text)
+
+
 def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> Entry:
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     if _is_null(node) or (isinstance(node, yaml.ScalarNode) and not node.value.strip()):
@@ -318,7 +329,7 @@ def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> 
         unreadable.append(Problem(path, line, col, why, "warning"))
         return Entry(describe(node), None)
     try:
-        return Entry(node.value.strip(), read_answer(node.value))
+        return Entry(node.value.strip(), _read(node.value))
     except AnswerError as err:
         unreadable.append(Problem(path, line, col, f"{name}: {err}; graded wrong", "warning"))
         return Entry(node.value.strip(), None)
