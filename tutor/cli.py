@@ -550,7 +550,7 @@ def grade(
     if report and json_out and output is None:
         raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
     err = make_console(stderr=True)
-    if Path(lesson).is_dir():
+    if cg.is_dir(Path(lesson)):
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tutor.assess import grade as gr
 from tutor.assess.sheet import Header, read_header, read_sheet
+from tutor.core.catalog import is_dir
 from tutor.core.engine import Derivation, derive
 from tutor.core.errors import LessonError, TutorError
 from tutor.core.lesson import Lesson
@@ -88,7 +89,7 @@ def sheet_files(paths: list[Path]) -> list[Path]:
     """The sheets given: files as given, and the sheet files in each folder (sorted)."""
     out: list[Path] = []
     for p in paths:
-        if p.is_dir():
+        if is_dir(p):
             found = sorted(
                 f for f in p.iterdir() if f.suffix.lower() in SHEET_SUFFIXES and f.is_file()
             )

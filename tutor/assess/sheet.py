@@ -385,7 +385,11 @@ def answer_sheet(d: Derivation) -> str:
     out = [
         f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
         # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(lesson.name)))),
+        SHEET_HELP.format(
+            lesson="VARIANTS-FOLDER"  # the folder attn-tutor variants wrote: grade finds it
+            if lesson.variant is not None
+            else _yaml_safe(words.visible(shlex.quote(lesson.name)))
+        ),
         f"lesson: {_yaml_str(lesson.name)}",
         f"fingerprint: {_yaml_str(lesson.fingerprint)}   # the lesson's numbers: do not change",
     ]
