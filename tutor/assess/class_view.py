@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+from rich.columns import Columns
 from rich.console import RenderableType
 from rich.style import Style
 from rich.table import Table
@@ -121,8 +122,11 @@ def summary_view(s: ClassSummary) -> list[RenderableType]:
             )  # fmt: skip
         out.append(hard)
     out.append(Text("Share who got each cell's point", style="bold"))
-    out += [_heat(st) for st in s.steps]
-    return out
+    out.append(Columns([_heat(st) for st in s.steps], padding=(1, 3)))
+    spaced: list[RenderableType] = []
+    for part in out:  # a blank line between the parts
+        spaced += [part, Text("")]
+    return spaced[:-1]
 
 
 def _slips_table(s: ClassSummary) -> RenderableType:
@@ -211,7 +215,8 @@ body {{ font-family: system-ui, sans-serif; color: {INK}; background: {PAGE};
        max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }}
 table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
 th, td {{ border: 1px solid {RULE}; padding: 0.25rem 0.6rem; text-align: right; }}
-th:first-child, td.l {{ text-align: left; }}
+th:first-child, td.l, th.l {{ text-align: left; }}
+.heat {{ display: flex; flex-wrap: wrap; gap: 0 2.5rem; }}
 caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
 .muted {{ color: {MUTED}; }}
 .legend span {{ display: inline-block; padding: 0.1rem 0.5rem; margin-right: 0.3rem; }}
@@ -234,7 +239,9 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         )
     parts += ["</table>", "<h2>Named slips</h2>"]
     if s.slips:
-        parts.append("<table><tr><th>Students</th><th>Slip</th><th>Cells</th><th>Perhaps</th></tr>")
+        parts.append(
+            "<table><tr><th>Students</th><th class=l>Slip</th><th>Cells</th><th>Perhaps</th></tr>"
+        )
         parts += [
             f'<tr><td>{sl.students} of {s.sheets}</td><td class="l">{_h(sl.description)} '
             f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td><td>{sl.perhaps or ''}</td></tr>"
@@ -257,10 +264,11 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
     parts.append(
         '<p class="legend">'
         + "".join(
-            f'<span style="background:{bg}">{_h(words)} (≥ {round(low * 100)}%)</span>'
+            f'<span style="background:{bg}">{_h(words)} '
+            f"({f'≥ {round(low * 100)}%' if low else 'under 50%'})</span>"
             for low, bg, words in BANDS
         )
-        + "</p>"
+        + '</p><div class="heat">'
     )
     for st in s.steps:
         parts.append(f"<table><caption>{_h(st.step)}</caption><tr><th></th>")
@@ -275,5 +283,5 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
             ]
             parts.append("</tr>")
         parts.append("</table>")
-    parts.append("</body></html>")
+    parts.append("</div></body></html>")
     return "\n".join(parts) + "\n"
