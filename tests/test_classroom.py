@@ -197,6 +197,12 @@ def test_json_carries_each_students_name_and_step_points(classroom) -> None:  # 
         assert sheet["out_of"] == out_of and close(str(sheet["points"]), total)
         for step in sheet["steps"]:
             assert close(str(step["points"]), per_step[step["step"]])
+    # one sheet against the folder: its own variant is found
+    one = sorted((tmp / "sheets").glob("*.yaml"))[4]
+    result = run("grade", str(tmp / "variants"), str(one), "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["lesson"] == one.stem and data["variant"] == one.name[: len("variant-05")]
 
 
 def test_bad_sheets_are_listed_and_the_rest_graded(classroom, tmp_path) -> None:  # type: ignore[no-untyped-def]

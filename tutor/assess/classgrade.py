@@ -135,10 +135,6 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
 # the gradebook
 
 
-def step_column(report: gr.Report, step_key: str) -> str:
-    return step_key.replace(".", " ")  # "head1.Z" → "head1 Z"
-
-
 def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
     """The gradebook as rows: a header, then one row per graded sheet.
 
