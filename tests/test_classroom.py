@@ -329,3 +329,25 @@ def test_report_colours_reach_wcag_contrast() -> None:
     for text, background in CONTRAST_PAIRS:
         hi, lo = sorted((_luminance(text), _luminance(background)), reverse=True)
         assert (hi + 0.05) / (lo + 0.05) >= 4.5, (text, background)
+
+
+def test_worksheets_say_which_variant_and_student_they_are_for(classroom) -> None:  # type: ignore[no-untyped-def]
+    run, tmp, _ = classroom
+    variant = sorted((tmp / "variants").glob("*.yaml"))[2]
+    fingerprint = load_lesson(variant).fingerprint
+    for fmt in ("md", "tex"):
+        text = run("export", str(variant), "--format", fmt, "--no-answers").stdout
+        assert f"For grading: fingerprint {fingerprint}; variant-03 for Student 02 (id 1002)" in (
+            " ".join(text.split())
+        )
+
+
+def test_a_student_name_is_never_a_spreadsheet_formula(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    lesson, sheet = single_lesson_sheet(run, tmp_path)
+    data = json.loads(sheet.read_text())
+    sheet.write_text(json.dumps({**data, "student": "=HYPERLINK(1)", "student_id": "+1"}))
+    book = tmp_path / "b.csv"
+    assert run("grade", str(lesson), str(sheet), "--csv", str(book)).exit_code == 0
+    (row,) = list(csv.DictReader(io.StringIO(book.read_text())))
+    assert row["Student"] == "'=HYPERLINK(1)" and row["ID"] == "'+1"
+    assert row["Total"] == "51" and row["Percent"] == "100.0"
