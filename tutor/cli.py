@@ -514,7 +514,7 @@ def grade(
     sheets: Annotated[
         list[Path],
         typer.Argument(
-            help="Filled-in answer sheets (.yaml), or folders of them.", metavar="SHEETS"
+            help="Filled-in answer sheets (.yaml), or folders of them.", metavar="SHEET..."
         ),
     ],
     json_out: Annotated[
@@ -531,7 +531,9 @@ def grade(
     ] = False,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the --report to FILE (.md or .html)."),
+        typer.Option(
+            "--output", "-o", help="Write the --report to FILE (.md or .html).", metavar="FILE"
+        ),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Grade sheets made for a lesson whose numbers changed.")
