@@ -351,3 +351,13 @@ def test_a_student_name_is_never_a_spreadsheet_formula(run, tmp_path) -> None:  
     (row,) = list(csv.DictReader(io.StringIO(book.read_text())))
     assert row["Student"] == "'=HYPERLINK(1)" and row["ID"] == "'+1"
     assert row["Total"] == "51" and row["Percent"] == "100.0"
+
+
+def test_one_sheets_report_ends_with_its_points(classroom) -> None:  # type: ignore[no-untyped-def]
+    run, tmp, did = classroom
+    name = next(n for n, d in did.items() if d["slipped"] == "Z" or d["slip"] == "not-scaled")
+    total, out_of, _ = expected_points(did[name])
+    result = run("grade", str(tmp / "variants"), str(tmp / "sheets" / name))
+    assert result.exit_code == 0
+    shown = f"{float(total):.2f}".rstrip("0").rstrip(".")
+    assert result.stdout.rstrip().splitlines()[-1] == f"Points: {shown}/{out_of}"
