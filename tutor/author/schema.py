@@ -148,7 +148,7 @@ SCHEMA: dict = {
             "additionalProperties": {
                 "anyOf": [
                     {"type": "integer", "minimum": 0, "maximum": MAX_STEP_POINTS},
-                    {"type": "string", "pattern": r"^\d{1,4}$"},
+                    {"type": "string", "pattern": r"^0*(?:\d{1,3}|1000)$"},
                 ]
             },
         },
