@@ -26,7 +26,7 @@ BUG = {
     "softmax": (["1", "2"], "tutor.teach.warmup.softmax_row"),
     # commands of other issues: used only where the app has them
     "export": (["cats-chase-mice"], "tutor.core.engine.derive"),
-    "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.core.engine.derive"),
+    "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.assess.classgrade.sheet_files"),
     "schema": ([], "tutor.author.schema.schema_text"),
     "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
     "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.new.generate"),

@@ -154,7 +154,7 @@ def test_tex_breaks_long_sums_and_puts_the_rounding_remark_on_its_own_row(run) -
 def test_sheet_is_a_matrix_of_nulls_per_step_with_named_rows_and_columns(run) -> None:  # type: ignore[no-untyped-def]
     text = export(run, "cats-chase-mice", "--format", "sheet")
     data = yaml.safe_load(text)
-    assert list(data) == ["lesson", "student", *STEPS]
+    assert list(data) == ["lesson", "fingerprint", "student", "student_id", *STEPS]
     assert data["lesson"] == "cats-chase-mice"
     assert data["scores"] == [[None] * 3] * 3
     assert data["Z"] == [[None] * 2] * 3
@@ -166,7 +166,15 @@ def test_sheet_is_a_matrix_of_nulls_per_step_with_named_rows_and_columns(run) ->
 def test_sheet_for_heads_has_one_entry_per_head_then_concat_and_output(run) -> None:  # type: ignore[no-untyped-def]
     text = export(run, TWO_HEADS, "--format", "sheet")
     data = yaml.safe_load(text)
-    assert list(data) == ["lesson", "student", "heads", "concat", "output"]
+    assert list(data) == [
+        "lesson",
+        "fingerprint",
+        "student",
+        "student_id",
+        "heads",
+        "concat",
+        "output",
+    ]
     assert [list(h) for h in data["heads"]] == [list(STEPS)] * 2
     assert data["concat"] == [[None] * 4] * 3
     assert data["output"] == [[None] * 2] * 3

@@ -349,7 +349,11 @@ def test_json_is_exactly_the_contract(run, tmp_path) -> None:  # type: ignore[no
     result = run("grade", "cats-chase-mice", str(sheet), "--json")
     assert result.exit_code == 0 and result.stderr == ""
     data = json.loads(result.stdout)  # nothing else on stdout
-    assert list(data) == ["lesson", "score", "total", "cells", "steps"]
+    assert list(data) == [
+        "lesson", "fingerprint", "variant", "sheet", "student", "student_id",
+        "score", "total", "points", "out_of", "percent", "cells", "steps",
+    ]  # fmt: skip
+    assert data["points"] == data["score"] and data["out_of"] == data["total"]  # no points:
     assert data["lesson"] == "cats-chase-mice"
     assert len(data["cells"]) == data["total"] == 51
     first = data["cells"][0]
@@ -363,7 +367,9 @@ def test_json_is_exactly_the_contract(run, tmp_path) -> None:  # type: ignore[no
         assert list(cell) == [*keys, "slips"]
         assert cell["verdict"] in ("correct", "follow-through", "wrong", "blank")
         assert cell["points"] == (cell["verdict"] in ("correct", "follow-through"))
-    assert data["steps"][0] == {"step": "Q", "head": None, "score": 5, "total": 6}
+    assert data["steps"][0] == {
+        "step": "Q", "head": None, "score": 5, "total": 6, "points": 5, "out_of": 6,
+    }  # fmt: skip
     assert sum(s["score"] for s in data["steps"]) == data["score"]
     z = next(c for c in data["cells"] if c["step"] == "Z")
     assert z["expected"] == "0.49"

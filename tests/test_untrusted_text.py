@@ -318,7 +318,7 @@ def test_a_lesson_file_name_with_control_characters_is_shown_spelled_out(  # typ
         result = run("grade", str(odd), str(sheet), *json_out)
         assert result.exit_code == 0, result.stderr
         no_raw_controls(result.stdout + result.stderr)
-        assert f"{SHOWN}sheet.yaml:12:" in flat(result.stdout + result.stderr)  # banana's place
+        assert f"{SHOWN}sheet.yaml:14:" in flat(result.stdout + result.stderr)  # banana's place
     heading = flat(run("grade", str(odd), str(sheet)).stdout)
     assert f"Grading {tmp_path}/{SHOWN}sheet.yaml by Ada against {shown} (Cats" in heading
     # and the walk recorded as SVG stays well-formed XML

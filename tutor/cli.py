@@ -23,6 +23,7 @@ from tutor.core.errors import TutorError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tutor.assess.classgrade import Lessons
     from tutor.core.lesson import Lesson
     from tutor.export.pictures import Picture
 
@@ -676,23 +677,114 @@ def progress(
 
 @app.command()
 def grade(
-    lesson: LessonArg,
-    sheet: Annotated[Path, typer.Argument(help="The filled-in answer sheet (.yaml).")],
+    lesson: Annotated[
+        str,
+        typer.Argument(
+            help="The lesson (name or .yaml), or the folder of variants the sheets were made from.",
+            metavar="LESSON_OR_DIR",
+        ),
+    ],
+    sheets: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Filled-in answer sheets (.yaml), or folders of them.", metavar="SHEET..."
+        ),
+    ],
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object and nothing else.")
     ] = False,
+    csv_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv", help="Write a gradebook (one row per student) to FILE.", metavar="FILE"
+        ),
+    ] = None,
+    report: Annotated[
+        bool, typer.Option("--report", help="Summarize what the class got wrong.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the --report to FILE (.md or .html).", metavar="FILE"
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Grade sheets made for a lesson whose numbers changed.")
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Grade a hand-worked answer sheet, with follow-through from your own earlier answers."""
+    """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report."""
+    from rich.text import Text
+
+    from tutor.assess import classgrade as cg
+    from tutor.text.words import escape_c1, visible
+
+    kind = None if output is None else output.suffix.lower().lstrip(".")
+    if output is not None and (not report or kind not in ("md", "html", "htm")):
+        raise UsageError("--output goes with --report, to a .md or .html file")
+    if report and json_out and output is None:
+        raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
+    err = make_console(stderr=True)
+    if cg.is_dir(Path(lesson)):
+        lessons = cg.lessons_from_folder(Path(lesson))
+    else:
+        lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
+    files = cg.sheet_files(sheets)
+    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
+    if single and csv_out is None and not report:
+        return _grade_one(lessons, files[0], json_out, force)
+    grades = cg.grade_class(lessons, files, force)
+    for note in grades.notes:
+        err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
+    if json_out:
+        import json
+
+        from tutor.assess.grade import report_json
+
+        for b in grades.bad:
+            err.print(Text(visible(b.reason)), soft_wrap=True)
+        doc = {
+            "sheets": [report_json(r) for r in grades.graded],
+            "bad": [{"sheet": b.path, "reason": b.reason} for b in grades.bad],
+        }
+        sys.stdout.write(escape_c1(json.dumps(doc, ensure_ascii=False)) + "\n")
+    else:
+        from tutor.assess.class_view import class_table
+
+        console = make_console()
+        for part in class_table(grades):
+            console.print(part)
+    if csv_out is not None:
+        write_output(cg.gradebook_csv(grades), csv_out, force=True)
+    if report:
+        from tutor.assess import class_view
+        from tutor.assess.classreport import summarize
+
+        summary = summarize(grades.graded)
+        if output is None:
+            console = make_console()
+            for part in class_view.summary_view(summary):
+                console.print(part)
+        else:
+            page = class_view.markdown if kind == "md" else class_view.html_page
+            write_output(page(summary), output, force=True)
+    if grades.bad:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> None:
+    """``grade LESSON SHEET``: one sheet's verdicts, cell by cell."""
     from rich.text import Text
 
     from tutor.assess import grade as gr
-    from tutor.assess.sheet import read_sheet
-    from tutor.core.engine import derive
+    from tutor.assess.sheet import read_header, read_sheet
     from tutor.text.words import escape_c1, visible
 
-    d = derive(open_lesson(lesson, lessons_dir))
-    read = read_sheet(sheet, d)
+    header, root = read_header(path)
+    d = lessons.derived(lessons.pick(header))
+    read = read_sheet(path, d, force, root)
+    for note in read.notes:
+        say_note(note)
     report = gr.grade(d, read)
     if json_out:
         import json

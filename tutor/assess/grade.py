@@ -86,6 +86,32 @@ class Report:
     def count(self, verdict: str) -> int:
         return sum(g.verdict == verdict for g in self.cells)
 
+    def step_points(self, step: Step) -> int:
+        """What a step is worth: the lesson's ``points:`` for it, else one point per cell."""
+        given = self.d.lesson.step_points(step.name)
+        return len(step.rows) * len(step.cols) if given is None else given
+
+    def cell_points(self, g: Graded) -> sympy.Rational:
+        """What one cell is worth: its step's points shared exactly by the step's cells."""
+        return sympy.Rational(self.step_points(g.step), len(g.step.rows) * len(g.step.cols))
+
+    def points_by_step(self) -> list[tuple[Step, sympy.Rational, int]]:
+        """Each step with the points earned (exact) and the points it is worth."""
+        return [
+            (step, sum((self.cell_points(g) for g in cells if g.points), sympy.Integer(0)),
+             self.step_points(step))
+            for step, cells in self.steps()
+        ]  # fmt: skip
+
+    @property
+    def points(self) -> sympy.Rational:
+        """The points earned, exactly (a step's points shared by its cells may not be whole)."""
+        return sum((earned for _, earned, _ in self.points_by_step()), sympy.Integer(0))
+
+    @property
+    def out_of(self) -> int:
+        return sum(worth for _, _, worth in self.points_by_step())
+
     def steps(self) -> list[tuple[Step, list[Graded]]]:
         """The cells step by step, in the order of the computation."""
         by_step: dict[int, tuple[Step, list[Graded]]] = {}
@@ -228,14 +254,50 @@ def expected_text(g: Graded, places: int) -> str:
     return fmt.shown(g.step.cells[g.i][g.j], g.step, places)
 
 
+POINT_PLACES = 2  # points shown: 6 of 9 cells of a 10-point step earn 6.67
+
+
+def points_number(x: sympy.Expr) -> int | float:
+    """Points as a JSON or CSV number: whole, or rounded half up to two places."""
+    if x.is_Integer:
+        return int(x)
+    n = sympy.Rational(x) * 10**POINT_PLACES
+    whole = (abs(n.p) * 2 + n.q) // (2 * n.q)
+    return (whole if n >= 0 else -whole) / 10**POINT_PLACES
+
+
+def points_text(x: sympy.Expr) -> str:
+    """``7``, ``6.67``, ``2.5``: points for a person."""
+    return f"{points_number(x):g}"
+
+
+def percent(report: Report) -> float:
+    """The share of the points earned, in percent, to one decimal place (0 when out of 0)."""
+    if not report.out_of:
+        return 0.0
+    n = sympy.Rational(report.points) * 1000 / report.out_of
+    return ((n.p * 2 + n.q) // (2 * n.q)) / 10  # points are never negative
+
+
 def report_json(report: Report) -> dict[str, object]:
-    """The ``grade --json`` contract: lesson, score, total, one object per cell (its verdict,
-    points and the slip that explains a wrong answer) and the totals of each step."""
+    """The ``grade --json`` contract: lesson, the sheet's student, score, total, the points
+    (``points:`` of the lesson, else one per cell), one object per cell (its verdict, points and
+    the slip that explains a wrong answer) and the totals of each step."""
     places = report.d.lesson.precision
+    header = report.sheet.header
+    lesson = report.d.lesson
     return {
-        "lesson": report.d.lesson.name,
+        "lesson": lesson.name,
+        "fingerprint": lesson.fingerprint,
+        "variant": lesson.variant.id if lesson.variant else (header.variant if header else None),
+        "sheet": report.sheet.path,
+        "student": report.sheet.student,
+        "student_id": header.student_id if header else "",
         "score": report.score,
         "total": report.total,
+        "points": points_number(report.points),
+        "out_of": report.out_of,
+        "percent": percent(report),
         "cells": [
             {
                 "step": g.step.name,
@@ -257,7 +319,11 @@ def report_json(report: Report) -> dict[str, object]:
                 "head": step.head,
                 "score": sum(g.points for g in cells),
                 "total": len(cells),
+                "points": points_number(earned),
+                "out_of": worth,
             }
-            for step, cells in report.steps()
+            for (step, cells), (_, earned, worth) in zip(
+                report.steps(), report.points_by_step(), strict=True
+            )
         ],
     }

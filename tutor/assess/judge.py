@@ -239,6 +239,7 @@ class Judge:
         self._carried: dict[tuple[int, int, int], Range] = {}
         self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
         self._given: dict[tuple[int, int, int], Interval] = {}
+        self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self.causal = d.lesson.mask == "causal"
 
@@ -402,7 +403,16 @@ class Judge:
     # -- against the true inputs ------------------------------------------------------------
 
     def judge(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
-        """Right or wrong against the true inputs, and how."""
+        """Right or wrong against the true inputs, and how (remembered: a class's sheets
+        share their judge, and many of their answers)."""
+        key = (id(step), i, j, answer)
+        got = self._verdicts.get(key)
+        if got is None:
+            self._steps[id(step)] = step
+            got = self._verdicts[key] = self._judge(step, i, j, answer)
+        return got
+
+    def _judge(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
         cell = step.cells[i][j]
         p = self.places
         if answer.value == -sympy.oo:

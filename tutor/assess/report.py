@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 
 from tutor.assess import judge as jd
-from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text
+from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, points_text
 from tutor.core.engine import Ref, Step
 from tutor.text import format as fmt
 from tutor.text import theme
@@ -155,7 +155,7 @@ def _legend(verdict: str) -> tuple[tuple[str, str], str]:
 
 
 def report(rep: Report, width: int) -> list[RenderableType]:
-    """The whole grade report, in order; the score is the last line."""
+    """The whole grade report, in order; the score (and the lesson's points) last."""
     d, sheet = rep.d, rep.sheet
     places = d.lesson.precision
     who = f" by {visible(sheet.student)}" if sheet.student else ""
@@ -179,5 +179,8 @@ def report(rep: Report, width: int) -> list[RenderableType]:
         out += [Text(visible(str(p))) for p in sheet.problems]
     counts = ", ".join(f"{rep.count(v)} {v}" for v in VERDICTS)
     out.append(Text(""))
-    out.append(Group(Text(f"{counts}"), Text(f"Score: {rep.score}/{rep.total}", style="bold")))
+    last = [Text(f"{counts}"), Text(f"Score: {rep.score}/{rep.total}", style="bold")]
+    if d.lesson.points:  # the lesson's points: per step, shared by the step's cells
+        last.append(Text(f"Points: {points_text(rep.points)}/{rep.out_of}", style="bold"))
+    out.append(Group(*last))
     return out

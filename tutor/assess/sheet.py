@@ -13,6 +13,7 @@ An entry that cannot be read is kept as text and reported (file:line:col) as a w
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -24,6 +25,7 @@ import yaml
 from tutor.core.decimal_comma import comma_note
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
+from tutor.core.lesson import Lesson
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
@@ -38,9 +40,21 @@ from tutor.export.worksheet import (
 from tutor.text import words
 from tutor.text.cells import cell_name
 
-__all__ = ["FILL", "FILL_TOP", "Entry", "Sheet", "answer_sheet", "fill_steps", "read_sheet"]
+__all__ = [
+    "FILL",
+    "FILL_TOP",
+    "Entry",
+    "Header",
+    "Sheet",
+    "answer_sheet",
+    "fill_steps",
+    "identity",
+    "read_header",
+    "read_sheet",
+]
 
 NULLS = ("", "~", "null", "Null", "NULL")
+HEADER_KEYS = ("lesson", "fingerprint", "variant", "student", "student_id")
 
 
 @dataclass(frozen=True)
@@ -66,43 +80,163 @@ class Sheet:
     student: str
     entries: dict[str, tuple[tuple[Entry, ...], ...]]
     problems: tuple[Problem, ...]  # unreadable cells: reported, graded wrong
+    header: Header | None = None  # what the sheet says it is for
+    notes: tuple[str, ...] = ()  # how it was matched to its lesson, when worth saying
 
     def entry(self, step: Step, i: int, j: int) -> Entry:
         rows = self.entries.get(step.key)
         return rows[i][j] if rows is not None else BLANK
 
 
+@dataclass(frozen=True)
+class Header:
+    """What a sheet says it is for: its lesson's name and fingerprint, the variant and the
+    student (each None or empty when the sheet does not say; old sheets have no fingerprint)."""
+
+    path: str
+    lesson: str | None = None
+    fingerprint: str | None = None
+    variant: str | None = None
+    student: str = ""
+    student_id: str = ""
+    where: tuple[tuple[str, int, int], ...] = ()  # (key, line, column) of each value
+
+    def at(self, key: str) -> tuple[int, int]:
+        return next(((ln, col) for k, ln, col in self.where if k == key), (1, 1))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whether a sheet may be graded against a lesson, and what to say about it."""
+
+    ok: bool
+    key: str | None = None  # the header key a refusal points at
+    message: str | None = None  # why not (ok False), or a note (ok True)
+
+
+def identity(header: Header, lesson: Lesson) -> Identity:
+    """Does the sheet belong to ``lesson``? A matching fingerprint wins over a mistyped name;
+    a fingerprint that differs means the lesson's numbers changed since the sheet was made."""
+    fp, name = header.fingerprint, header.lesson
+    now = lesson.fingerprint
+    if fp is not None and fp == now:
+        if name is not None and name != lesson.name:
+            return Identity(
+                True,
+                "lesson",
+                f"the sheet names lesson {name!r}, but its fingerprint {fp} is {lesson.name}'s: "
+                f"graded against {lesson.name}",
+            )
+        return Identity(True)
+    if fp is not None:
+        if name is None or name == lesson.name:
+            return Identity(
+                False,
+                "fingerprint",
+                f"the numbers of lesson {lesson.name} changed since this sheet was made "
+                f"(fingerprint {fp} on the sheet, {now} now): right answers may be marked wrong; "
+                "hand out new sheets, or grade against the changed lesson with --force",
+            )
+        return Identity(
+            False,
+            "lesson",
+            f"this sheet is for lesson {name!r} (fingerprint {fp}), but it is graded against "
+            f"{lesson.name!r} (fingerprint {now}); use --force to grade it anyway",
+        )
+    if name is not None and name != lesson.name:
+        return Identity(
+            False,
+            "lesson",
+            f"this sheet is for lesson {name!r}, but it is graded against {lesson.name!r}; "
+            "use --force to grade it anyway",
+        )
+    return Identity(
+        True,
+        None,
+        "the sheet has no fingerprint (made by an older attn-tutor): "
+        "it cannot tell whether the lesson's numbers changed since",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # reading the filled sheet
 
 
-def read_sheet(path: str | Path, d: Derivation) -> Sheet:
-    """Read and check an answer sheet against the lesson; raise ``LessonError`` for a sheet
-    that is not one (bad YAML, unknown steps, wrong shapes), listing every problem."""
-    shown = str(path)
-    root = compose(read_text(path, "answer sheet"), shown)
-    c = Checker(shown)
+def read_header(path: str | Path) -> tuple[Header, yaml.Node]:
+    """What a sheet says about itself, read before its lesson is known (to pick a variant),
+    and its node tree (for ``read_sheet``); raise ``LessonError`` for a file that is no sheet
+    (bad YAML, not a mapping)."""
+    root = _root(str(path))
+    return _header(root, str(path)), root
+
+
+def _root(shown: str) -> yaml.Node:
+    root = compose(read_text(shown, "answer sheet"), shown)
     if root is None:
         raise LessonError.at(shown, 1, 1, "the sheet is empty; make one with attn-tutor export")
+    if not isinstance(root, yaml.MappingNode):
+        raise LessonError.at(
+            shown,
+            root.start_mark.line + 1,
+            root.start_mark.column + 1,
+            f"the answer sheet should be a mapping of keys, but found {describe(root)}",
+        )
+    return root
+
+
+def _header(root: yaml.Node, shown: str) -> Header:
+    got: dict[str, str | None] = {}
+    where = []
+    for k, v in root.value:
+        key = k.value if isinstance(k, yaml.ScalarNode) else None
+        if key not in HEADER_KEYS or key in got:
+            continue  # read_sheet reports odd and duplicate keys
+        if _is_null(v):
+            got[key] = None
+        elif isinstance(v, yaml.ScalarNode):
+            got[key] = v.value.strip()
+        else:
+            raise LessonError.at(shown, *_pos(v), f"{key} should be text, but found {describe(v)}")
+        where.append((key, *_pos(v)))
+    return Header(
+        shown,
+        got.get("lesson") or None,
+        got.get("fingerprint") or None,
+        got.get("variant") or None,
+        got.get("student") or "",
+        got.get("student_id") or "",
+        tuple(where),
+    )
+
+
+def _pos(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def read_sheet(
+    path: str | Path, d: Derivation, force: bool = False, root: yaml.Node | None = None
+) -> Sheet:
+    """Read and check an answer sheet against the lesson; raise ``LessonError`` for a sheet
+    that is not one (bad YAML, unknown steps, wrong shapes) or not for this lesson (another
+    lesson, or its numbers changed since: ``force`` grades it anyway), listing every problem."""
+    shown = str(path)
+    root = _root(shown) if root is None else root  # read_header's, when it came first
+    header = _header(root, shown)
+    c = Checker(shown)
     lesson = d.lesson
     steps = fill_steps(d)
-    top = ("lesson", "student", "layout")
+    top: tuple[str, ...] = (*HEADER_KEYS, "layout")
     if lesson.multi_head:
         top += ("heads", *(s.name for s in steps if s.head is None))
     else:
         top += tuple(s.name for s in steps)
     keys = c.mapping(root, top, "the answer sheet") or {}
-    student = ""
-    if "lesson" in keys:
-        node = keys["lesson"][1]
-        name = c.scalar(node, "lesson")
-        if name is not None and name != lesson.name:
-            c.error(
-                node, f"this sheet is for lesson {name!r}, but it is graded against {lesson.name!r}"
-            )
-    if "student" in keys:
-        node = keys["student"][1]
-        student = "" if _is_null(node) else (c.scalar(node, "student") or "")
+    notes = []
+    fit = identity(header, lesson)
+    if not fit.ok and not force:
+        c.error(keys[fit.key][1] if fit.key in keys else root, fit.message or "")
+    elif fit.message:
+        notes.append(fit.message if fit.ok else f"graded anyway (--force): {fit.message}")
     turned = False  # layout: columns, each matrix written on its side (tokens as columns)
     if "layout" in keys:
         node = keys["layout"][1]
@@ -111,7 +245,7 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
             c.error(node, f"layout is {layout!r}; expected one of: {', '.join(LAYOUTS)}")
         turned = layout == "columns"
     found: dict[str, tuple[yaml.Node, yaml.Node]] = {
-        k: v for k, v in keys.items() if k not in ("lesson", "student", "heads", "layout")
+        k: v for k, v in keys.items() if k not in (*HEADER_KEYS, "heads", "layout")
     }
     scopes: list[tuple[int | None, dict[str, tuple[yaml.Node, yaml.Node]]]] = [(None, found)]
     if "heads" in keys:
@@ -135,7 +269,9 @@ def read_sheet(path: str | Path, d: Derivation) -> Sheet:
                 entries[step.key] = rows
     if c.problems:
         raise LessonError(c.problems)
-    return Sheet(shown, student, entries, tuple(unreadable))
+    return Sheet(
+        shown, header.student, entries, tuple(unreadable), header, tuple(n for n in notes if n)
+    )
 
 
 def _is_null(node: yaml.Node) -> bool:
@@ -211,6 +347,12 @@ def _matrix(
     return tuple(zip(*rows, strict=True)) if turned else tuple(rows)
 
 
+@functools.lru_cache(maxsize=8192)
+def _read(text: str) -> Answer:
+    """``read_answer``, remembered: a class's sheets repeat most of their answers."""
+    return read_answer(text)
+
+
 def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> Entry:
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     if _is_null(node) or (isinstance(node, yaml.ScalarNode) and not node.value.strip()):
@@ -220,7 +362,7 @@ def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> 
         unreadable.append(Problem(path, line, col, why, "warning"))
         return Entry(describe(node), None)
     try:
-        return Entry(node.value.strip(), read_answer(node.value))
+        return Entry(node.value.strip(), _read(node.value))
     except AnswerError as err:
         unreadable.append(Problem(path, line, col, f"{name}: {err}; graded wrong", "warning"))
         return Entry(node.value.strip(), None)
@@ -279,21 +421,28 @@ def answer_sheet(d: Derivation) -> str:
     out = [
         f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
         # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(lesson.name)))),
+        SHEET_HELP.format(
+            lesson="VARIANTS-FOLDER"  # the folder attn-tutor variants wrote: grade finds it
+            if lesson.variant is not None
+            else _yaml_safe(words.visible(shlex.quote(lesson.name)))
+        ),
         f"lesson: {_yaml_str(lesson.name)}",
-        'student: ""   # your name',
-        "",
+        f"fingerprint: {_yaml_str(lesson.fingerprint)}   # the lesson's numbers: do not change",
     ]
+    v = lesson.variant
+    if v is not None:
+        out.append(f"variant: {_yaml_str(v.id)}")
     if lesson.layout == "columns":  # the sheet says so: grade turns each matrix back
-        out[-1:] = [
-            "layout: columns   # every matrix on its side: tokens are columns, Kᵀ·Q",
-            "",
-        ]
+        out.append("layout: columns   # every matrix on its side: tokens are columns, Kᵀ·Q")
         out[1] = out[1].replace(
             "# Rows are tokens (named in the comment at the end of each row); columns are named "
             "above.",
             "# Columns are tokens (named above each matrix); each row is named in its comment.",
         )
+    if v is not None and (v.student or v.student_id):
+        out += [f"student: {_yaml_str(v.student)}", f"student_id: {_yaml_str(v.student_id)}", ""]
+    else:
+        out += ['student: ""   # your name', 'student_id: ""   # your student id', ""]
     per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
     if lesson.multi_head:
         out.append("heads:")

@@ -11,10 +11,12 @@ import json
 
 from tutor.core.spec import (
     CONTROL_CHARS,
+    FILLED_STEPS,
     LAYOUTS,
     MASKS,
     MAX_DIM,
     MAX_HEADS,
+    MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     STEP_NAMES,
@@ -151,6 +153,28 @@ SCHEMA: dict = {
                         {"type": "string", "pattern": r"^0*(?:[1-9]\d?|1\d\d|200)$"},
                     ]
                 },
+            },
+        },
+        "points": {
+            "description": "Points per step a student fills (default: one per cell), "
+            "e.g. weights: 6. Shared evenly by the step's cells.",
+            "type": "object",
+            "propertyNames": {"enum": list(FILLED_STEPS)},
+            "additionalProperties": {
+                "anyOf": [
+                    {"type": "integer", "minimum": 0, "maximum": MAX_STEP_POINTS},
+                    {"type": "string", "pattern": r"^0*(?:\d{1,3}|1000)$"},
+                ]
+            },
+        },
+        "variant": {
+            "description": "Written by attn-tutor variants: the variant's id, the lesson it "
+            "was made from, and its student; answer sheets copy it.",
+            "type": "object",
+            "required": ["id"],
+            "additionalProperties": False,
+            "properties": {
+                k: {**SCALAR, "pattern": ONE_LINE} for k in ("id", "of", "student", "student_id")
             },
         },
     },

@@ -25,6 +25,7 @@ from tutor.author.new import (
     fresh_values,
     lesson_yaml,
     wander,
+    yaml_text,
 )
 from tutor.core.errors import LessonError, TutorError
 from tutor.core.lesson import Lesson
@@ -255,6 +256,16 @@ def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) ->
         if original.quiz.steps:
             text += f"  steps: [{', '.join(original.quiz.steps)}]\n"
         text += f"  count: {original.quiz.count}\n"
+    if original.points:  # the same grading for every student
+        text += "points:  # per step (one point per cell where none is given)\n"
+        text += "".join(f"  {k}: {v}\n" for k, v in original.points.items())
+    # what a sheet made from this file copies, so grade finds this variant again
+    text += "variant:  # written by attn-tutor variants; answer sheets copy it\n"
+    text += f"  id: {yaml_text(variant.id)}\n"
+    text += f"  of: {yaml_text(original.name)}\n"
+    if variant.student is not None:
+        text += f"  student: {yaml_text(variant.student.name)}\n"
+        text += f"  student_id: {yaml_text(variant.student.id)}\n"
     return text
 
 

@@ -53,6 +53,16 @@ class QuizDefaults:
 
 
 @dataclass(frozen=True)
+class VariantOf:
+    """What a variant file says about itself (its ``variant:`` key): for a sheet to copy."""
+
+    id: str  # "variant-07"
+    of: str = ""  # the lesson it was made from
+    student: str = ""
+    student_id: str = ""
+
+
+@dataclass(frozen=True)
 class Lesson:
     """A validated lesson: exact inputs and the instructor's words."""
 
@@ -89,6 +99,15 @@ class Lesson:
     def group_heads(self, group: int) -> tuple[int, ...]:
         """The 1-based query heads that share key/value group ``group``."""
         return tuple(h for h in range(1, len(self.heads) + 1) if self.group_of(h) == group)
+
+    # ``points:``: whole points per step name (every head's step of that name gets them)
+    points: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    variant: VariantOf | None = None
+
+    def step_points(self, step_name: str) -> int | None:
+        """The points the lesson gives a step a student fills (``Q``, ``weights``…), or None
+        when it gives none: then the step is worth one point per cell."""
+        return self.points.get(step_name)
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -14,18 +14,21 @@ import yaml
 
 from tutor.core import lessonmore as more
 from tutor.core.errors import LessonError, Problem
-from tutor.core.lesson import Focus, Head, Lesson, QuizDefaults, unique_labels
+from tutor.core.lesson import Focus, Head, Lesson, QuizDefaults, VariantOf, unique_labels
 from tutor.core.spec import (
+    FILLED_STEPS,
     HEAD_KEYS,
     MASKS,
     MAX_ERRORS,
     MAX_HEADS,
+    MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     MAX_VALUES,
     QUIZ_KEYS,
     STEP_NAMES,
     TOP_KEYS,
+    VARIANT_KEYS,
 )
 from tutor.core.yamlsrc import (
     Checker,
@@ -175,6 +178,10 @@ def _build(
                 f = _focus(c, given["focus"], tokens, heads, h, mask, W_O)
                 c.where[f"heads.{h}.focus"] = pos(given["focus"])
                 heads[h - 1] = replace(heads[h - 1], focus=f)
+    points = (
+        _points(c, value("points"), "heads" in keys, W_O is not None) if "points" in keys else {}
+    )
+    variant = _variant(c, value("variant")) if "variant" in keys else None
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -198,6 +205,8 @@ def _build(
         kv_groups=kv_groups,
         next=next_token,
         layout=layout,
+        points=MappingProxyType(points),
+        variant=variant,
     )
 
 
@@ -447,3 +456,67 @@ def _width(step: str, heads: list[Head], W_O: object) -> int:
     if step == "concat":
         return sum(len(h.W_V[0]) for h in heads)
     return len(W_O[0]) if W_O else 1  # type: ignore[index]
+
+
+def _points(c: Checker, node: yaml.Node, multi_head: bool, w_o: bool) -> dict[str, int]:
+    """``points:``: a whole number of points per step a student fills."""
+    filled = FILLED_STEPS[:7] + (("concat",) if multi_head else ()) + (("output",) if w_o else ())
+    if not isinstance(node, yaml.MappingNode):
+        c.error(
+            node,
+            "points should be a mapping of step name to points (weights: 6), "
+            f"but found {describe(node)}",
+        )
+        return {}
+    out: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for key_node, v in node.value:
+        step = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if step is None:
+            c.error(key_node, f"found {describe(key_node)} as a key in points; expected a step")
+            continue
+        if step in seen:
+            c.error(
+                key_node, f"duplicate step {step!r} in points (first given on line {seen[step]})"
+            )
+            continue
+        seen[step] = pos(key_node)[0]
+        if step not in filled:
+            if step in STEP_NAMES and step not in FILLED_STEPS:
+                why = f"{step} is given by the lesson, not worked by the student"
+            elif step in FILLED_STEPS:
+                why = f"this lesson has no {step} step ({'no W_O' if multi_head else 'one head'})"
+            else:
+                why = f"unknown step {step!r}{suggest(step, filled)}"
+            c.error(key_node, f"{why}; points go to the steps a student fills: {', '.join(filled)}")
+            continue
+        text = c.scalar(v, f"the points for {step}")
+        n = None if text is None else whole_number(text, 0, MAX_STEP_POINTS)
+        if text is not None and n is None:
+            c.error(
+                v,
+                f"the points for {step} are {describe(v)}; expected a whole number "
+                f"from 0 to {MAX_STEP_POINTS}",
+            )
+        elif n is not None:
+            out[step] = n
+    if out and set(out) == set(filled) and not any(out.values()):
+        c.error(node, "points gives every step 0 points; a sheet needs something to earn")
+    return out
+
+
+def _variant(c: Checker, node: yaml.Node) -> VariantOf | None:
+    """``variant:``: written by ``attn-tutor variants`` (its id, its lesson, its student)."""
+    keys = c.mapping(node, VARIANT_KEYS, "variant")
+    if keys is None:
+        return None
+    got = {}
+    for key, (_, v) in keys.items():
+        text = c.text(v, f"variant {key}", one_line=True)
+        got[key] = (text or "").strip()
+    if not got.get("id"):
+        c.error(node, "variant needs an id (variant-07); attn-tutor variants writes it")
+        return None
+    return VariantOf(
+        got["id"], got.get("of", ""), got.get("student", ""), got.get("student_id", "")
+    )

@@ -75,8 +75,14 @@ TOP_KEYS = (
     "kv_heads",
     "next",
     "layout",
+    "points",
+    "variant",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
+# the steps a student fills on a sheet, and so the steps ``points:`` may name
+FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
+MAX_STEP_POINTS = 1000
+VARIANT_KEYS = ("id", "of", "student", "student_id")
 QUIZ_KEYS = ("steps", "count")
 # grouped heads: with kv_groups, each entry of heads gives only name and W_Q, and kv_heads gives
 # one W_K, W_V per group; query head h reads group (h − 1) // (heads / kv_groups) + 1

@@ -53,9 +53,10 @@ class Sheet:
 
 
 def step_points(lesson: Lesson, step: Step) -> int:
-    """Points for a step: one per cell the student fills. (The lesson's ``points:`` will set
-    this when lessons carry it; this is the one place to connect it.)"""
-    return len(step.rows) * len(step.cols)
+    """Points for a step: the lesson's ``points:`` for it, else one per cell the student fills
+    (as ``grade`` counts them)."""
+    given = lesson.step_points(step.name)
+    return given if given is not None else len(step.rows) * len(step.cols)
 
 
 def check_paper(paper: str) -> str:

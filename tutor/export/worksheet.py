@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from tutor.core.engine import Derivation, Step
 from tutor.core.exact_size import too_long
+from tutor.core.lesson import Lesson
 from tutor.text import format as fmt
 from tutor.text import words
 from tutor.text import working as wk
@@ -379,6 +380,8 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         f"Lesson `{words.visible(lesson.name)}`: "  # a file name: controls spelled out
         + _facts(d, _md_escape, words.plain_math),
         "",
+        f"For grading: {_md_escape(identity_text(lesson))}",
+        "",
         f"$${FORMULA}$$",
         "",
         f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13).",
@@ -408,6 +411,17 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
             ]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def identity_text(lesson: Lesson) -> str:
+    """What a printed sheet is for, so its answers can be graded against the right numbers:
+    ``fingerprint 1a2b3c4d; variant-07 for Ann Lee (id s1007)``."""
+    out = f"fingerprint {lesson.fingerprint}"
+    v = lesson.variant
+    if v is not None:
+        who = " ".join(p for p in (v.student, f"(id {v.student_id})" if v.student_id else "") if p)
+        out += f"; {v.id}" + (f" for {who}" if who else "")
+    return words.visible(out)
 
 
 def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]) -> str:
@@ -479,6 +493,8 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     out += [
         f"Lesson \\texttt{{{tex_text(words.visible(lesson.name))}}}: "
         + _facts(d, tex_text, lambda m: f"${m}$"),
+        "",
+        f"For grading: {tex_text(identity_text(lesson))}",
         "",
         rf"\[ {FORMULA} \]",
         f"Decimals are rounded to {places} places, half away from zero (0.125 becomes 0.13).",

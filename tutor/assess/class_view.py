@@ -1,0 +1,287 @@
+"""A class's grades and summary, drawn: Rich renderables for the terminal (returned, never
+printed), and the summary as Markdown or as an HTML page for a course site.
+
+Every share is written as a percentage as well as coloured, so the tables read the same under
+``NO_COLOR``. The HTML page is light; its text colours reach a WCAG contrast of at least 4.5
+on every background used (``CONTRAST_PAIRS``, checked by a test).
+"""
+
+from __future__ import annotations
+
+import html
+
+from rich.columns import Columns
+from rich.console import RenderableType
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from tutor.assess import grade as gr
+from tutor.assess.classgrade import ClassGrades
+from tutor.assess.classreport import ClassSummary, StepShare
+from tutor.text.words import visible
+
+# a share's band: (lowest share, background, its name); text on them is INK
+BANDS = (
+    (0.9, "#c8ecc9", "most got it"),
+    (0.7, "#e6f2b6", "many"),
+    (0.5, "#fbe9a7", "about half"),
+    (0.0, "#f7c6c1", "few"),
+)
+INK = "#1b1b1b"
+PAGE, MUTED, RULE = "#ffffff", "#4a4a4a", "#d0d0d0"
+# (text, background) pairs the page uses, for the contrast test
+CONTRAST_PAIRS = ((INK, PAGE), (MUTED, PAGE), *((INK, bg) for _, bg, _ in BANDS))
+
+
+def band(share: float) -> tuple[str, str]:
+    """The background colour and the words for a share."""
+    return next((bg, words) for low, bg, words in BANDS if share >= low)
+
+
+def pct(share: float) -> str:
+    return f"{round(100 * share)}%"
+
+
+# ---------------------------------------------------------------------------------------------
+# terminal
+
+
+def class_table(grades: ClassGrades) -> list[RenderableType]:
+    """One row per graded sheet (points, out of, percent), then the sheets set aside."""
+    out: list[RenderableType] = []
+    table = Table(title="Class", title_justify="left", show_edge=False)
+    for col, just in (("Student", "left"), ("ID", "left"), ("Sheet", "left"), ("Points", "right"),
+                      ("Out of", "right"), ("%", "right")):  # fmt: skip
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in grades.graded:
+        h = r.sheet.header
+        table.add_row(
+            Text(visible(r.sheet.student or "—")),
+            Text(visible(h.student_id if h else "")),
+            Text(visible(r.sheet.path)),
+            gr.points_text(r.points),
+            str(r.out_of),
+            f"{gr.percent(r):g}",
+        )
+    out.append(table)
+    if grades.bad:
+        out.append(Text(f"\nSheets not graded ({len(grades.bad)})", style="bold red"))
+        for b in grades.bad:
+            out.append(Text(visible(b.reason)))
+    return out
+
+
+def _heat(step: StepShare) -> Table:
+    table = Table(
+        title=f"{step.step}: {pct(step.share)} of cells right",
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("")
+    for col in step.cols:
+        table.add_column(Text(visible(col)), justify="right")
+    for row, cells in zip(step.rows, step.cells, strict=True):
+        table.add_row(
+            Text(visible(row), style="bold"),
+            *(
+                Text(f" {pct(c.share)} ", style=Style(color=INK, bgcolor=band(c.share)[0]))
+                for c in cells
+            ),
+        )
+    return table
+
+
+def summary_view(s: ClassSummary) -> list[RenderableType]:
+    """The class report for the terminal: steps, slips, hardest cells, a heatmap per step."""
+    out: list[RenderableType] = [
+        Text(
+            f"Class report: {visible(s.lesson)}, {s.sheets} sheets, mean {s.mean_percent:g}%",
+            style="bold",
+        ),
+    ]
+    steps = Table(title="Steps", title_justify="left", show_edge=False)
+    for col in ("Step", "Cells right", "Points"):
+        steps.add_column(col, justify="left" if col == "Step" else "right")
+    for st in s.steps:
+        steps.add_row(
+            st.step,
+            f"{st.got}/{st.of} ({pct(st.share)})",
+            f"{st.points:.4g}/{st.worth}",
+        )
+    out.append(steps)
+    out.append(_slips_table(s))
+    if s.hardest:
+        hard = Table(title="Cells most often wrong", title_justify="left", show_edge=False)
+        for col in ("Cell", "Right", "Wrong", "Blank"):
+            hard.add_column(col, justify="left" if col == "Cell" else "right")
+        for c in s.hardest:
+            hard.add_row(
+                Text(visible(c.name)), f"{c.got} of {c.of}", str(c.wrong),
+                str(c.of - c.got - c.wrong),
+            )  # fmt: skip
+        out.append(hard)
+    out.append(Text("Share who got each cell's point", style="bold"))
+    out.append(Columns([_heat(st) for st in s.steps], padding=(1, 3)))
+    spaced: list[RenderableType] = []
+    for part in out:  # a blank line between the parts
+        spaced += [part, Text("")]
+    return spaced[:-1]
+
+
+def _slips_table(s: ClassSummary) -> RenderableType:
+    if not s.slips:
+        return Text("No named slips.")
+    t = Table(title="Named slips", title_justify="left", show_edge=False)
+    for col in ("Students", "Slip", "Cells", "Perhaps"):
+        t.add_column(col, justify="left" if col == "Slip" else "right")
+    for sl in s.slips:
+        t.add_row(
+            f"{sl.students} of {s.sheets}",
+            f"{sl.description} ({sl.id})",
+            str(sl.cells),
+            str(sl.perhaps or ""),
+        )
+    return t
+
+
+def perhaps_text(n: int) -> str:
+    """The students whose answer another slip explains as well: counted apart."""
+    if not n:
+        return ""
+    who = "1 more student" if n == 1 else f"{n} more students"
+    return f"; perhaps {who}, whose answer another slip explains as well"
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown and HTML
+
+
+def _md(text: str) -> str:
+    out = visible(text)
+    for ch in "\\`*_[]|<>#":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def markdown(s: ClassSummary) -> str:
+    """The class report as Markdown (GitHub tables; shares as percentages)."""
+    lines = [
+        f"# Class report: {_md(s.lesson)}",
+        "",
+        f"{s.sheets} sheets graded; mean score {s.mean_percent:g}%.",
+        "",
+        "## Steps",
+        "",
+        "| Step | Cells right | Points |",
+        "|---|---:|---:|",
+    ]
+    lines += [
+        f"| {_md(st.step)} | {st.got}/{st.of} ({pct(st.share)}) | {st.points:.4g}/{st.worth} |"
+        for st in s.steps
+    ]
+    lines += ["", "## Named slips", ""]
+    if s.slips:
+        lines += [
+            f"- {sl.students} of {s.sheets} {_md(sl.description)} (`{sl.id}`, "
+            f"{sl.cells} cells{perhaps_text(sl.perhaps)})"
+            for sl in s.slips
+        ]
+    else:
+        lines.append("No named slips.")
+    lines += ["", "## Cells most often wrong", ""]
+    lines += [f"- {_md(c.name)}: {c.got} of {c.of} right, {c.wrong} wrong" for c in s.hardest]
+    if not s.hardest:
+        lines.append("Every cell was right on every sheet.")
+    lines += ["", "## Share who got each cell's point", ""]
+    for st in s.steps:
+        lines += [f"### {_md(st.step)}", ""]
+        lines.append("| | " + " | ".join(_md(c) for c in st.cols) + " |")
+        lines.append("|---|" + "---:|" * len(st.cols))
+        for row, cells in zip(st.rows, st.cells, strict=True):
+            lines.append(f"| **{_md(row)}** | " + " | ".join(pct(c.share) for c in cells) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _h(text: str) -> str:
+    return html.escape(visible(text))
+
+
+def html_page(s: ClassSummary) -> str:
+    """The class report as one self-contained, light HTML page."""
+    css = f"""
+body {{ font-family: system-ui, sans-serif; color: {INK}; background: {PAGE};
+       max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }}
+table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
+th, td {{ border: 1px solid {RULE}; padding: 0.25rem 0.6rem; text-align: right; }}
+th:first-child, td.l, th.l {{ text-align: left; }}
+.heat {{ display: flex; flex-wrap: wrap; gap: 0 2.5rem; }}
+caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
+.muted {{ color: {MUTED}; }}
+.legend span {{ display: inline-block; padding: 0.1rem 0.5rem; margin-right: 0.3rem; }}
+"""
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Class report: {_h(s.lesson)}</title>",
+        f"<style>{css}</style></head><body>",
+        f"<h1>Class report: {_h(s.lesson)}</h1>",
+        f'<p class="muted">{s.sheets} sheets graded; mean score {s.mean_percent:g}%.</p>',
+        "<h2>Steps</h2>",
+        "<table><tr><th>Step</th><th>Cells right</th><th>Points</th></tr>",
+    ]
+    for st in s.steps:
+        bg = band(st.share)[0]
+        parts.append(
+            f'<tr><td class="l">{_h(st.step)}</td><td style="background:{bg}">'
+            f"{st.got}/{st.of} ({pct(st.share)})</td><td>{st.points:.4g}/{st.worth}</td></tr>"
+        )
+    parts += ["</table>", "<h2>Named slips</h2>"]
+    if s.slips:
+        parts.append(
+            "<table><tr><th>Students</th><th class=l>Slip</th><th>Cells</th><th>Perhaps</th></tr>"
+        )
+        parts += [
+            f'<tr><td>{sl.students} of {s.sheets}</td><td class="l">{_h(sl.description)} '
+            f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td><td>{sl.perhaps or ''}</td></tr>"
+            for sl in s.slips
+        ]
+        parts.append("</table>")
+    else:
+        parts.append("<p>No named slips.</p>")
+    parts.append("<h2>Cells most often wrong</h2>")
+    if s.hardest:
+        parts.append("<table><tr><th>Cell</th><th>Right</th><th>Wrong</th></tr>")
+        parts += [
+            f'<tr><td class="l">{_h(c.name)}</td><td>{c.got} of {c.of}</td><td>{c.wrong}</td></tr>'
+            for c in s.hardest
+        ]
+        parts.append("</table>")
+    else:
+        parts.append("<p>Every cell was right on every sheet.</p>")
+    parts.append("<h2>Share who got each cell's point</h2>")
+    parts.append(
+        '<p class="legend">'
+        + "".join(
+            f'<span style="background:{bg}">{_h(words)} '
+            f"({f'≥ {round(low * 100)}%' if low else 'under 50%'})</span>"
+            for low, bg, words in BANDS
+        )
+        + '</p><div class="heat">'
+    )
+    for st in s.steps:
+        parts.append(f"<table><caption>{_h(st.step)}</caption><tr><th></th>")
+        parts += [f"<th>{_h(c)}</th>" for c in st.cols]
+        parts.append("</tr>")
+        for row, cells in zip(st.rows, st.cells, strict=True):
+            parts.append(f'<tr><th class="l">{_h(row)}</th>')
+            parts += [
+                f'<td style="background:{band(c.share)[0]}" title="{c.got} of {c.of}">'
+                f"{pct(c.share)}</td>"
+                for c in cells
+            ]
+            parts.append("</tr>")
+        parts.append("</table>")
+    parts.append("</div></body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,195 @@
+"""A class graded in one go: many sheets against one lesson or a folder of variants, and the
+gradebook (CSV) an LMS imports.
+
+Each sheet says what it is for (``tutor.assess.sheet.Header``: lesson name, fingerprint, variant,
+student); the sheet's variant is found by its id, else its fingerprint, else its lesson's name.
+One derivation (and so one judge, ``judge.judge_for``) per lesson serves every sheet of it, so
+a class costs little more than its sheets. A sheet that cannot be graded is set aside with its
+reason; the rest are graded. No printing here (``cli.py`` does that).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tutor.assess import grade as gr
+from tutor.assess.sheet import Header, read_header, read_sheet
+from tutor.core.catalog import is_dir
+from tutor.core.engine import Derivation, derive
+from tutor.core.errors import LessonError, TutorError
+from tutor.core.lesson import Lesson
+from tutor.core.lessonfile import load_lesson
+
+SHEET_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A sheet that could not be graded, and why (file:line:col messages)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class ClassGrades:
+    """Every sheet given: graded, or set aside."""
+
+    graded: list[gr.Report] = field(default_factory=list)
+    bad: list[Bad] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said once each, in order
+
+
+class Lessons:
+    """The lesson(s) a class's sheets are graded against: one lesson, or a folder of variants."""
+
+    def __init__(self, lessons: list[Lesson], where: str) -> None:
+        self.lessons = lessons
+        self.where = where  # the lesson's name or the folder, for messages
+        self._derived: dict[int, Derivation] = {}
+
+    def pick(self, header: Header) -> Lesson:
+        """The lesson the sheet is for; raise ``TutorError`` saying what the sheet names."""
+        if len(self.lessons) == 1:
+            return self.lessons[0]
+        for match in (
+            lambda v: header.variant is not None and v.variant and v.variant.id == header.variant,
+            lambda v: header.fingerprint is not None and v.fingerprint == header.fingerprint,
+            lambda v: header.lesson is not None and v.name == header.lesson,
+        ):
+            found = [v for v in self.lessons if match(v)]
+            if len(found) == 1:
+                return found[0]
+        names = ", ".join(
+            f"{k} {val}"
+            for k, val in (
+                ("variant", header.variant),
+                ("fingerprint", header.fingerprint),
+                ("lesson", header.lesson),
+            )
+            if val
+        )
+        raise TutorError(
+            f"{header.path}: no lesson in {self.where} matches this sheet "
+            f"({names or 'it names no lesson'})"
+        )
+
+    def derived(self, lesson: Lesson) -> Derivation:
+        """One derivation per lesson, kept for every sheet of it (its judge comes with it)."""
+        key = id(lesson)
+        if key not in self._derived:
+            self._derived[key] = derive(lesson)
+        return self._derived[key]
+
+
+def sheet_files(paths: list[Path]) -> list[Path]:
+    """The sheets given: files as given, and the sheet files in each folder (sorted)."""
+    out: list[Path] = []
+    for p in paths:
+        if is_dir(p):
+            found = sorted(
+                f for f in p.iterdir() if f.suffix.lower() in SHEET_SUFFIXES and f.is_file()
+            )
+            if not found:
+                raise TutorError(
+                    f"{p} is a folder; expected an answer sheet file (.yaml) or a folder of "
+                    "them, but it holds none"
+                )
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> ClassGrades:
+    """Grade every sheet; one that cannot be read or matched is set aside with its reason."""
+    out = ClassGrades()
+    for path in paths:
+        try:
+            header, root = read_header(path)
+            d = lessons.derived(lessons.pick(header))
+            sheet = read_sheet(path, d, force, root)
+        except LessonError as err:
+            out.bad.append(Bad(str(path), str(err)))
+            continue
+        except TutorError as err:
+            out.bad.append(Bad(str(path), str(err)))
+            continue
+        for note in sheet.notes:
+            if note.startswith("the sheet has no fingerprint"):
+                note = "some sheets have no fingerprint (made by an older attn-tutor): " + (
+                    "they cannot tell whether the lesson's numbers changed since"
+                )
+            else:
+                note = f"{path}: {note}"
+            if note not in out.notes:
+                out.notes.append(note)
+        out.graded.append(gr.grade(d, sheet))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the gradebook
+
+
+def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
+    """The gradebook as rows: a header, then one row per graded sheet.
+
+    Columns: Student, ID (from the sheet, copied from the roster by ``variants``), Sheet,
+    Variant, the points of each step, Total, Out of, Percent.
+    """
+    keys: list[str] = []
+    for r in grades.graded:
+        for step, _ in r.steps():
+            if step.key not in keys:
+                keys.append(step.key)
+    rows: list[list[object]] = [
+        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent"]
+    ]
+    for r in grades.graded:
+        header = r.sheet.header
+        by_key = {step.key: earned for step, earned, _ in r.points_by_step()}
+        variant = r.d.lesson.variant.id if r.d.lesson.variant else ""
+        rows.append(
+            [
+                r.sheet.student,
+                header.student_id if header else "",
+                Path(r.sheet.path).name,
+                variant,
+                *(gr.points_number(by_key[k]) if k in by_key else "" for k in keys),
+                gr.points_number(r.points),
+                r.out_of,
+                gr.percent(r),
+            ]
+        )
+    return rows
+
+
+def gradebook_csv(grades: ClassGrades) -> str:
+    """The gradebook as CSV (comma-separated, a header row, UTF-8, points with a decimal point)
+    for Canvas's and Moodle's grade import."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for row in gradebook_rows(grades):
+        writer.writerow([_cell(x) for x in row])
+    return buf.getvalue()
+
+
+def _cell(x: object) -> str:
+    text = str(x)
+    # a spreadsheet runs a cell that starts with = + - @ as a formula: a student's name must not
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not isinstance(x, int | float):
+        return "'" + text
+    return text
+
+
+def lessons_from_folder(folder: Path) -> Lessons:
+    """Every lesson in a folder (the variants ``attn-tutor variants`` wrote); raise
+    ``LessonError`` for a bad one."""
+    files = sorted(f for f in folder.iterdir() if f.suffix.lower() in (".yaml", ".yml"))
+    if not files:
+        raise TutorError(f"{folder} holds no lesson files (.yaml); expected a folder of variants")
+    return Lessons([load_lesson(f) for f in files], str(folder))
