@@ -1,0 +1,327 @@
+"""The explorer's lesson as a pure, editable model: no Textual here, so it is tested directly.
+
+``Explorer`` holds a lesson and the explorer's own settings (mask on or off, what the scores
+are divided by, a factor on the scaled scores), works them with the engine's primitives, and
+after every change says which shown values went up or down and where a row's strongest key
+moved. Edits and settings are undoable. The variations exist only here: ``variant`` builds a
+derivation from the engine's primitives, so ``derive`` keeps today's behaviour for lessons.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import sympy
+from sympy.polys.domains import QQ
+
+from tutor.author.new import entry_text
+from tutor.core import engine as en
+from tutor.core.engine import Cell, Derivation, Kit, Ref, Step
+from tutor.core.errors import AnswerError
+from tutor.core.lesson import Lesson, Matrix
+from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.spec import MAX_DENOMINATOR_DIGITS
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name
+
+DIVISORS = ("root", "one", "d_k")  # scores ÷ √d_k (the lesson), ÷ 1 (no scaling), ÷ d_k
+DIVISOR_TEXT = {"root": "√d_k", "one": "1", "d_k": "d_k"}
+# factors a student steps through with [ and ]: 0 makes every row even, 10 makes it pick one
+FACTORS: tuple[tuple[int, int], ...] = ((0, 1), (1, 4), (1, 2), (1, 1), (2, 1), (4, 1), (10, 1))
+UP, DOWN = "▲", "▼"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The explorer's variations of the lesson's computation (defaults: the lesson's own)."""
+
+    mask: bool = False
+    divisor: str = "root"
+    factor: tuple[int, int] = (1, 1)
+
+    @property
+    def factor_text(self) -> str:
+        p, q = self.factor
+        return str(p) if q == 1 else f"{p}/{q}"
+
+
+@dataclass(frozen=True, eq=False)
+class Times(Step):
+    """``tempered = scaled × t``: the scaled scores times the explorer's factor t.
+
+    It reads one cell, as a scale step does (so every consumer of ``sources`` follows it, and
+    ``exact_size`` counts its forms like a scaled score's); only ``combine`` differs.
+    """
+
+    factor: tuple[int, int] = (1, 1)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], object], kit: Kit) -> object:  # type: ignore[override]
+        p, q = self.factor
+        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator]
+
+
+def _near_times(c: Cell, p: int, q: int, places: int) -> object:
+    extra = len(str(abs(p))) + 1  # places lost to the multiplication, at most
+    return c.near(places + extra) * p / q
+
+
+def _times_cell(c: Cell, p: int, q: int) -> Cell:
+    if p == 0:
+        return Cell(QQ(0))
+    if c.q is not None:
+        return Cell(c.q * QQ(p, q))
+    return Cell(
+        None,
+        c.approx * p / q,
+        lambda: c.exact * sympy.Rational(p, q),
+        functools.partial(_near_times, c, p, q),
+    )
+
+
+def times(name: str, scaled: Step, factor: tuple[int, int], head: int | None) -> Times:
+    """Every scaled score times ``factor`` (p, q)."""
+    p, q = factor
+    cells = tuple(tuple(_times_cell(c, p, q) for c in row) for row in scaled.cells)
+    return Times(
+        name, head, scaled.rows, scaled.cols, cells, "scale", (scaled,), factor=factor, divisor=1
+    )
+
+
+def divisor_square(settings: Settings, d_k: int) -> int:
+    """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
+    return {"root": d_k, "one": 1, "d_k": d_k * d_k}[settings.divisor]
+
+
+def variant(lesson: Lesson, settings: Settings) -> Derivation:
+    """The lesson worked as ``engine.derive`` works it, with the explorer's settings: with
+    the default settings (and the lesson's mask) every step is the engine's own."""
+    tokens = lesson.labels
+    X = en.given("X", lesson.X, tokens)  # (N, d_model)
+    steps: list[Step] = [X]
+    outputs = []
+    for number, head in enumerate(lesson.heads, 1):
+        h = number if lesson.multi_head else None
+        W_Q = en.given("W_Q", head.W_Q, en.numbered(len(head.W_Q)), h)
+        W_K = en.given("W_K", head.W_K, en.numbered(len(head.W_K)), h)
+        W_V = en.given("W_V", head.W_V, en.numbered(len(head.W_V)), h)
+        Q = en.matmul("Q", X, W_Q, head=h)  # (N, d_k)
+        K = en.matmul("K", X, W_K, head=h)  # (N, d_k)
+        V = en.matmul("V", X, W_V, head=h)  # (N, d_v)
+        scores = en.matmul("scores", Q, K, transpose=True, head=h)  # (N, N)
+        d_k = len(head.W_K[0])
+        scaled = en.scale("scaled", scores, divisor_square(settings, d_k), head=h)
+        steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
+        if settings.factor != (1, 1):
+            scaled = times("tempered", scaled, settings.factor, h)  # (N, N) × t
+            steps.append(scaled)
+        if settings.mask:
+            scaled = en.causal_mask("masked", scaled, head=h)  # −∞ above the diagonal
+            steps.append(scaled)
+        weights = en.softmax("weights", scaled, head=h)  # (N, N), rows sum to 1
+        Z = en.matmul("Z", weights, V, head=h)  # (N, d_v)
+        steps += [weights, Z]
+        outputs.append(Z)
+    if lesson.multi_head:
+        joined = en.concat("concat", outputs)
+        steps.append(joined)
+        if lesson.W_O is not None:
+            W_O = en.given("W_O", lesson.W_O, joined.cols)
+            steps += [W_O, en.matmul("output", joined, W_O)]
+    return Derivation(lesson, tuple(steps))
+
+
+# ---------------------------------------------------------------------------------------------
+# editing a lesson's given matrices
+
+
+def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
+    """The given matrix ``name`` (X, W_Q, W_K, W_V, W_O) of ``head`` (1-based, or None)."""
+    if name == "X":
+        return lesson.X
+    if name == "W_O":
+        assert lesson.W_O is not None
+        return lesson.W_O
+    return getattr(lesson.heads[(head or 1) - 1], name)
+
+
+def _replaced(m: Matrix, i: int, j: int, entry: tuple[int, int]) -> Matrix:
+    return tuple(
+        tuple(entry if (r, c) == (i, j) else e for c, e in enumerate(row))
+        for r, row in enumerate(m)
+    )
+
+
+def with_entry(
+    lesson: Lesson, name: str, head: int | None, i: int, j: int, entry: tuple[int, int]
+) -> Lesson:
+    """The lesson with one entry of one given matrix replaced."""
+    m = _replaced(given_matrix(lesson, name, head), i, j, entry)
+    if name == "X":
+        return dataclasses.replace(lesson, X=m)
+    if name == "W_O":
+        return dataclasses.replace(lesson, W_O=m)
+    k = (head or 1) - 1
+    heads = list(lesson.heads)
+    heads[k] = dataclasses.replace(heads[k], **{name: m})
+    return dataclasses.replace(lesson, heads=tuple(heads))
+
+
+def read_entry(text: str, m: Matrix, i: int, j: int, name: str) -> tuple[int, int]:
+    """A typed entry, read exactly (never evaluated), and held to the lesson format's limits;
+    raises ``AnswerError`` saying what was found and what is expected."""
+    if not text.strip():
+        raise AnswerError(f"nothing typed; expected {EXPECTED_ARGUMENT}")
+    entry = parse_entry(text, EXPECTED_ARGUMENT)
+    den = 1
+    for r, row in enumerate(m):
+        for c, (_, q) in enumerate(row):
+            den = math.lcm(den, entry[1] if (r, c) == (i, j) else q)
+    if den >= 10**MAX_DENOMINATOR_DIGITS:
+        raise AnswerError(
+            f"with {text.strip()} the entries of {name} would have a common denominator of more "
+            f"than {MAX_DENOMINATOR_DIGITS} digits; use a few denominators (halves, thirds, …)"
+        )
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# what changed
+
+
+def _compare(c: Cell) -> object:
+    return -math.inf if c.masked else c.approx
+
+
+def marks(old: Derivation, new: Derivation, places: int) -> dict[tuple[str, int, int], str]:
+    """▲ or ▼ for every cell whose shown value changed between two derivations (cells of a
+    step that is new, or changed shape, are not marked: there is nothing to compare)."""
+    before = {s.key: s for s in old.steps}
+    out: dict[tuple[str, int, int], str] = {}
+    for s in new.steps:
+        o = before.get(s.key)
+        if o is None or o.shape != s.shape:
+            continue
+        for i, (row, orow) in enumerate(zip(s.cells, o.cells, strict=True)):
+            for j, (c, oc) in enumerate(zip(row, orow, strict=True)):
+                if c is oc:  # the same cell object: the step was not recomputed
+                    continue
+                if fmt.shown(c, s, places) != fmt.shown(oc, o, places):
+                    out[(s.key, i, j)] = UP if _compare(c) > _compare(oc) else DOWN
+    return out
+
+
+def strongest(step: Step, i: int) -> int:
+    """The key a row of weights gives most (the first of equals)."""
+    row = step.cells[i]
+    return max(range(len(row)), key=lambda k: (row[k].approx, -k))
+
+
+def moves(old: Derivation, new: Derivation) -> list[str]:
+    """A sentence for every row of weights whose strongest key moved."""
+    out = []
+    for s in new.steps:
+        if s.name != "weights" or not old.has("weights", s.head):
+            continue
+        o = old.step("weights", s.head)
+        for i in range(len(s.rows)):
+            a, b = strongest(o, i), strongest(s, i)
+            if a != b:
+                out.append(
+                    f"{s.key}[{s.rows[i]}]: the strongest key moved from {s.cols[a]} to {s.cols[b]}"
+                )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the session
+
+
+@dataclass(frozen=True)
+class State:
+    lesson: Lesson
+    settings: Settings
+
+
+@dataclass
+class Explorer:
+    """An editing session: the lesson as it is now, its derivation, undo and redo, and what
+    the last change did (``marks``, ``moved``)."""
+
+    original: Lesson
+    state: State = field(init=False)
+    derivation: Derivation = field(init=False)
+    marks: dict[tuple[str, int, int], str] = field(default_factory=dict, init=False)
+    moved: list[str] = field(default_factory=list, init=False)
+    done: list[State] = field(default_factory=list, init=False)
+    undone: list[State] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self.state = State(self.original, Settings(mask=self.original.mask == "causal"))
+        self.derivation = variant(self.state.lesson, self.state.settings)
+
+    @property
+    def lesson(self) -> Lesson:
+        return self.state.lesson
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def places(self) -> int:
+        return self.original.precision
+
+    @property
+    def edited(self) -> bool:
+        return self.lesson != self.original
+
+    def _go(self, state: State) -> None:
+        old = self.derivation
+        self.state = state
+        self.derivation = variant(state.lesson, state.settings)
+        self.marks = marks(old, self.derivation, self.places)
+        self.moved = moves(old, self.derivation)
+
+    def _change(self, state: State) -> None:
+        if state == self.state:
+            self.marks, self.moved = {}, []
+            return
+        self.done.append(self.state)
+        self.undone.clear()
+        self._go(state)
+
+    def edit(self, step: Step, i: int, j: int, text: str) -> str:
+        """Replace entry (i, j) of a given matrix with the number typed; returns what was done.
+        Raises ``AnswerError`` (nothing changes) when the text is not a number it may hold."""
+        if step.op != "input":
+            raise AnswerError(
+                f"{step.key} is worked out from other steps; edit a given matrix "
+                "(X, W_Q, W_K, W_V or W_O)"
+            )
+        m = given_matrix(self.lesson, step.name, step.head)
+        entry = read_entry(text, m, i, j, step.key)
+        lesson = with_entry(self.lesson, step.name, step.head, i, j, entry)
+        self._change(State(lesson, self.settings))
+        return f"{cell_name(step, i, j)} = {entry_text(entry)}"
+
+    def configure(self, **changes: object) -> None:
+        """Change a setting (``mask``, ``divisor``, ``factor``), undoably."""
+        self._change(State(self.lesson, dataclasses.replace(self.settings, **changes)))
+
+    def undo(self) -> bool:
+        if not self.done:
+            return False
+        self.undone.append(self.state)
+        self._go(self.done.pop())
+        return True
+
+    def redo(self) -> bool:
+        if not self.undone:
+            return False
+        self.done.append(self.state)
+        self._go(self.undone.pop())
+        return True
