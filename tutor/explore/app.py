@@ -26,21 +26,21 @@ from tutor.text.cells import cell_name
 EDIT_KEYS = set("0123456789-./")
 
 HELP = """\
-[b]attn-tutor explore[/b]: every key
+attn-tutor explore: every key
 
-[b]Moving[/b]
+Moving
   ← ↑ → ↓          move in a table (or click a cell)
   tab / shift+tab  next / previous table
   n / p            next / previous page (or click a tab)
   h                next head (lessons with heads)
 
-[b]Explaining[/b]
+Explaining
   (cursor)         the side panel shows the cell's working; the cells it
                    comes from are highlighted
   enter            follow the cell to the cells it is made from
   backspace        come back
 
-[b]Editing[/b] (on X, W_Q, W_K, W_V or W_O)
+Editing (on X, W_Q, W_K, W_V or W_O)
   0-9 - . /        type a number for the cell (enter: keep, esc: cancel)
   e                edit the cell, starting from its value
   u / ctrl+r       undo / redo
@@ -49,7 +49,7 @@ HELP = """\
   ] / [            multiply the scaled scores by more / less (0 … 10)
   ▲ ▼              shown values the last change raised or lowered
 
-[b]Keeping[/b]
+Keeping
   s                save the edited lesson as a new lesson file
   ?                this help;  q  quit (twice when there are unsaved edits)
 
@@ -66,7 +66,10 @@ class Help(ModalScreen[None]):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(HELP, id="help-text")
+        text = Text()
+        for line in HELP.splitlines(keepends=True):  # headings in bold; no markup to trip on
+            text.append(line, style="bold" if line[:1].isalpha() and ":" not in line else "")
+        yield Static(text, id="help-text")
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
@@ -129,7 +132,7 @@ class ExploreApp(App[None]):
         self.source = source  # how the lesson was named, for the saved file's comment
         self.folder = folder or Path.cwd()
         self.head = 1
-        # cells followed (name, step, head, row, column), for backspace
+        # cells followed (name, the view it was in, head, row, column), for backspace
         self.trail: list[tuple[str, str, int | None, int, int]] = []
         self.current: tuple[Step, int, int] | None = None
         self.entry_for: str | None = None  # "edit" or "save"
@@ -250,6 +253,7 @@ class ExploreApp(App[None]):
     ) -> None:
         """Show a page and put the focus on ``name`` (else the page's own step), once the page
         is on screen (a view on a hidden page cannot take the focus)."""
+        self.set_focus(None)  # else the focus, hidden with its page, is moved on by Textual
         self.query_one("#pages", TabbedContent).active = page.id
         names = [n for row in page.rows for n in row]
         for n in ([name] if name else []) + [*page.home, *names]:
@@ -261,11 +265,16 @@ class ExploreApp(App[None]):
                 self.call_after_refresh(self.land)
                 return
 
-    def land(self) -> None:
-        v, self.landing = self.landing, None
-        if v is not None:
-            v.focus()
-            v.post_message(MatrixView.Moved(v))
+    def land(self, tries: int = 20) -> None:
+        v = self.landing
+        if v is None:
+            return
+        if not v.focusable and tries:  # its page is not on screen yet
+            self.call_after_refresh(self.land, tries - 1)
+            return
+        self.landing = None
+        v.focus()
+        v.post_message(MatrixView.Moved(v))
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if self.landing is not None:
@@ -289,7 +298,10 @@ class ExploreApp(App[None]):
             self.redraw()
         here = self.view_of(self.page.id, name)
         if here is None or here.step is None:
-            page = next((p for p in self.pages if name in p.home), self.page)
+            # a page that shows it beside the cell we come from, else the page about it
+            came = self.current[0].name if self.current is not None else ""
+            beside = [p for p in self.pages if {name, came} <= {n for r in p.rows for n in r}]
+            page = (beside or [p for p in self.pages if name in p.home] or [self.page])[0]
             self.go_page(page, name, (i, j))
             return
         here.focus()
@@ -306,7 +318,8 @@ class ExploreApp(App[None]):
         if not refs:
             self.say(f"{cell_name(step, i, j)} comes from no other cell")
             return
-        self.trail.append((cell_name(step, i, j), step.name, step.head, i, j))
+        here = self.focused.id if isinstance(self.focused, MatrixView) else None
+        self.trail.append((cell_name(step, i, j), here or step.name, step.head, i, j))
         # the source in the same place when there is one (a weight's own scaled score)
         same = [r for r in refs if (r.i, r.j) == (i, j)] if step.op != "matmul" else []
         first = (same or refs)[0]
@@ -318,8 +331,18 @@ class ExploreApp(App[None]):
         if not self.trail:
             self.say("nothing to go back to: enter follows a cell to the cells it comes from")
             return
-        _, name, head, i, j = self.trail.pop()
-        self.go_cell(name, head, i, j)
+        _, where, head, i, j = self.trail.pop()
+        if head is not None and head != self.head:
+            self.head = head
+            self.redraw()
+        page_id, _, name = where.partition("-")
+        page = next((p for p in self.pages if p.id == page_id), None)
+        if page is None:  # followed from outside a table: find the step
+            self.go_cell(page_id, head, i, j)
+        elif page.id == self.page.id:
+            self.go_cell(name, None, i, j)
+        else:
+            self.go_page(page, name, (i, j))
 
     # -- editing -----------------------------------------------------------------------------
 
