@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, HorizontalScroll, Vertical, VerticalScroll
+from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
@@ -100,8 +100,8 @@ class ExploreApp(App[None]):
     #tabs { width: 1fr; }
     #pages { height: 1fr; }
     #panel { width: 36; height: 100%; border-left: solid $primary; padding: 0 1; }
-    .row { height: auto; width: auto; }
-    HorizontalScroll { height: auto; }
+    .row { height: auto; width: 1fr; layout: horizontal; }
+    .row.stacked { layout: vertical; }
     #editor { height: auto; display: none; }
     #editor.open { display: block; }
     #prompt { height: 1; }
@@ -154,7 +154,7 @@ class ExploreApp(App[None]):
                     for page in self.pages:
                         with TabPane(page.title, id=page.id), VerticalScroll():
                             for row in page.rows:
-                                with HorizontalScroll(classes="row"):
+                                with Container(classes="row"):
                                     for name in row:
                                         view = MatrixView(name, id=f"{page.id}-{name}")
                                         self.views.append(view)
@@ -190,11 +190,23 @@ class ExploreApp(App[None]):
             mine = {(i, j): m for (k, i, j), m in self.model.marks.items() if k == step.key}
             v.bind(step, views.title(step, self.model.settings), self.model.places, mine)
         self.draw_top()
+        self.call_after_refresh(self.fit_rows)
         if self.current is not None:
             step, i, j = self.current
             fresh = views.find(d, step.name, self.head)
             if fresh is not None and fresh.shape == step.shape:
                 self.show(fresh, i, j)
+
+    def fit_rows(self) -> None:
+        """Tables side by side where they fit the width, else one under another."""
+        width = self.query_one("#tabs").size.width - 2  # the scroll bar
+        for row in self.query(".row"):
+            views_ = [v for v in row.query(MatrixView) if v.step is not None]
+            need = sum(v.get_content_width(None, None) + 2 for v in views_)  # + the margin
+            row.set_class(need > width, "stacked")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_rows)
 
     def draw_top(self) -> None:
         lesson, s = self.model.lesson, self.model.settings

@@ -15,13 +15,12 @@ from tutor.text import format as fmt
 GAP = 1  # spaces between columns
 HIGHLIGHT = Style(bgcolor="dark_goldenrod", color="black", bold=True)
 CURSOR = Style(reverse=True, bold=True)
-CURSOR_IDLE = Style(underline=True)
 
 
 def heat(value: float) -> Style:
     """A weight's background: dark for 0, bright blue for 1 (the number is always printed)."""
     v = max(0.0, min(1.0, value))
-    return Style(bgcolor=f"rgb({int(20 + 20 * v)},{int(30 + 70 * v)},{int(50 + 170 * v)})")
+    return Style(bgcolor=f"rgb({int(25 + 15 * v)},{int(25 + 95 * v)},{int(35 + 205 * v)})")
 
 
 class MatrixView(Widget, can_focus=True):
@@ -121,8 +120,8 @@ class MatrixView(Widget, can_focus=True):
                     style = heat(step.cells[i][j].value)
                 if (i, j) in self.lit:
                     style = HIGHLIGHT
-                if (i, j) == (self.row, self.col):
-                    style = style + (CURSOR if focused else CURSOR_IDLE)
+                if focused and (i, j) == (self.row, self.col):
+                    style = style + CURSOR
                 out.append(text.rjust(w), style=style)
         return out
 
