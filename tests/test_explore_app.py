@@ -222,7 +222,7 @@ def test_save_writes_a_lesson_that_loads_and_never_overwrites_unasked(tmp_path, 
         assert app.entry_for is None
         await pilot.press("s")
         await pilot.pause()
-        await pilot.press(*["backspace"] * 80, *"cats-chase-mice-explored.yaml", "enter")
+        await pilot.press("ctrl+u", *"cats-chase-mice-explored.yaml", "enter")
         await pilot.pause()
         assert "exists: enter again to replace it" in str(app.query_one("#refusal").render())
         await pilot.press("escape")  # not replaced
@@ -295,3 +295,20 @@ def test_help_does_not_import_textual() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_save_that_cannot_be_written_is_refused_in_place(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("s", "ctrl+u", *"no/such/folder/x.yaml", "enter")
+        await pilot.pause()
+        refusal = str(app.query_one("#refusal").render())
+        assert refusal.startswith("refused: cannot write in") and app.entry_for == "save"
+        await pilot.press("ctrl+u", "enter")
+        await pilot.pause()
+        assert "type a file name" in str(app.query_one("#refusal").render())
+        await pilot.press("q")  # typed on the line, not a quit
+        await pilot.pause()
+        assert app.is_running and app.buffer == "q"
+
+    drive("cats-chase-mice", script, tmp_path)
+    assert list(tmp_path.iterdir()) == []

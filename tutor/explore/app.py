@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from tutor.core.engine import Step
 from tutor.core.errors import AnswerError, TutorError
@@ -20,10 +20,11 @@ from tutor.core.lesson import Lesson
 from tutor.explore import views
 from tutor.explore.model import DIVISOR_TEXT, DIVISORS, FACTORS, Explorer
 from tutor.explore.save import default_path, save_lesson
-from tutor.explore.widgets import MatrixView
+from tutor.explore.widgets import Board, MatrixView
 from tutor.text.cells import cell_name
 
 EDIT_KEYS = set("0123456789-./")
+MAX_TYPED = 400  # characters on the typing line (a file path can be long; numbers are capped)
 
 HELP = """\
 attn-tutor explore: every key
@@ -41,7 +42,8 @@ Explaining
   backspace        come back
 
 Editing (on X, W_Q, W_K, W_V or W_O)
-  0-9 - . /        type a number for the cell (enter: keep, esc: cancel)
+  0-9 - . /        type a number for the cell (enter: keep, esc: cancel,
+                   backspace: delete, ctrl+u: clear the line)
   e                edit the cell, starting from its value
   u / ctrl+r       undo / redo
   m                causal mask on / off
@@ -79,15 +81,6 @@ class Help(ModalScreen[None]):
         self.dismiss()
 
 
-class Entry(Input):
-    """The line where a number is typed (for an edit, or a file name to save to)."""
-
-    BINDINGS: ClassVar = [Binding("escape", "cancel", "cancel", show=False)]
-
-    def action_cancel(self) -> None:
-        self.app.close_entry()  # type: ignore[attr-defined]
-
-
 class ExploreApp(App[None]):
     """The explorer."""
 
@@ -95,18 +88,16 @@ class ExploreApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     CSS = """
     #top { height: 1; background: $primary-background; }
-    #status { height: auto; max-height: 3; color: $warning; }
     #body { height: 1fr; }
     #tabs { width: 1fr; }
     #pages { height: 1fr; }
     #panel { width: 36; height: 100%; border-left: solid $primary; padding: 0 1; }
     .row { height: auto; width: 1fr; layout: horizontal; }
     .row.stacked { layout: vertical; }
-    #editor { height: auto; display: none; }
-    #editor.open { display: block; }
-    #prompt { height: 1; }
-    #refusal { height: auto; color: $error; }
     TabPane { padding: 0 0; }
+    #prompt { height: 1; }
+    #refusal { height: 1; color: $error; }
+    #status { height: 2; color: $warning; }
     """
     BINDINGS: ClassVar = [
         Binding("q", "quit_app", "quit"),
@@ -135,7 +126,9 @@ class ExploreApp(App[None]):
         # cells followed (name, the view it was in, head, row, column), for backspace
         self.trail: list[tuple[str, str, int | None, int, int]] = []
         self.current: tuple[Step, int, int] | None = None
-        self.entry_for: str | None = None  # "edit" or "save"
+        self.entry_for: str | None = None  # "edit" or "save": the typing line is open
+        self.prompt = ""
+        self.buffer = ""  # what has been typed on the line
         self.editing: tuple[Step, int, int] | None = None
         self.confirm: Path | None = None  # a file that exists: the next save replaces it
         self.saved = True
@@ -147,7 +140,7 @@ class ExploreApp(App[None]):
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="top")
+        yield Board(id="top")
         with Horizontal(id="body"):
             with Vertical(id="tabs"):
                 with TabbedContent(id="pages"):
@@ -159,12 +152,10 @@ class ExploreApp(App[None]):
                                         view = MatrixView(name, id=f"{page.id}-{name}")
                                         self.views.append(view)
                                         yield view
-                with Vertical(id="editor"):
-                    yield Static(id="prompt")
-                    yield Entry(id="entry")
-                    yield Static(id="refusal")
-                yield Static(id="status")
-            yield Static(id="panel")
+                yield Board(id="prompt")
+                yield Board(id="refusal")
+                yield Board(id="status")
+            yield Board(id="panel")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -182,13 +173,17 @@ class ExploreApp(App[None]):
     def redraw(self) -> None:
         """Bind every view to the current derivation's steps (and marks)."""
         d = self.model.derivation
+        marks: dict[str, dict[tuple[int, int], str]] = {}
+        for (key, i, j), mark in self.model.marks.items():
+            marks.setdefault(key, {})[(i, j)] = mark
         for v in self.views:
             step = views.find(d, v.step_name, self.head)
             if step is None:
-                v.bind(None, v.step_name, self.model.places, {})
+                v.bind(None, v.step_name, None, {})
                 continue
-            mine = {(i, j): m for (k, i, j), m in self.model.marks.items() if k == step.key}
-            v.bind(step, views.title(step, self.model.settings), self.model.places, mine)
+            mine = marks.get(step.key, {})
+            texts = self.model.texts[step.key]
+            v.bind(step, views.title(step, self.model.settings), texts, mine)
         self.draw_top()
         self.call_after_refresh(self.fit_rows)
         if self.current is not None:
@@ -221,10 +216,10 @@ class ExploreApp(App[None]):
         if self.model.edited:
             parts.append("edited" + ("" if self.saved else ", not saved"))
         parts.append("? help")
-        self.query_one("#top", Static).update(Text(" · ".join(parts)))
+        self.query_one("#top", Board).update(Text(" · ".join(parts)))
 
     def say(self, text: str) -> None:
-        self.query_one("#status", Static).update(Text(text))
+        self.query_one("#status", Board).update(Text(text))
 
     def show(self, step: Step, i: int, j: int) -> None:
         """The side panel for cell (i, j) of ``step``, and its sources lit up."""
@@ -237,7 +232,7 @@ class ExploreApp(App[None]):
             lines.append("enter: go to them")
         if self.trail:
             lines.append("backspace: back to " + self.trail[-1][0])
-        self.query_one("#panel", Static).update(Text("\n".join(lines)))
+        self.query_one("#panel", Board).update(Text("\n".join(lines)))
         lit: dict[str, set[tuple[int, int]]] = {}
         for r in refs:
             lit.setdefault(r.step.key, set()).add((r.i, r.j))
@@ -358,25 +353,46 @@ class ExploreApp(App[None]):
 
     # -- editing -----------------------------------------------------------------------------
 
-    def open_entry(self, purpose: str, prompt: str, value: str) -> None:
-        self.entry_for = purpose
-        self.query_one("#editor").add_class("open")
-        self.query_one("#prompt", Static).update(Text(prompt))
-        self.query_one("#refusal", Static).update("")
-        entry = self.query_one("#entry", Entry)
-        entry.value = value
-        entry.cursor_position = len(value)
-        entry.focus()
+    def open_entry(self, purpose: str, prompt: str, value: str, hint: str) -> None:
+        """A line to type on, under the tables: the focus stays on the table (it passes every
+        key here while the line is open), so opening it costs no restyling."""
+        self.entry_for, self.prompt, self.buffer = purpose, prompt, value
+        if not isinstance(self.focused, MatrixView) and self.current is not None:
+            self.go_cell(self.current[0].name, self.current[0].head, *self.current[1:])
+        self.draw_entry()
+        self.query_one("#refusal", Board).update(Text(hint, style="grey70"))
+
+    def draw_entry(self) -> None:
+        line = Text(self.prompt + " ", style="bold")
+        line.append(self.buffer)
+        line.append("▏", style="blink")
+        self.query_one("#prompt", Board).update(line)
+
+    def entry_key(self, event: events.Key) -> None:
+        """A key typed while the line is open: enter, escape, backspace or a character."""
+        if event.key == "escape":
+            self.close_entry()
+        elif event.key == "enter":
+            if self.entry_for == "edit":
+                self.submit_edit(self.buffer)
+            elif self.entry_for == "save":
+                self.submit_save(self.buffer)
+        elif event.key in ("backspace", "ctrl+h"):
+            self.buffer = self.buffer[:-1]
+            self.draw_entry()
+        elif event.key == "ctrl+u":  # clear the line, as in a shell
+            self.buffer = ""
+            self.draw_entry()
+        elif event.is_printable and event.character and len(self.buffer) < MAX_TYPED:
+            self.buffer += event.character
+            self.draw_entry()
 
     def close_entry(self) -> None:
         self.entry_for = None
         self.confirm = None
-        self.query_one("#editor").remove_class("open")
-        if self.editing is not None or self.current is not None:
-            target = self.editing or self.current
-            assert target is not None
-            self.go_cell(target[0].name, target[0].head, target[1], target[2])
         self.editing = None
+        self.query_one("#prompt", Board).update("")
+        self.query_one("#refusal", Board).update("")
 
     def start_edit(self, text: str) -> None:
         if self.current is None:
@@ -386,7 +402,7 @@ class ExploreApp(App[None]):
             self.say(f"{step.key} is worked out from other steps; edit X, W_Q, W_K, W_V or W_O")
             return
         self.editing = (step, i, j)
-        self.open_entry("edit", f"{cell_name(step, i, j)} = (enter: keep, esc: cancel)", text)
+        self.open_entry("edit", f"{cell_name(step, i, j)} =", text, "enter: keep it, esc: cancel")
 
     def action_edit(self) -> None:
         if self.current is not None:
@@ -404,13 +420,6 @@ class ExploreApp(App[None]):
             event.stop()
             self.start_edit(event.character or "")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if self.entry_for == "edit":
-            self.submit_edit(event.value)
-        elif self.entry_for == "save":
-            self.submit_save(event.value)
-
     def submit_edit(self, text: str) -> None:
         assert self.editing is not None
         step, i, j = self.editing
@@ -418,7 +427,7 @@ class ExploreApp(App[None]):
         try:
             done = self.model.edit(fresh, i, j, text)
         except AnswerError as err:
-            self.query_one("#refusal", Static).update(Text(f"refused: {err}"))
+            self.query_one("#refusal", Board).update(Text(f"refused: {err}"))
             return
         self.saved = False
         self.after_change(done)
@@ -470,25 +479,25 @@ class ExploreApp(App[None]):
         if self.entry_for is not None:
             return
         path = default_path(self.model.original, self.folder)
-        self.open_entry("save", "save the lesson as (enter: save, esc: cancel)", str(path))
+        self.open_entry("save", "save the lesson as:", str(path), "enter: save, esc: cancel")
 
     def submit_save(self, text: str) -> None:
         path = Path(text.strip()).expanduser()
         if not text.strip():
-            self.query_one("#refusal", Static).update("refused: type a file name")
+            self.query_one("#refusal", Board).update("refused: type a file name")
             return
         if not path.is_absolute():
             path = self.folder / path
         if path.exists() and self.confirm != path:
             self.confirm = path
-            self.query_one("#refusal", Static).update(
+            self.query_one("#refusal", Board).update(
                 Text(f"{path} exists: enter again to replace it, esc to cancel")
             )
             return
         try:
             save_lesson(self.model, path, self.source, replace=self.confirm == path)
         except TutorError as err:
-            self.query_one("#refusal", Static).update(Text(f"refused: {err}"))
+            self.query_one("#refusal", Board).update(Text(f"refused: {err}"))
             return
         self.saved = True
         self.close_entry()

@@ -96,41 +96,69 @@ def divisor_square(settings: Settings, d_k: int) -> int:
     return {"root": d_k, "one": 1, "d_k": d_k * d_k}[settings.divisor]
 
 
-def variant(lesson: Lesson, settings: Settings) -> Derivation:
+Memo = dict[tuple, Step]  # type: ignore[type-arg]  # a step by what it was made from
+
+
+def variant(lesson: Lesson, settings: Settings, memo: Memo | None = None) -> Derivation:
     """The lesson worked as ``engine.derive`` works it, with the explorer's settings: with
-    the default settings (and the lesson's mask) every step is the engine's own."""
+    the default settings (and the lesson's mask) every step is the engine's own.
+
+    ``memo`` holds steps by what they were made from (their inputs' numbers and the settings);
+    a step found there is reused, not worked again: after an edit of W_V, Q, K, the scores and
+    the weights are the last derivation's. ``memo`` is refilled with this derivation's steps.
+    """
+    old = dict(memo) if memo else {}
+    if memo is not None:
+        memo.clear()
+
+    def get(
+        key: tuple, make: Callable[..., Step], *args: object, **kw: object
+    ) -> tuple[Step, tuple]:  # type: ignore[type-arg]
+        """The step made by ``make(*args, **kw)``, or the one made from the same ``key``."""
+        step = old.get(key)
+        if step is None:
+            step = make(*args, **kw)
+        if memo is not None:
+            memo[key] = step
+        return step, key
+
     tokens = lesson.labels
-    X = en.given("X", lesson.X, tokens)  # (N, d_model)
+    X, kX = get(("X", lesson.X, tokens), en.given, "X", lesson.X, tokens)  # (N, d_model)
     steps: list[Step] = [X]
-    outputs = []
+    outputs, kZs = [], []
     for number, head in enumerate(lesson.heads, 1):
         h = number if lesson.multi_head else None
-        W_Q = en.given("W_Q", head.W_Q, en.numbered(len(head.W_Q)), h)
-        W_K = en.given("W_K", head.W_K, en.numbered(len(head.W_K)), h)
-        W_V = en.given("W_V", head.W_V, en.numbered(len(head.W_V)), h)
-        Q = en.matmul("Q", X, W_Q, head=h)  # (N, d_k)
-        K = en.matmul("K", X, W_K, head=h)  # (N, d_k)
-        V = en.matmul("V", X, W_V, head=h)  # (N, d_v)
-        scores = en.matmul("scores", Q, K, transpose=True, head=h)  # (N, N)
-        d_k = len(head.W_K[0])
-        scaled = en.scale("scaled", scores, divisor_square(settings, d_k), head=h)
+        W: dict[str, tuple[Step, tuple]] = {}  # type: ignore[type-arg]
+        for name in ("W_Q", "W_K", "W_V"):
+            m = getattr(head, name)
+            W[name] = get((name, h, m), en.given, name, m, en.numbered(len(m)), h)
+        (W_Q, kWQ), (W_K, kWK), (W_V, kWV) = W["W_Q"], W["W_K"], W["W_V"]
+        Q, kQ = get(("Q", kX, kWQ), en.matmul, "Q", X, W_Q, head=h)  # (N, d_k)
+        K, kK = get(("K", kX, kWK), en.matmul, "K", X, W_K, head=h)  # (N, d_k)
+        V, kV = get(("V", kX, kWV), en.matmul, "V", X, W_V, head=h)  # (N, d_v)
+        scores, kS = get(("scores", kQ, kK), en.matmul, "scores", Q, K, transpose=True, head=h)
+        n = divisor_square(settings, len(head.W_K[0]))
+        scaled, kIn = get(("scaled", kS, n), en.scale, "scaled", scores, n, head=h)
         steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
         if settings.factor != (1, 1):
-            scaled = times("tempered", scaled, settings.factor, h)  # (N, N) × t
+            t = settings.factor
+            scaled, kIn = get(("tempered", kIn, t), times, "tempered", scaled, t, h)  # × t
             steps.append(scaled)
         if settings.mask:
-            scaled = en.causal_mask("masked", scaled, head=h)  # −∞ above the diagonal
+            scaled, kIn = get(("masked", kIn), en.causal_mask, "masked", scaled, head=h)  # −∞
             steps.append(scaled)
-        weights = en.softmax("weights", scaled, head=h)  # (N, N), rows sum to 1
-        Z = en.matmul("Z", weights, V, head=h)  # (N, d_v)
+        weights, kW = get(("weights", kIn), en.softmax, "weights", scaled, head=h)  # (N, N)
+        Z, kZ = get(("Z", kW, kV), en.matmul, "Z", weights, V, head=h)  # (N, d_v)
         steps += [weights, Z]
         outputs.append(Z)
+        kZs.append(kZ)
     if lesson.multi_head:
-        joined = en.concat("concat", outputs)
+        joined, kC = get(("concat", *kZs), en.concat, "concat", outputs)
         steps.append(joined)
         if lesson.W_O is not None:
-            W_O = en.given("W_O", lesson.W_O, joined.cols)
-            steps += [W_O, en.matmul("output", joined, W_O)]
+            W_O, kO = get(("W_O", lesson.W_O), en.given, "W_O", lesson.W_O, joined.cols)
+            out, _ = get(("output", kC, kO), en.matmul, "output", joined, W_O)
+            steps += [W_O, out]
     return Derivation(lesson, tuple(steps))
 
 
@@ -196,21 +224,41 @@ def _compare(c: Cell) -> object:
     return -math.inf if c.masked else c.approx
 
 
-def marks(old: Derivation, new: Derivation, places: int) -> dict[tuple[str, int, int], str]:
+Texts = dict[str, list[list[str]]]  # every step's cells as its table shows them
+
+
+def texts_of(
+    d: Derivation, places: int, old: Derivation | None = None, known: Texts | None = None
+) -> Texts:
+    """Every cell as shown; a step reused from ``old`` keeps its texts from ``known``."""
+    kept = {id(s) for s in old.steps} if old is not None and known is not None else set()
+    same = {s.key for s in d.steps if id(s) in kept}
+    return {
+        s.key: known[s.key]
+        if known and s.key in same
+        else [[fmt.shown(c, s, places) for c in row] for row in s.cells]
+        for s in d.steps
+    }
+
+
+def marks(
+    old: Derivation, new: Derivation, places: int, texts: tuple[Texts, Texts] | None = None
+) -> dict[tuple[str, int, int], str]:
     """▲ or ▼ for every cell whose shown value changed between two derivations (cells of a
-    step that is new, or changed shape, are not marked: there is nothing to compare)."""
+    step that is new, or changed shape, are not marked: there is nothing to compare).
+    ``texts``: both derivations' shown texts, when they are known already."""
     before = {s.key: s for s in old.steps}
+    was, now = texts or (texts_of(old, places), texts_of(new, places))
     out: dict[tuple[str, int, int], str] = {}
     for s in new.steps:
         o = before.get(s.key)
-        if o is None or o.shape != s.shape:
+        if o is None or o is s or o.shape != s.shape:  # a reused step: nothing changed
             continue
-        for i, (row, orow) in enumerate(zip(s.cells, o.cells, strict=True)):
-            for j, (c, oc) in enumerate(zip(row, orow, strict=True)):
-                if c is oc:  # the same cell object: the step was not recomputed
-                    continue
-                if fmt.shown(c, s, places) != fmt.shown(oc, o, places):
-                    out[(s.key, i, j)] = UP if _compare(c) > _compare(oc) else DOWN
+        for i, (a_row, b_row) in enumerate(zip(was[s.key], now[s.key], strict=True)):
+            for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
+                if a != b:
+                    up = _compare(s.cells[i][j]) > _compare(o.cells[i][j])
+                    out[(s.key, i, j)] = UP if up else DOWN
     return out
 
 
@@ -261,7 +309,9 @@ class Explorer:
 
     def __post_init__(self) -> None:
         self.state = State(self.original, Settings(mask=self.original.mask == "causal"))
-        self.derivation = variant(self.state.lesson, self.state.settings)
+        self.memo: Memo = {}
+        self.derivation = variant(self.state.lesson, self.state.settings, self.memo)
+        self.texts = texts_of(self.derivation, self.places)
 
     @property
     def lesson(self) -> Lesson:
@@ -280,10 +330,11 @@ class Explorer:
         return self.lesson != self.original
 
     def _go(self, state: State) -> None:
-        old = self.derivation
+        old, was = self.derivation, self.texts
         self.state = state
-        self.derivation = variant(state.lesson, state.settings)
-        self.marks = marks(old, self.derivation, self.places)
+        self.derivation = variant(state.lesson, state.settings, self.memo)
+        self.texts = texts_of(self.derivation, self.places, old, was)
+        self.marks = marks(old, self.derivation, self.places, (was, self.texts))
         self.moved = moves(old, self.derivation)
 
     def _change(self, state: State) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -10,7 +12,6 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tutor.core.engine import Step
-from tutor.text import format as fmt
 
 GAP = 1  # spaces between columns
 HIGHLIGHT = Style(bgcolor="dark_goldenrod", color="black", bold=True)
@@ -19,7 +20,15 @@ CURSOR = Style(reverse=True, bold=True)
 
 def heat(value: float) -> Style:
     """A weight's background: dark for 0, bright blue for 1 (the number is always printed)."""
-    v = max(0.0, min(1.0, value))
+    return _heat(round(max(0.0, min(1.0, value)) * HEAT_LEVELS))
+
+
+HEAT_LEVELS = 40  # shades of the heatmap
+
+
+@functools.lru_cache(maxsize=HEAT_LEVELS + 1)
+def _heat(level: int) -> Style:
+    v = level / HEAT_LEVELS
     return Style(bgcolor=f"rgb({int(25 + 15 * v)},{int(25 + 95 * v)},{int(35 + 205 * v)})")
 
 
@@ -43,7 +52,6 @@ class MatrixView(Widget, can_focus=True):
         self.step_name = name
         self.step: Step | None = None
         self.heading = name
-        self.places = 2
         self.row = 0
         self.col = 0
         self.marks: dict[tuple[int, int], str] = {}
@@ -58,23 +66,28 @@ class MatrixView(Widget, can_focus=True):
         self,
         step: Step | None,
         heading: str,
-        places: int,
+        texts: list[list[str]] | None,
         marks: dict[tuple[int, int], str],
     ) -> None:
-        """Show ``step`` (None hides the view), with its cells' ▲/▼ marks."""
-        self.step, self.heading, self.places, self.marks = step, heading, places, marks
-        self.display = step is not None
-        if step is None:
+        """Show ``step`` (None hides the view): its cells as shown (``texts``) and their ▲/▼
+        marks. Nothing is redrawn when nothing changed (a step an edit did not touch)."""
+        if (step, heading, marks) == (self.step, self.heading, self.marks):
             return
-        self._texts = [[fmt.shown(c, step, places) for c in row] for row in step.cells]
-        self._label = max(len(r) for r in step.rows)
-        self._widths = [
-            max(len(step.cols[j]), *(len(row[j]) + 1 for row in self._texts))
+        self.step, self.heading, self.marks = step, heading, marks
+        self.display = step is not None
+        if step is None or texts is None:
+            return
+        self._texts = texts
+        widths = [
+            max(len(step.cols[j]), *(len(row[j]) + 1 for row in texts))
             for j in range(len(step.cols))
         ]
+        label = max(len(r) for r in step.rows)
+        resized = (widths, label) != (self._widths, self._label)
+        self._widths, self._label = widths, label
         self.row = min(self.row, len(step.rows) - 1)
         self.col = min(self.col, len(step.cols) - 1)
-        self.refresh(layout=True)
+        self.refresh(layout=resized)
 
     def light(self, cells: set[tuple[int, int]]) -> None:
         if cells != self.lit:
@@ -155,6 +168,16 @@ class MatrixView(Widget, can_focus=True):
     def key_end(self) -> None:
         self.move_to(self.row, 10**6)
 
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """While the app's typing line is open, every key is for it (no key bindings)."""
+        return getattr(self.app, "entry_for", None) is not None
+
+    def on_key(self, event: events.Key) -> None:
+        if getattr(self.app, "entry_for", None) is not None:
+            event.stop()
+            event.prevent_default()
+            self.app.entry_key(event)  # type: ignore[attr-defined]
+
     def on_focus(self) -> None:
         self.refresh()
         self.post_message(self.Moved(self))
@@ -177,3 +200,19 @@ class MatrixView(Widget, can_focus=True):
         if 0 <= i < len(self.step.rows) and j >= 0:
             self.focus()
             self.move_to(i, j)
+
+
+class Board(Widget):
+    """Text in an area of fixed size: changing it redraws the area, never the layout (a
+    ``Static`` lays the whole screen out again on every update)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._text = Text()
+
+    def update(self, text: Text | str) -> None:
+        self._text = text if isinstance(text, Text) else Text(text)
+        self.refresh()
+
+    def render(self) -> Text:
+        return self._text
