@@ -12,8 +12,8 @@ different number each time, so every edit changes cells), in a headless app at 1
   waiting until the screen is idle) — an upper bound that includes Textual's compositor.
 
 Prints the median and the slowest of each, in milliseconds of wall time and (for the parts
-measured directly) of this process's CPU time, which a busy machine inflates less. The issue's budget is 50 ms for
-model + redraw + render on an 8-token lesson.
+measured directly) of this process's CPU time, which a busy machine inflates less. The issue's
+budget is 50 ms for model + redraw + render on an 8-token lesson.
 """
 
 from __future__ import annotations
@@ -76,7 +76,9 @@ def main() -> None:
     print(f"{'lesson':20} {'part':10} {'median ms':>10} {'max ms':>8}")
     for name in LESSONS:
         out = asyncio.run(measure(name))
-        engine = [a + b + c for a, b, c in zip(out["model"], out["redraw"], out["render"])]
+        engine = [
+            a + b + c for a, b, c in zip(out["model"], out["redraw"], out["render"], strict=True)
+        ]
         for part, times in [*out.items(), ("total", engine)]:
             ms = [t * 1000 for t in times]
             print(f"{name:20} {part:10} {statistics.median(ms):10.1f} {max(ms):8.1f}")
