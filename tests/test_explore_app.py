@@ -191,7 +191,9 @@ def test_mask_divisor_and_factor_keys() -> None:
         await pilot.press("m")
         await pilot.pause()
         assert texts(w)[0][0].rstrip("▲▼ ") == "1.00"  # cats sees only itself
-        assert "strongest key moved from chase to cats" in str(app.query_one("#status").render())
+        status = str(app.query_one("#status").render())
+        assert "strongest key moved: weights[cats]: chase → cats" in status
+        assert w.called == {0}  # the row is called out in the table too
         assert view(app, "scaled", "masked").display
         await pilot.press("m", "d")  # mask off; scores ÷ 1
         await pilot.pause()

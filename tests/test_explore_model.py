@@ -113,9 +113,11 @@ def test_marks_say_which_shown_values_went_up_or_down() -> None:
 def test_the_strongest_key_is_called_out_when_it_moves() -> None:
     e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
     e.configure(mask=True)  # cats may only look at itself
-    assert "weights[cats]: the strongest key moved from chase to cats" in e.moved
+    assert "weights[cats]: chase → cats" in [str(m) for m in e.moved]
+    (move,) = [m for m in e.moved if m.label == "cats"]
+    assert (move.key, move.row, move.before, move.after) == ("weights", 0, "chase", "cats")
     e.configure(divisor="one")
-    assert not any("weights[cats]" in m for m in e.moved)
+    assert not any(m.label == "cats" for m in e.moved)
 
 
 def test_undo_and_redo_walk_the_history() -> None:

@@ -182,8 +182,9 @@ class ExploreApp(App[None]):
                 v.bind(None, v.step_name, None, {})
                 continue
             mine = marks.get(step.key, {})
+            called = {m.row for m in self.model.moved if m.key == step.key}
             texts = self.model.texts[step.key]
-            v.bind(step, views.title(step, self.model.settings), texts, mine)
+            v.bind(step, views.title(step, self.model.settings), texts, mine, called)
         self.draw_top()
         self.call_after_refresh(self.fit_rows)
         if self.current is not None:
@@ -437,7 +438,10 @@ class ExploreApp(App[None]):
         self.redraw()
         moved = self.model.moved
         changed = len(self.model.marks)
-        self.say("; ".join([f"{done} ({changed} shown values changed)", *moved]))
+        text = f"{done}: {changed} shown values changed"
+        if moved:
+            text += "; strongest key moved: " + ", ".join(str(m) for m in moved)
+        self.say(text)
 
     def action_undo(self) -> None:
         if self.model.undo():

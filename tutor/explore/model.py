@@ -14,6 +14,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import sympy
 from sympy.polys.domains import QQ
@@ -268,19 +269,32 @@ def strongest(step: Step, i: int) -> int:
     return max(range(len(row)), key=lambda k: (row[k].approx, -k))
 
 
-def moves(old: Derivation, new: Derivation) -> list[str]:
-    """A sentence for every row of weights whose strongest key moved."""
+class Move(NamedTuple):
+    """A row of weights whose strongest key moved: ``weights[it]: cake → it``."""
+
+    key: str  # the weights step, ``weights`` or ``head2.weights``
+    row: int
+    label: str  # the row's token
+    before: str  # the key it gave most, and gives most now
+    after: str
+
+    def __str__(self) -> str:
+        return f"{self.key}[{self.label}]: {self.before} → {self.after}"
+
+
+def moves(old: Derivation, new: Derivation) -> list[Move]:
+    """Every row of weights whose strongest key moved."""
     out = []
     for s in new.steps:
         if s.name != "weights" or not old.has("weights", s.head):
             continue
         o = old.step("weights", s.head)
+        if o is s:
+            continue
         for i in range(len(s.rows)):
             a, b = strongest(o, i), strongest(s, i)
             if a != b:
-                out.append(
-                    f"{s.key}[{s.rows[i]}]: the strongest key moved from {s.cols[a]} to {s.cols[b]}"
-                )
+                out.append(Move(s.key, i, s.rows[i], s.cols[a], s.cols[b]))
     return out
 
 
@@ -303,7 +317,7 @@ class Explorer:
     state: State = field(init=False)
     derivation: Derivation = field(init=False)
     marks: dict[tuple[str, int, int], str] = field(default_factory=dict, init=False)
-    moved: list[str] = field(default_factory=list, init=False)
+    moved: list[Move] = field(default_factory=list, init=False)
     done: list[State] = field(default_factory=list, init=False)
     undone: list[State] = field(default_factory=list, init=False)
 

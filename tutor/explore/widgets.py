@@ -12,10 +12,12 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tutor.core.engine import Step
+from tutor.explore.model import strongest
 
 GAP = 1  # spaces between columns
 HIGHLIGHT = Style(bgcolor="dark_goldenrod", color="black", bold=True)
 CURSOR = Style(reverse=True, bold=True)
+CALLED = Style(bold=True, underline=True, color="bright_yellow")
 
 
 def heat(value: float) -> Style:
@@ -56,6 +58,7 @@ class MatrixView(Widget, can_focus=True):
         self.col = 0
         self.marks: dict[tuple[int, int], str] = {}
         self.lit: set[tuple[int, int]] = set()
+        self.called: set[int] = set()  # rows of weights whose strongest key just moved
         self._texts: list[list[str]] = []
         self._widths: list[int] = []
         self._label = 0
@@ -68,12 +71,14 @@ class MatrixView(Widget, can_focus=True):
         heading: str,
         texts: list[list[str]] | None,
         marks: dict[tuple[int, int], str],
+        called: set[int] | None = None,
     ) -> None:
-        """Show ``step`` (None hides the view): its cells as shown (``texts``) and their ▲/▼
-        marks. Nothing is redrawn when nothing changed (a step an edit did not touch)."""
-        if (step, heading, marks) == (self.step, self.heading, self.marks):
+        """Show ``step`` (None hides the view): its cells as shown (``texts``), their ▲/▼
+        marks, and the rows of weights whose strongest key moved (``called``). Nothing is redrawn when nothing changed (a step an edit did not touch)."""
+        called = called or set()
+        if (step, heading, marks, called) == (self.step, self.heading, self.marks, self.called):
             return
-        self.step, self.heading, self.marks = step, heading, marks
+        self.step, self.heading, self.marks, self.called = step, heading, marks, called
         self.display = step is not None
         if step is None or texts is None:
             return
@@ -122,6 +127,7 @@ class MatrixView(Widget, can_focus=True):
             out.append(" " * GAP + label, style="dim")
         focused = self.has_focus
         is_weights = step.op == "softmax"
+        called = {i: strongest(step, i) for i in self.called} if is_weights else {}
         for i, label in enumerate(step.rows):
             out.append("\n")
             out.append(label.ljust(self._label), style="dim")
@@ -131,6 +137,8 @@ class MatrixView(Widget, can_focus=True):
                 style = Style()
                 if is_weights and not step.cells[i][j].masked:
                     style = heat(step.cells[i][j].value)
+                if called.get(i) == j:  # the row's new strongest key
+                    style = style + CALLED
                 if (i, j) in self.lit:
                     style = HIGHLIGHT
                 if focused and (i, j) == (self.row, self.col):
