@@ -74,7 +74,8 @@ class MatrixView(Widget, can_focus=True):
         called: set[int] | None = None,
     ) -> None:
         """Show ``step`` (None hides the view): its cells as shown (``texts``), their ▲/▼
-        marks, and the rows of weights whose strongest key moved (``called``). Nothing is redrawn when nothing changed (a step an edit did not touch)."""
+        marks, and the rows of weights whose strongest key moved (``called``).
+        Nothing is redrawn when nothing changed (a step an edit did not touch)."""
         called = called or set()
         if (step, heading, marks, called) == (self.step, self.heading, self.marks, self.called):
             return
