@@ -314,3 +314,25 @@ def test_a_save_that_cannot_be_written_is_refused_in_place(tmp_path) -> None:  #
 
     drive("cats-chase-mice", script, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bug_in_a_handler_is_kept_for_the_command_line_not_drawn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The app closes and keeps the error; ``launch.explore`` raises it again, so the command
+    line says "internal error" (exit 70) as for every command, with no screen of traceback."""
+    from tutor.explore import views
+
+    def broken(*a, **k):  # type: ignore[no-untyped-def]
+        raise RuntimeError("a deliberate bug")
+
+    seen = {}
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        monkeypatch.setattr(views, "working_text", broken)
+        await pilot.press("right")
+        await pilot.pause()
+        seen["failure"] = app.failure
+        seen["output"] = list(app._exit_renderables)
+
+    with pytest.raises(RuntimeError, match="a deliberate bug"):
+        drive("cats-chase-mice", script)
+    assert isinstance(seen["failure"], RuntimeError) and seen["output"] == []

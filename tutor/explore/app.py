@@ -520,6 +520,18 @@ class ExploreApp(App[None]):
 
     # -- the rest ------------------------------------------------------------------------------
 
+    failure: Exception | None = None  # a bug, raised again after the app closes
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A bug in a handler: keep it for ``tutor.explore.launch``, which raises it again
+        after the terminal is restored, so the command line reports it as every command does
+        (a short message, exit 70) and not as a screen of traceback."""
+        self.failure = error
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        self._close_messages_no_wait()
+
     def action_help(self) -> None:
         self.push_screen(Help())
 

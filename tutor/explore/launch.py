@@ -22,4 +22,7 @@ def explore(lesson: Lesson, source: str, folder: Path | None = None) -> None:
     need_textual()
     from tutor.explore.app import ExploreApp
 
-    ExploreApp(lesson, source, folder).run()
+    app = ExploreApp(lesson, source, folder)
+    app.run()
+    if app.failure is not None:
+        raise app.failure
