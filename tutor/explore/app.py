@@ -63,22 +63,29 @@ class Help(ModalScreen[None]):
 
     DEFAULT_CSS = """
     Help { align: center middle; }
-    Help > Static { width: 80; height: auto; border: round $accent; padding: 0 1;
-                    background: $panel; }
+    Help > VerticalScroll { width: 100%; max-width: 82; height: auto; max-height: 100%;
+                            border: round $accent; padding: 0 1; background: $panel; }
+    Help Static { width: auto; }
     """
 
     def compose(self) -> ComposeResult:
         text = Text()
         for line in HELP.splitlines(keepends=True):  # headings in bold; no markup to trip on
             text.append(line, style="bold" if line[:1].isalpha() and ":" not in line else "")
-        yield Static(text, id="help-text")
+        with VerticalScroll():  # a short screen scrolls it (mouse wheel)
+            yield Static(text, id="help-text")
 
     def on_key(self, event: events.Key) -> None:
         event.stop()
-        self.dismiss()
+        self.close()
 
     def on_click(self) -> None:
-        self.dismiss()
+        self.close()
+
+    def close(self) -> None:
+        """Close once: keys typed fast arrive while it is already closing."""
+        if self.is_current:
+            self.dismiss()
 
 
 class ExploreApp(App[None]):
@@ -91,10 +98,12 @@ class ExploreApp(App[None]):
     #body { height: 1fr; }
     #tabs { width: 1fr; }
     #pages { height: 1fr; }
-    #panel { width: 36; height: 100%; border-left: solid $primary; padding: 0 1; }
+    #panel { width: 36%; max-width: 40; min-width: 26; height: 100%; padding: 0 1;
+             border-left: solid $primary; }
     .row { height: auto; width: 1fr; layout: horizontal; }
     .row.stacked { layout: vertical; }
     TabPane { padding: 0 0; }
+    TabPane > VerticalScroll { overflow-x: auto; }
     #prompt { height: 1; }
     #refusal { height: 1; color: $error; }
     #status { height: 2; color: $warning; }
@@ -207,7 +216,6 @@ class ExploreApp(App[None]):
     def draw_top(self) -> None:
         lesson, s = self.model.lesson, self.model.settings
         parts = [
-            lesson.title,
             f"mask {'on' if s.mask else 'off'}",
             f"scores ÷ {DIVISOR_TEXT[s.divisor]}",
             f"× {s.factor_text}",
@@ -216,7 +224,7 @@ class ExploreApp(App[None]):
             parts.append(f"head {self.head} of {len(lesson.heads)}")
         if self.model.edited:
             parts.append("edited" + ("" if self.saved else ", not saved"))
-        parts.append("? help")
+        parts += ["? help", lesson.title]  # the title last: a narrow screen cuts it, not these
         self.query_one("#top", Board).update(Text(" · ".join(parts)))
 
     def say(self, text: str) -> None:
