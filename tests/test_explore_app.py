@@ -336,3 +336,20 @@ def test_a_bug_in_a_handler_is_kept_for_the_command_line_not_drawn(monkeypatch) 
     with pytest.raises(RuntimeError, match="a deliberate bug"):
         drive("cats-chase-mice", script)
     assert isinstance(seen["failure"], RuntimeError) and seen["output"] == []
+
+
+def test_e_starts_from_the_exact_entry_not_the_rounded_one() -> None:
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await to_x(app, pilot)
+        await pilot.press(*"1/3", "enter")
+        await pilot.pause()
+        assert view(app, "q", "X").text_at(0, 0) == "0.33▼"
+        assert "X[cats, 1] = 1/3" in str(app.query_one("#status").render())
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.buffer == "1/3"
+        await pilot.press("enter")  # kept as it was: exactly a third, no change
+        await pilot.pause()
+        assert app.model.lesson.X[0][0] == (1, 3) and len(app.model.done) == 1
+
+    drive("cats-chase-mice", script)

@@ -18,7 +18,7 @@ from tutor.core.engine import Step
 from tutor.core.errors import AnswerError, TutorError
 from tutor.core.lesson import Lesson
 from tutor.explore import views
-from tutor.explore.model import DIVISOR_TEXT, DIVISORS, FACTORS, Explorer
+from tutor.explore.model import DIVISOR_TEXT, DIVISORS, FACTORS, Explorer, given_matrix, typed_text
 from tutor.explore.save import default_path, save_lesson
 from tutor.explore.widgets import Board, MatrixView
 from tutor.text.cells import cell_name
@@ -414,11 +414,14 @@ class ExploreApp(App[None]):
         self.open_entry("edit", f"{cell_name(step, i, j)} =", text, "enter: keep it, esc: cancel")
 
     def action_edit(self) -> None:
+        """Edit the cell, starting from its exact entry (``1/3``, not the ``0.33`` shown)."""
         if self.current is not None:
-            _, i, j = self.current
-            v = self.focused
-            value = v.text_at(i, j).rstrip("▲▼ ") if isinstance(v, MatrixView) else ""
-            self.start_edit(value.replace("−", "-"))
+            step, i, j = self.current
+            if step.op != "input":
+                self.start_edit("")  # says why not
+                return
+            m = given_matrix(self.model.lesson, step.name, step.head)
+            self.start_edit(typed_text(m[i][j]))
 
     def on_key(self, event: events.Key) -> None:
         if (

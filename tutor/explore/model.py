@@ -371,7 +371,7 @@ class Explorer:
         entry = read_entry(text, m, i, j, step.key)
         lesson = with_entry(self.lesson, step.name, step.head, i, j, entry)
         self._change(State(lesson, self.settings))
-        return f"{cell_name(step, i, j)} = {entry_text(entry)}"
+        return f"{cell_name(step, i, j)} = {typed_text(entry)}"
 
     def configure(self, **changes: object) -> None:
         """Change a setting (``mask``, ``divisor``, ``factor``), undoably."""
@@ -390,3 +390,8 @@ class Explorer:
         self.done.append(self.state)
         self._go(self.undone.pop())
         return True
+
+
+def typed_text(entry: tuple[int, int]) -> str:
+    """An entry as a student types it: ``2``, ``0.5``, ``1/3`` (a lesson file quotes fractions)."""
+    return entry_text(entry).strip('"')

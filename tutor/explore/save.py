@@ -13,11 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from tutor.author.new import entry_text, lesson_yaml
+from tutor.author.new import lesson_yaml
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Lesson, Matrix
 from tutor.core.lessonfile import check_lesson
-from tutor.explore.model import Explorer
+from tutor.explore.model import Explorer, typed_text
 
 MAX_LISTED = 6  # changed entries named in the comment before "and n more"
 
@@ -52,7 +52,7 @@ def changes(original: Lesson, lesson: Lesson) -> list[str]:
         for i, (a_row, b_row) in enumerate(zip(old, new, strict=True)):
             for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
                 if a != b:
-                    out.append(f"{key}[{rows[i]}, {j + 1}]: {entry_text(a)} → {entry_text(b)}")
+                    out.append(f"{key}[{rows[i]}, {j + 1}]: {typed_text(a)} → {typed_text(b)}")
     if original.mask != lesson.mask:
         out.append(f"mask: {original.mask} → {lesson.mask}")
     return out
