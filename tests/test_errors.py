@@ -28,6 +28,7 @@ BUG = {
     "export": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.assess.classgrade.sheet_files"),
     "schema": ([], "tutor.author.schema.schema_text"),
+    "explore": (["cats-chase-mice"], "tutor.explore.model.variant"),
     "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
     "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.new.generate"),
     "variants": (

@@ -837,6 +837,19 @@ def explain(
     make_console().print(explain_tree(d, step, i, j, places, limit))
 
 
+@app.command()
+def explore(lesson: LessonArg = "cats-chase-mice", lessons_dir: LessonsDirOpt = None) -> None:
+    """Change a number of a lesson and watch attention change (a full-screen app; needs the
+    explore extra: pip install 'attn-tutor[explore]')."""
+    from tutor.explore.launch import explore as run_explorer
+    from tutor.explore.launch import need_textual
+
+    need_textual()
+    found = open_lesson(lesson, lessons_dir)
+    gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
+    run_explorer(found, lesson)
+
+
 @app.command(context_settings={"ignore_unknown_options": True})
 def softmax(
     numbers: Annotated[

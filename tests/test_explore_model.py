@@ -1,0 +1,225 @@
+"""The explorer's pure model: its variant derivation, edits, undo/redo, and what it marks."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from tests import lessongen, reference
+from tests.conftest import LESSONS, bundled_lessons
+from tutor.core.engine import derive
+from tutor.core.errors import AnswerError
+from tutor.core.lessonfile import load_lesson
+from tutor.explore.model import DOWN, UP, Explorer, Settings, variant
+from tutor.text import format as fmt
+
+
+def values(step) -> np.ndarray:  # type: ignore[no-untyped-def]
+    return np.array([[c.value for c in row] for row in step.cells], dtype=np.float64)
+
+
+def shown(step, places=6) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [[fmt.shown(c, step, places) for c in row] for row in step.cells]
+
+
+@pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
+def test_default_settings_work_the_lesson_as_the_engine_does(path) -> None:  # type: ignore[no-untyped-def]
+    lesson = load_lesson(path)
+    ours = variant(lesson, Settings(mask=lesson.mask == "causal"))
+    theirs = derive(lesson)
+    assert [s.key for s in ours.steps] == [s.key for s in theirs.steps]
+    for a, b in zip(ours.steps, theirs.steps, strict=True):
+        assert shown(a) == shown(b), a.key
+
+
+def test_default_settings_agree_with_the_engine_on_random_lessons(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(16)
+    for k in range(12):
+        path = tmp_path / f"r{k}.yaml"
+        path.write_text(
+            lessongen.lesson_text(
+                rng,
+                rng.randint(1, 5),
+                rng.randint(1, 4),
+                rng.randint(1, 3),
+                rng.randint(1, 3),
+                rng.choice(["i", "idf"]),
+                heads=rng.choice([0, 2]),
+                causal=k % 3 == 0,
+            )
+        )
+        lesson = load_lesson(path)
+        ours = variant(lesson, Settings(mask=lesson.mask == "causal"))
+        for a, b in zip(ours.steps, derive(lesson).steps, strict=True):
+            assert shown(a, 4) == shown(b, 4), a.key
+
+
+def numpy_weights(lesson, divisor: float, factor: float, mask: bool) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """weights by the textbook formula in float64, with the explorer's variations."""
+    X = reference.as_array(lesson.X)
+    head = lesson.heads[0]
+    Q, K = X @ reference.as_array(head.W_Q), X @ reference.as_array(head.W_K)
+    logits = Q @ K.T / divisor * factor
+    if mask:
+        logits = np.where(np.triu(np.ones_like(logits, dtype=bool), k=1), -np.inf, logits)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("divisor", ["root", "one", "d_k"])
+@pytest.mark.parametrize("factor", [(0, 1), (1, 2), (1, 1), (10, 1)])
+@pytest.mark.parametrize("mask", [False, True])
+def test_variations_agree_with_numpy(divisor: str, factor: tuple[int, int], mask: bool) -> None:
+    lesson = load_lesson(LESSONS / "the-cake.yaml")
+    d = variant(lesson, Settings(mask=mask, divisor=divisor, factor=factor))
+    d_k = lesson.d_k
+    by = {"root": np.sqrt(d_k), "one": 1.0, "d_k": float(d_k)}[divisor]
+    want = numpy_weights(lesson, by, factor[0] / factor[1], mask)
+    np.testing.assert_allclose(values(d.step("weights")), want, rtol=1e-12, atol=1e-15)
+    assert d.has("tempered") == (factor != (1, 1))
+    assert d.has("masked") == mask
+
+
+def test_an_edit_recomputes_every_step_exactly() -> None:
+    lesson = load_lesson(LESSONS / "the-cake.yaml")
+    e = Explorer(lesson)
+    e.edit(e.derivation.step("X"), 5, 0, "3/2")  # "it" now has some food in it
+    assert e.lesson.X[5][0] == (3, 2)
+    want = reference.attention(e.lesson)
+    for name in ("Q", "scores", "weights", "Z"):
+        np.testing.assert_allclose(values(e.derivation.step(name)), want[(name, None)], rtol=1e-12)
+
+
+def test_marks_say_which_shown_values_went_up_or_down() -> None:
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    before = e.derivation
+    e.edit(before.step("X"), 0, 0, "2")  # cats gets more of feature 1
+    after = e.derivation
+    assert e.marks[("X", 0, 0)] == UP
+    assert e.marks[("Q", 0, 0)] == UP  # Q[cats, 1] = 1·1 + … grows from 2 to 3
+    for (key, i, j), mark in e.marks.items():
+        old, new = before.step(key).cells[i][j], after.step(key).cells[i][j]
+        assert (new.approx > old.approx) == (mark == UP), (key, i, j)
+    unchanged = [(k, i, j) for (k, i, j) in e.marks if k == "K"]
+    assert unchanged == [(k, i, j) for k, i, j in unchanged if k == "K"]
+    assert ("W_Q", 0, 0) not in e.marks  # a given matrix that was not edited
+    e.edit(after.step("X"), 0, 0, "-1")
+    assert e.marks[("X", 0, 0)] == DOWN
+
+
+def test_the_strongest_key_is_called_out_when_it_moves() -> None:
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    e.configure(mask=True)  # cats may only look at itself
+    assert "weights[cats]: chase → cats" in [str(m) for m in e.moved]
+    (move,) = [m for m in e.moved if m.label == "cats"]
+    assert (move.key, move.row, move.before, move.after) == ("weights", 0, "chase", "cats")
+    e.configure(divisor="one")
+    assert not any(m.label == "cats" for m in e.moved)
+
+
+def test_undo_and_redo_walk_the_history() -> None:
+    lesson = load_lesson(LESSONS / "cats-chase-mice.yaml")
+    e = Explorer(lesson)
+    X = e.derivation.step("X")
+    e.edit(X, 0, 0, "5")
+    e.configure(factor=(10, 1))
+    assert e.undo() and e.settings == Settings()
+    assert e.undo() and e.lesson == lesson and not e.edited
+    assert not e.undo()
+    assert e.redo() and e.lesson.X[0][0] == (5, 1)
+    e.edit(X, 1, 1, "0.5")  # a new change forgets what was undone
+    assert not e.redo()
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("abc", "expected a number"),
+        ("", "nothing typed"),
+        ("__import__('os').system('true')", "expected a number"),
+        ("1/0", "division by zero"),
+        ("1e99", "exponent 99"),
+        ("9" * 40, "40 digits"),
+        ("sqrt(2)", "expected a number"),
+    ],
+)
+def test_a_bad_entry_is_refused_and_nothing_changes(text: str, fragment: str) -> None:
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    with pytest.raises(AnswerError, match=fragment.replace("(", r"\(")):
+        e.edit(e.derivation.step("X"), 0, 0, text)
+    assert not e.edited and not e.done
+
+
+def test_an_entry_that_makes_the_denominator_too_long_is_refused() -> None:
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    X = e.derivation.step("X")
+    e.edit(X, 0, 0, f"1/{2**80}")  # 25 digits: fine alone
+    with pytest.raises(AnswerError, match="common denominator of more than 40 digits"):
+        e.edit(e.derivation.step("X"), 0, 1, f"1/{3**50}")  # 24 more digits over the two
+
+
+def test_worked_steps_cannot_be_edited() -> None:
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    with pytest.raises(AnswerError, match="edit a given matrix"):
+        e.edit(e.derivation.step("Q"), 0, 0, "1")
+
+
+def test_heads_and_w_o_are_edited_in_place() -> None:
+    lesson = load_lesson(LESSONS / "the-cake-two-heads.yaml")
+    e = Explorer(lesson)
+    e.edit(e.derivation.step("W_V", 2), 0, 0, "7")
+    e.edit(e.derivation.step("W_O"), 0, 0, "-2")
+    assert e.lesson.heads[1].W_V[0][0] == (7, 1)
+    assert e.lesson.heads[0] == lesson.heads[0]
+    want = reference.attention(e.lesson)
+    np.testing.assert_allclose(values(e.derivation.step("output")), want[("output", None)])
+
+
+def test_temperature_zero_gives_every_key_the_same_weight() -> None:
+    lesson = load_lesson(LESSONS / "the-cake.yaml")
+    d = variant(lesson, Settings(factor=(0, 1)))
+    assert {c.q for row in d.step("weights").cells for c in row} == {
+        d.step("weights").cells[0][0].q
+    }
+    assert dataclasses.replace(Settings(), factor=(1, 4)).factor_text == "1/4"
+
+
+def test_steps_that_do_not_depend_on_an_edit_are_reused() -> None:
+    e = Explorer(load_lesson(LESSONS / "the-cake.yaml"))
+    before = e.derivation
+    e.edit(before.step("W_V"), 0, 0, "3")
+    for name in ("X", "W_Q", "W_K", "Q", "K", "scores", "scaled", "weights"):
+        assert e.derivation.step(name) is before.step(name), name
+    for name in ("W_V", "V", "Z"):
+        assert e.derivation.step(name) is not before.step(name), name
+    assert not any(key in ("Q", "weights") for key, _, _ in e.marks)
+
+
+def test_any_history_of_changes_gives_what_a_fresh_derivation_gives() -> None:
+    """Reused steps and cached texts never go stale: after every edit, setting, undo and redo
+    the shown values are those of the state worked from scratch."""
+    rng = random.Random(7)
+    e = Explorer(load_lesson(LESSONS / "the-cake-two-heads.yaml"))
+    for _ in range(25):
+        move = rng.choice(["edit", "edit", "mask", "divisor", "factor", "undo", "redo"])
+        if move == "edit":
+            givens = [s for s in e.derivation.steps if s.op == "input"]
+            s = rng.choice(givens)
+            e.edit(
+                s, rng.randrange(len(s.rows)), rng.randrange(len(s.cols)), str(rng.randint(-2, 3))
+            )
+        elif move == "mask":
+            e.configure(mask=not e.settings.mask)
+        elif move == "divisor":
+            e.configure(divisor=rng.choice(["root", "one", "d_k"]))
+        elif move == "factor":
+            e.configure(factor=rng.choice([(0, 1), (1, 2), (1, 1), (4, 1)]))
+        else:
+            getattr(e, move)()
+        fresh = variant(e.lesson, e.settings)
+        assert [s.key for s in e.derivation.steps] == [s.key for s in fresh.steps]
+        for s in fresh.steps:
+            assert e.texts[s.key] == shown(s, e.places), s.key

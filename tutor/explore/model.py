@@ -1,0 +1,397 @@
+"""The explorer's lesson as a pure, editable model: no Textual here, so it is tested directly.
+
+``Explorer`` holds a lesson and the explorer's own settings (mask on or off, what the scores
+are divided by, a factor on the scaled scores), works them with the engine's primitives, and
+after every change says which shown values went up or down and where a row's strongest key
+moved. Edits and settings are undoable. The variations exist only here: ``variant`` builds a
+derivation from the engine's primitives, so ``derive`` keeps today's behaviour for lessons.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import sympy
+from sympy.polys.domains import QQ
+
+from tutor.author.new import entry_text
+from tutor.core import engine as en
+from tutor.core.engine import Cell, Derivation, Kit, Ref, Step
+from tutor.core.errors import AnswerError
+from tutor.core.lesson import Lesson, Matrix
+from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.spec import MAX_DENOMINATOR_DIGITS
+from tutor.text import format as fmt
+from tutor.text.cells import cell_name
+
+DIVISORS = ("root", "one", "d_k")  # scores ÷ √d_k (the lesson), ÷ 1 (no scaling), ÷ d_k
+DIVISOR_TEXT = {"root": "√d_k", "one": "1", "d_k": "d_k"}
+# factors a student steps through with [ and ]: 0 makes every row even, 10 makes it pick one
+FACTORS: tuple[tuple[int, int], ...] = ((0, 1), (1, 4), (1, 2), (1, 1), (2, 1), (4, 1), (10, 1))
+UP, DOWN = "▲", "▼"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The explorer's variations of the lesson's computation (defaults: the lesson's own)."""
+
+    mask: bool = False
+    divisor: str = "root"
+    factor: tuple[int, int] = (1, 1)
+
+    @property
+    def factor_text(self) -> str:
+        p, q = self.factor
+        return str(p) if q == 1 else f"{p}/{q}"
+
+
+@dataclass(frozen=True, eq=False)
+class Times(Step):
+    """``tempered = scaled × t``: the scaled scores times the explorer's factor t.
+
+    It reads one cell, as a scale step does (so every consumer of ``sources`` follows it, and
+    ``exact_size`` counts its forms like a scaled score's); only ``combine`` differs.
+    """
+
+    factor: tuple[int, int] = (1, 1)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], object], kit: Kit) -> object:  # type: ignore[override]
+        p, q = self.factor
+        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator]
+
+
+def _near_times(c: Cell, p: int, q: int, places: int) -> object:
+    extra = len(str(abs(p))) + 1  # places lost to the multiplication, at most
+    return c.near(places + extra) * p / q
+
+
+def _times_cell(c: Cell, p: int, q: int) -> Cell:
+    if p == 0:
+        return Cell(QQ(0))
+    if c.q is not None:
+        return Cell(c.q * QQ(p, q))
+    return Cell(
+        None,
+        c.approx * p / q,
+        lambda: c.exact * sympy.Rational(p, q),
+        functools.partial(_near_times, c, p, q),
+    )
+
+
+def times(name: str, scaled: Step, factor: tuple[int, int], head: int | None) -> Times:
+    """Every scaled score times ``factor`` (p, q)."""
+    p, q = factor
+    cells = tuple(tuple(_times_cell(c, p, q) for c in row) for row in scaled.cells)
+    return Times(
+        name, head, scaled.rows, scaled.cols, cells, "scale", (scaled,), factor=factor, divisor=1
+    )
+
+
+def divisor_square(settings: Settings, d_k: int) -> int:
+    """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
+    return {"root": d_k, "one": 1, "d_k": d_k * d_k}[settings.divisor]
+
+
+Memo = dict[tuple, Step]  # type: ignore[type-arg]  # a step by what it was made from
+
+
+def variant(lesson: Lesson, settings: Settings, memo: Memo | None = None) -> Derivation:
+    """The lesson worked as ``engine.derive`` works it, with the explorer's settings: with
+    the default settings (and the lesson's mask) every step is the engine's own.
+
+    ``memo`` holds steps by what they were made from (their inputs' numbers and the settings);
+    a step found there is reused, not worked again: after an edit of W_V, Q, K, the scores and
+    the weights are the last derivation's. ``memo`` is refilled with this derivation's steps.
+    """
+    old = dict(memo) if memo else {}
+    if memo is not None:
+        memo.clear()
+
+    def get(
+        key: tuple, make: Callable[..., Step], *args: object, **kw: object
+    ) -> tuple[Step, tuple]:  # type: ignore[type-arg]
+        """The step made by ``make(*args, **kw)``, or the one made from the same ``key``."""
+        step = old.get(key)
+        if step is None:
+            step = make(*args, **kw)
+        if memo is not None:
+            memo[key] = step
+        return step, key
+
+    tokens = lesson.labels
+    X, kX = get(("X", lesson.X, tokens), en.given, "X", lesson.X, tokens)  # (N, d_model)
+    steps: list[Step] = [X]
+    outputs, kZs = [], []
+    for number, head in enumerate(lesson.heads, 1):
+        h = number if lesson.multi_head else None
+        W: dict[str, tuple[Step, tuple]] = {}  # type: ignore[type-arg]
+        for name in ("W_Q", "W_K", "W_V"):
+            m = getattr(head, name)
+            W[name] = get((name, h, m), en.given, name, m, en.numbered(len(m)), h)
+        (W_Q, kWQ), (W_K, kWK), (W_V, kWV) = W["W_Q"], W["W_K"], W["W_V"]
+        Q, kQ = get(("Q", kX, kWQ), en.matmul, "Q", X, W_Q, head=h)  # (N, d_k)
+        K, kK = get(("K", kX, kWK), en.matmul, "K", X, W_K, head=h)  # (N, d_k)
+        V, kV = get(("V", kX, kWV), en.matmul, "V", X, W_V, head=h)  # (N, d_v)
+        scores, kS = get(("scores", kQ, kK), en.matmul, "scores", Q, K, transpose=True, head=h)
+        n = divisor_square(settings, len(head.W_K[0]))
+        scaled, kIn = get(("scaled", kS, n), en.scale, "scaled", scores, n, head=h)
+        steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
+        if settings.factor != (1, 1):
+            t = settings.factor
+            scaled, kIn = get(("tempered", kIn, t), times, "tempered", scaled, t, h)  # × t
+            steps.append(scaled)
+        if settings.mask:
+            scaled, kIn = get(("masked", kIn), en.causal_mask, "masked", scaled, head=h)  # −∞
+            steps.append(scaled)
+        weights, kW = get(("weights", kIn), en.softmax, "weights", scaled, head=h)  # (N, N)
+        Z, kZ = get(("Z", kW, kV), en.matmul, "Z", weights, V, head=h)  # (N, d_v)
+        steps += [weights, Z]
+        outputs.append(Z)
+        kZs.append(kZ)
+    if lesson.multi_head:
+        joined, kC = get(("concat", *kZs), en.concat, "concat", outputs)
+        steps.append(joined)
+        if lesson.W_O is not None:
+            W_O, kO = get(("W_O", lesson.W_O), en.given, "W_O", lesson.W_O, joined.cols)
+            out, _ = get(("output", kC, kO), en.matmul, "output", joined, W_O)
+            steps += [W_O, out]
+    return Derivation(lesson, tuple(steps))
+
+
+# ---------------------------------------------------------------------------------------------
+# editing a lesson's given matrices
+
+
+def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
+    """The given matrix ``name`` (X, W_Q, W_K, W_V, W_O) of ``head`` (1-based, or None)."""
+    if name == "X":
+        return lesson.X
+    if name == "W_O":
+        assert lesson.W_O is not None
+        return lesson.W_O
+    return getattr(lesson.heads[(head or 1) - 1], name)
+
+
+def _replaced(m: Matrix, i: int, j: int, entry: tuple[int, int]) -> Matrix:
+    return tuple(
+        tuple(entry if (r, c) == (i, j) else e for c, e in enumerate(row))
+        for r, row in enumerate(m)
+    )
+
+
+def with_entry(
+    lesson: Lesson, name: str, head: int | None, i: int, j: int, entry: tuple[int, int]
+) -> Lesson:
+    """The lesson with one entry of one given matrix replaced."""
+    m = _replaced(given_matrix(lesson, name, head), i, j, entry)
+    if name == "X":
+        return dataclasses.replace(lesson, X=m)
+    if name == "W_O":
+        return dataclasses.replace(lesson, W_O=m)
+    k = (head or 1) - 1
+    heads = list(lesson.heads)
+    heads[k] = dataclasses.replace(heads[k], **{name: m})
+    return dataclasses.replace(lesson, heads=tuple(heads))
+
+
+def read_entry(text: str, m: Matrix, i: int, j: int, name: str) -> tuple[int, int]:
+    """A typed entry, read exactly (never evaluated), and held to the lesson format's limits;
+    raises ``AnswerError`` saying what was found and what is expected."""
+    if not text.strip():
+        raise AnswerError(f"nothing typed; expected {EXPECTED_ARGUMENT}")
+    entry = parse_entry(text, EXPECTED_ARGUMENT)
+    den = 1
+    for r, row in enumerate(m):
+        for c, (_, q) in enumerate(row):
+            den = math.lcm(den, entry[1] if (r, c) == (i, j) else q)
+    if den >= 10**MAX_DENOMINATOR_DIGITS:
+        raise AnswerError(
+            f"with {text.strip()} the entries of {name} would have a common denominator of more "
+            f"than {MAX_DENOMINATOR_DIGITS} digits; use a few denominators (halves, thirds, …)"
+        )
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# what changed
+
+
+def _compare(c: Cell) -> object:
+    return -math.inf if c.masked else c.approx
+
+
+Texts = dict[str, list[list[str]]]  # every step's cells as its table shows them
+
+
+def texts_of(
+    d: Derivation, places: int, old: Derivation | None = None, known: Texts | None = None
+) -> Texts:
+    """Every cell as shown; a step reused from ``old`` keeps its texts from ``known``."""
+    kept = {id(s) for s in old.steps} if old is not None and known is not None else set()
+    same = {s.key for s in d.steps if id(s) in kept}
+    return {
+        s.key: known[s.key]
+        if known and s.key in same
+        else [[fmt.shown(c, s, places) for c in row] for row in s.cells]
+        for s in d.steps
+    }
+
+
+def marks(
+    old: Derivation, new: Derivation, places: int, texts: tuple[Texts, Texts] | None = None
+) -> dict[tuple[str, int, int], str]:
+    """▲ or ▼ for every cell whose shown value changed between two derivations (cells of a
+    step that is new, or changed shape, are not marked: there is nothing to compare).
+    ``texts``: both derivations' shown texts, when they are known already."""
+    before = {s.key: s for s in old.steps}
+    was, now = texts or (texts_of(old, places), texts_of(new, places))
+    out: dict[tuple[str, int, int], str] = {}
+    for s in new.steps:
+        o = before.get(s.key)
+        if o is None or o is s or o.shape != s.shape:  # a reused step: nothing changed
+            continue
+        for i, (a_row, b_row) in enumerate(zip(was[s.key], now[s.key], strict=True)):
+            for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
+                if a != b:
+                    up = _compare(s.cells[i][j]) > _compare(o.cells[i][j])
+                    out[(s.key, i, j)] = UP if up else DOWN
+    return out
+
+
+def strongest(step: Step, i: int) -> int:
+    """The key a row of weights gives most (the first of equals)."""
+    row = step.cells[i]
+    return max(range(len(row)), key=lambda k: (row[k].approx, -k))
+
+
+class Move(NamedTuple):
+    """A row of weights whose strongest key moved: ``weights[it]: cake → it``."""
+
+    key: str  # the weights step, ``weights`` or ``head2.weights``
+    row: int
+    label: str  # the row's token
+    before: str  # the key it gave most, and gives most now
+    after: str
+
+    def __str__(self) -> str:
+        return f"{self.key}[{self.label}]: {self.before} → {self.after}"
+
+
+def moves(old: Derivation, new: Derivation) -> list[Move]:
+    """Every row of weights whose strongest key moved."""
+    out = []
+    for s in new.steps:
+        if s.name != "weights" or not old.has("weights", s.head):
+            continue
+        o = old.step("weights", s.head)
+        if o is s:
+            continue
+        for i in range(len(s.rows)):
+            a, b = strongest(o, i), strongest(s, i)
+            if a != b:
+                out.append(Move(s.key, i, s.rows[i], s.cols[a], s.cols[b]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the session
+
+
+@dataclass(frozen=True)
+class State:
+    lesson: Lesson
+    settings: Settings
+
+
+@dataclass
+class Explorer:
+    """An editing session: the lesson as it is now, its derivation, undo and redo, and what
+    the last change did (``marks``, ``moved``)."""
+
+    original: Lesson
+    state: State = field(init=False)
+    derivation: Derivation = field(init=False)
+    marks: dict[tuple[str, int, int], str] = field(default_factory=dict, init=False)
+    moved: list[Move] = field(default_factory=list, init=False)
+    done: list[State] = field(default_factory=list, init=False)
+    undone: list[State] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self.state = State(self.original, Settings(mask=self.original.mask == "causal"))
+        self.memo: Memo = {}
+        self.derivation = variant(self.state.lesson, self.state.settings, self.memo)
+        self.texts = texts_of(self.derivation, self.places)
+
+    @property
+    def lesson(self) -> Lesson:
+        return self.state.lesson
+
+    @property
+    def settings(self) -> Settings:
+        return self.state.settings
+
+    @property
+    def places(self) -> int:
+        return self.original.precision
+
+    @property
+    def edited(self) -> bool:
+        return self.lesson != self.original
+
+    def _go(self, state: State) -> None:
+        old, was = self.derivation, self.texts
+        self.state = state
+        self.derivation = variant(state.lesson, state.settings, self.memo)
+        self.texts = texts_of(self.derivation, self.places, old, was)
+        self.marks = marks(old, self.derivation, self.places, (was, self.texts))
+        self.moved = moves(old, self.derivation)
+
+    def _change(self, state: State) -> None:
+        if state == self.state:
+            self.marks, self.moved = {}, []
+            return
+        self.done.append(self.state)
+        self.undone.clear()
+        self._go(state)
+
+    def edit(self, step: Step, i: int, j: int, text: str) -> str:
+        """Replace entry (i, j) of a given matrix with the number typed; returns what was done.
+        Raises ``AnswerError`` (nothing changes) when the text is not a number it may hold."""
+        if step.op != "input":
+            raise AnswerError(
+                f"{step.key} is worked out from other steps; edit a given matrix "
+                "(X, W_Q, W_K, W_V or W_O)"
+            )
+        m = given_matrix(self.lesson, step.name, step.head)
+        entry = read_entry(text, m, i, j, step.key)
+        lesson = with_entry(self.lesson, step.name, step.head, i, j, entry)
+        self._change(State(lesson, self.settings))
+        return f"{cell_name(step, i, j)} = {typed_text(entry)}"
+
+    def configure(self, **changes: object) -> None:
+        """Change a setting (``mask``, ``divisor``, ``factor``), undoably."""
+        self._change(State(self.lesson, dataclasses.replace(self.settings, **changes)))
+
+    def undo(self) -> bool:
+        if not self.done:
+            return False
+        self.undone.append(self.state)
+        self._go(self.done.pop())
+        return True
+
+    def redo(self) -> bool:
+        if not self.undone:
+            return False
+        self.done.append(self.state)
+        self._go(self.undone.pop())
+        return True
+
+
+def typed_text(entry: tuple[int, int]) -> str:
+    """An entry as a student types it: ``2``, ``0.5``, ``1/3`` (a lesson file quotes fractions)."""
+    return entry_text(entry).strip('"')

@@ -1,0 +1,145 @@
+"""What the explorer shows, as plain data and text (no Textual): its pages, a cell's working
+for the side panel, and the cells a cell comes from.
+
+The working is ``tutor.text.working``'s (numbers first, then the exact form); only the
+explorer's own variations (the divisor and the factor t) are worded here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tutor.core.engine import Derivation, Ref, Step
+from tutor.explore.model import DIVISOR_TEXT, Settings, Times
+from tutor.text import format as fmt
+from tutor.text import working as wk
+from tutor.text.cells import cell_name
+
+
+@dataclass(frozen=True)
+class Page:
+    """One tab: rows of steps side by side; ``home`` are the steps this page is about (where
+    following a cell goes)."""
+
+    id: str
+    title: str
+    rows: tuple[tuple[str, ...], ...]
+    home: tuple[str, ...]
+
+
+def pages(d: Derivation) -> list[Page]:
+    """The pipeline, a tab a step (the tempered and masked views are shown when present)."""
+    out = [
+        Page("q", "Q", (("X", "W_Q", "Q"),), ("Q", "W_Q", "X")),
+        Page("k", "K", (("X", "W_K", "K"),), ("K", "W_K")),
+        Page("v", "V", (("X", "W_V", "V"),), ("V", "W_V")),
+        Page("scores", "scores", (("Q", "K"), ("scores",)), ("scores",)),
+        Page(
+            "scaled",
+            "scaled",
+            (("scores", "scaled"), ("tempered", "masked")),
+            ("scaled", "tempered", "masked"),
+        ),
+        Page("weights", "weights · Z", (("weights",), ("V", "Z")), ("weights", "Z")),
+    ]
+    if d.lesson.multi_head:
+        out.append(Page("output", "output", (("concat",), ("W_O", "output")), ("concat", "output")))
+    return out
+
+
+PER_HEAD = {"W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "scaled", "tempered", "masked"}
+PER_HEAD |= {"weights", "Z"}
+
+
+def find(d: Derivation, name: str, head: int) -> Step | None:
+    """The step ``name`` as the explorer shows it for ``head`` (1-based), if it exists."""
+    h = head if d.lesson.multi_head and name in PER_HEAD else None
+    return d.step(name, h) if d.has(name, h) else None
+
+
+def sources(step: Step, i: int, j: int) -> list[Ref]:
+    """The cells cell (i, j) is made from (a hidden key's weight: none; masked scores left out)."""
+    if step.hidden(i, j):
+        return []
+    return [r for r in step.sources(i, j) if not r.step.cells[r.i][r.j].masked]
+
+
+def title(step: Step, settings: Settings) -> str:
+    """A view's heading: what the step is, and its shape."""
+    n, m = step.shape
+    what = {
+        "Q": "X·W_Q",
+        "K": "X·W_K",
+        "V": "X·W_V",
+        "scores": "Q·Kᵀ",
+        "scaled": f"scores ÷ {DIVISOR_TEXT[settings.divisor]}",
+        "tempered": f"scaled × {settings.factor_text}",
+        "masked": "−∞ above the diagonal",
+        "weights": "softmax of each row",
+        "Z": "weights·V",
+        "concat": "heads side by side",
+        "output": "concat·W_O",
+    }.get(step.name, "given")
+    return f"{step.key} ({n} × {m}) {what}"
+
+
+def working_text(step: Step, i: int, j: int, places: int, settings: Settings) -> str:
+    """The side panel's working of one cell: how it is made, the numbers, then the value (with
+    its exact form when short)."""
+    name = cell_name(step, i, j)
+    cell = step.cells[i][j]
+    if isinstance(step, Times):
+        x = fmt.operand(step.args[0].cells[i][j], places)
+        rel = "≈" if fmt.is_rounded(cell, places) else "="
+        lines = [f"{name} = {cell_name(step.args[0], i, j)} × {settings.factor_text}"]
+        lines.append(f"  = {wk.factor(x)} × {settings.factor_text}")
+        lines.append(f"  {_result(step, i, j, rel, fmt.shown(cell, step, places))}")
+        return "\n".join(lines)
+    w = wk.working(step, i, j, places, wk.Elide(6, 3, 2))
+    how = w.how
+    if step.op == "scale":
+        how = how.replace("√d_k", DIVISOR_TEXT[settings.divisor])
+    lines = [f"{name} = {how}" if how else name]
+    if w.work:
+        lines.append(f"  = {w.numbers}")
+    lines.append(f"  {_result(step, i, j, w.rel, w.shown)}")
+    if w.aside:
+        lines.append(f"  {w.aside}")
+    if w.hand_text is not None:
+        lines.append("  " + wk.hand_note(w.hand_text))
+    return "\n".join(lines)
+
+
+def _result(step: Step, i: int, j: int, rel: str, shown: str) -> str:
+    if rel == "=":
+        return f"= {shown}"
+    exact = fmt.exact_form(step, i, j)
+    if exact is None:
+        return f"≈ {shown}  {fmt.too_long_note(step, i, j)}"
+    if len(exact) > wk.MAX_EXACT:
+        return f"≈ {shown}\n  exact: {exact}"
+    return f"= {exact} ≈ {shown}"
+
+
+def from_text(step: Step, refs: list[Ref]) -> str:
+    """Where the cell comes from, in words: the row and column (or row) it reads."""
+    if step.op == "input":
+        return "given in the lesson: type a number to change it"
+    if not refs:
+        return "from nothing: a hidden key's weight is 0"
+    keys = sorted({r.step.key for r in refs}, key=[r.step.key for r in refs].index)
+    parts = []
+    for key in keys:
+        mine = [r for r in refs if r.step.key == key]
+        s = mine[0].step
+        rows = {r.i for r in mine}
+        cols = {r.j for r in mine}
+        if len(mine) == 1:
+            parts.append(cell_name(s, mine[0].i, mine[0].j))
+        elif len(rows) == 1:
+            parts.append(f"row {s.rows[mine[0].i]} of {key}")
+        elif len(cols) == 1:
+            parts.append(f"column {s.cols[mine[0].j]} of {key}")
+        else:
+            parts.append(f"{len(mine)} cells of {key}")
+    return "from " + " and ".join(parts)
