@@ -148,6 +148,7 @@ def run(
         console.print(Text(f"Stage {n}/{len(course.stages)}: {stage.title}", style="bold"))
         for part in intro:
             console.print(part)
+        console.print()
         draw = rng.randrange(1_000_000)
         questions = qz.choose(d, list(stage.steps), stage.count, draw)
         result = qz.Result(planned=len(questions))

@@ -30,7 +30,8 @@ def progress_view(found: history.Summary, where: Path) -> Iterator[RenderableTyp
         yield Text(f"No quizzes yet ({where}).")
         yield Text("Next: attn-tutor learn  (or a quiz of your own: attn-tutor quiz)")
         return
-    yield Text(f"Progress over {plural(found.quizzes, 'quiz', 'quizzes')} ({where})")
+    heading = f"Progress over {plural(found.quizzes, 'quiz', 'quizzes')} ({visible(str(where))})"
+    yield Text(heading, no_wrap=True, overflow="ignore")  # a path is never broken mid-name
     by_lesson = _by_lesson(found)
     for name, steps_done in by_lesson.items():
         # Text: names are not markup; visible: the history is a file anyone could have edited

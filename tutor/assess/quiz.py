@@ -190,7 +190,8 @@ def hint(q: Question, places: int, level: int = HINT_LEVELS) -> str:
     if level == 2:
         blanks = _NUMBER.sub("__", wk.plain(w.work[0]))
         tail = w.blanks.split("  ", 1)[1] if "  " in w.blanks else ""
-        return f"{q.name} = {w.how} = {blanks}" + (f"  {tail}" if tail else "")
+        joint = "\n  = " if "\n" in w.hint else " = "  # laid out as the full hint is
+        return f"{q.name} = {w.how}{joint}{blanks}" + (f"  {tail}" if tail else "")
     return w.hint
 
 

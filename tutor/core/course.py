@@ -8,7 +8,8 @@ lessons are, read with the same safe loader, and validated with file:line:col er
         lesson: cats-chase-mice    # a lesson's name (looked up as the CLI looks it up)
         steps: [Q]                 # the steps the stage's questions are about
         count: 1                   # how many questions (default 2)
-        show: [Q]                  # the walk's steps explained first (default: steps)
+        show: [X, W_Q]             # walk steps shown in full first (inputs, never the steps
+                                   # asked: their tables hold the answers)
         warmup: [1, 2, 3]          # optional: the softmax of these numbers, worked, first
 
 The bundled course is ``courses/attention.yaml`` (installed inside the package).
@@ -161,7 +162,15 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
     if lesson is not None and not lesson:
         c.error(keys["lesson"][1], f"the lesson of {what} is empty; expected a lesson's name")
     steps = _names(c, keys["steps"][1], f"the steps of {what}", QUIZ_STEP_NAMES)
-    show = _names(c, keys["show"][1], f"show in {what}", STEP_NAMES) if "show" in keys else steps
+    show: tuple[str, ...] = ()
+    if "show" in keys:
+        show = _names(c, keys["show"][1], f"show in {what}", STEP_NAMES)
+        for name in set(show) & set(steps):
+            c.error(
+                keys["show"][1],
+                f"show in {what}: {name!r} is asked in this stage, and its table would give "
+                "the answers away; show the steps it is made from",
+            )
     count = 2
     if "count" in keys:
         v = keys["count"][1]
