@@ -444,6 +444,7 @@ def learn(
     if status or ln.next_stage(crs, passed) is None:
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
+    ln.check_lessons(crs, lambda name: open_lesson(name, lessons_dir))
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]

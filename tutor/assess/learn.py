@@ -22,11 +22,13 @@ from rich.text import Text
 from tutor.assess import history
 from tutor.assess import quiz as qz
 from tutor.core.course import Course, Stage
+from tutor.core.errors import LessonError, TutorError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from tutor.core.engine import Derivation
+    from tutor.core.lesson import Lesson
 
 STATE_FILE = "course.json"
 MAX_STATE_BYTES = 1_000_000
@@ -80,6 +82,31 @@ def save_passed(course: Course, passed: list[str], path: Path | None = None) -> 
             temporary.unlink()
         return [f"could not save the course progress to {path}: {err.strerror or err}"]
     return []
+
+
+def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
+    """Every stage's lesson can be found and has the steps asked, before the first question:
+    a ``LessonError`` names the course file, the stage's line and what is wrong."""
+    for n, stage in enumerate(course.stages, 1):
+        try:
+            lesson = load(stage.lesson)
+        except TutorError as err:
+            raise LessonError.at(course.path, stage.line, 1, f"stage {n}: {err}") from None
+        has = {
+            "output": lesson.W_O is not None,
+            "W_O": lesson.W_O is not None,
+            "concat": lesson.multi_head,
+            "masked": lesson.mask == "causal",
+        }
+        missing = [s for s in (*stage.steps, *stage.show) if not has.get(s, True)]
+        if missing:
+            raise LessonError.at(
+                course.path,
+                stage.line,
+                1,
+                f"stage {n} ({stage.title}): the lesson {stage.lesson} has no "
+                f"{', '.join(missing)} step",
+            )
 
 
 def next_stage(course: Course, passed: list[str]) -> tuple[int, Stage] | None:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from tutor.assess import history
 from tutor.assess.slips import reminder
+from tutor.core.spec import STEP_NAMES
 from tutor.text.format import plural
 from tutor.text.words import visible
 
@@ -55,9 +56,7 @@ def progress_view(found: history.Summary, where: Path) -> Iterator[RenderableTyp
         more = plural(len(found.latest) - len(by_lesson), "more lesson")
         yield Text(f"and {more}, quizzed earlier: attn-tutor progress LESSON shows one")
     yield Text(
-        "rate: right at the first try, of all asked; recent: right first try / asked, "
-        "in the last 3 quizzes",
-        style="dim",
+        "rate: right at the first try, of all asked; recent: the same, last 3 quizzes", style="dim"
     )
     nxt = next_step(found)
     if nxt is not None:
@@ -75,9 +74,16 @@ def _by_lesson(found: history.Summary) -> dict[str, list[history.StepProgress]]:
     # (and quick) however many lessons a history names
     shown = sorted(found.latest, key=found.latest.__getitem__)[-SHOWN_LESSONS:]
     by_lesson: dict[str, list[history.StepProgress]] = {name: [] for name in shown}
-    for r in found.rows:
+    for r in sorted(found.rows, key=_computation_order):
         by_lesson.get(r.lesson, []).append(r)
     return by_lesson
+
+
+def _computation_order(r: history.StepProgress) -> tuple[int, int]:
+    """Head by head, each in the order the steps are computed (Q before scores before Z)."""
+    head, _, name = r.step.rpartition(".")
+    number = int(head[4:]) if head[4:].isdecimal() else 0
+    return number, STEP_NAMES.index(name) if name in STEP_NAMES else len(STEP_NAMES)
 
 
 def why(r: history.StepProgress) -> str:

@@ -11,7 +11,7 @@ REMINDERS = {
     "row-of-W": ("a row of W, not a column", "a row of X · a column of W"),
     "query-query": ("query · query", "a score is a query · a key"),
     "key-key": ("key · key", "a score is a query · a key"),
-    "swapped": ("row and column swapped", "the row token's query · the column token's key"),
+    "swapped": ("row and column swapped", "the row's query · the column's key"),
     "k-not-transposed": ("times K, not Kᵀ", "a score is a row of Q · a row of K"),
     "not-scaled": ("the raw score, not scaled", "divide each score by √d_k"),
     "divided-by-dk": ("divided by d_k", "divide by √d_k, its square root"),
