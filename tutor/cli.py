@@ -186,7 +186,7 @@ def walk(
         page = next(pages, None)
         if page is not None and pause and not wait_for_enter(console, sys.stdin):
             break
-    if console.is_terminal:  # the goldens and pipes get the walk alone
+    if sys.stdout is not None and sys.stdout.isatty():  # files and pipes get the walk alone
         import shlex
 
         only = f" --steps {','.join(steps)}" if steps and set(steps) <= set(QUIZZABLE) else ""
@@ -428,7 +428,7 @@ def learn(
         if not yes:
             if stream is not None:
                 raise UsageError("learn --reset asks first; without a terminal, add --yes")
-            answer = console.input("Start the course over? Your quiz history is kept. [y/N] ")
+            answer = console.input(Text("Start the course over? Your quiz history is kept. [y/N] "))
             if answer.strip().lower() not in ("y", "yes"):
                 console.print(Text("Nothing changed."))
                 return
