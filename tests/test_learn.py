@@ -427,3 +427,15 @@ def test_every_slip_the_judge_names_has_a_reminder() -> None:
     named |= {f"used-{w}" for w in ("W_Q", "W_K", "W_V")}
     named |= set(re.findall(r'\(\w+(?: \* \w+)?, "([a-z-]+)"\)', source))
     assert named and named <= set(REMINDERS), named - set(REMINDERS)
+
+
+def test_list_shows_the_path_order_and_a_difficulty_per_lesson(run) -> None:  # type: ignore[no-untyped-def]
+    out = run("list", env={"COLUMNS": "80"}).stdout
+    path = out.split("The learning path (attn-tutor learn), with each lesson's difficulty:\n")[1]
+    rows = [line.split() for line in path.split("\n\n")[0].splitlines()]
+    assert rows == [
+        ["1.", "cats-chase-mice", "easy", "stages", "1-7"],
+        ["2.", "the-cake-causal", "harder", "stage", "8"],
+        ["3.", "the-cake-two-heads", "harder", "stage", "9"],
+        ["-", "the-cake", "medium", "not", "on", "the", "path"],
+    ]

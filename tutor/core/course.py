@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from tutor.core.errors import LessonError
+from tutor.core.lesson import Lesson
 from tutor.core.spec import MAX_VALUES, STEP_NAMES
 from tutor.core.yamlsrc import Checker, Enough, compose, describe, read_text, suggest, whole_number
 
@@ -62,6 +63,17 @@ class Course:
         for n, stage in enumerate(self.stages, 1):
             out.setdefault(stage.lesson, []).append(n)
         return out
+
+
+LEVELS = ("easy", "medium", "harder")
+
+
+def difficulty(lesson: Lesson) -> str:
+    """How hard a lesson is to work by hand: more tokens and wider vectors mean more arithmetic,
+    a mask one more idea, heads a whole second pass (and the concat and W_O after it)."""
+    points = (lesson.n > 4) + (lesson.d_k > 2 or lesson.d_model > 4)
+    points += (lesson.mask == "causal") + 2 * lesson.multi_head
+    return LEVELS[0 if points == 0 else 1 if points <= 2 else 2]
 
 
 def bundled_course_path() -> Path:
