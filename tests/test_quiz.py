@@ -301,7 +301,10 @@ def test_quiz_command_scripted(run, home: Path) -> None:  # type: ignore[no-unty
     r = run("quiz", "--steps", "Q", "--count", "2", "--seed", "4", input="hint\nskip\nskip\n")
     assert r.exit_code == 0, r.stderr
     assert "seed 4" in r.stdout
-    assert r.stdout.rstrip().splitlines()[-2] == "Score: 0/2 at the first try (0 after a hint, 2 missed)"
+    assert (
+        r.stdout.rstrip().splitlines()[-2]
+        == "Score: 0/2 at the first try (0 after a hint, 2 missed)"
+    )
     records = history.read().records
     assert len(records) == 1
     rec = records[0]
