@@ -439,3 +439,12 @@ def test_list_shows_the_path_order_and_a_difficulty_per_lesson(run) -> None:  # 
         ["3.", "the-cake-two-heads", "harder", "stage", "9"],
         ["-", "the-cake", "medium", "not", "on", "the", "path"],
     ]
+
+
+def test_a_plain_quiz_leans_on_what_was_missed(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    seed_history(home, [{"time": ago(1), "cells": [cell("Q", "first"), cell("scores", "missed")]}])
+    r = run("quiz", "--seed", "0", input="skip\n" * 8)
+    assert "More of what you missed lately: scores" in r.stdout
+    asked = re.findall(r"Question \d+/8: (\w+)\[", r.stdout)
+    assert len(asked) == 8 and asked.count("scores") == 3  # one a round for the others
+    assert asked == sorted(asked, key=qz.QUIZ_STEPS.index)  # still in computation order

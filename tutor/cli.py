@@ -343,7 +343,7 @@ def quiz(
         raise UsageError("--review chooses the steps itself; give --review or --steps, not both")
     seed = random.SystemRandom().randrange(1_000_000) if seed is None else seed
     now = datetime.now(UTC)
-    cards = {} if chosen else rv.cards(history.read().records, d.lesson.name)
+    cards = {} if chosen else rv.cards(history.stream(), d.lesson.name)
     if review:
         due = rv.due(cards, d.lesson.name, now)
         if not due:
@@ -351,7 +351,8 @@ def quiz(
             return
         chosen = list(dict.fromkeys(card.name for card in due))
         count = count or min(d.lesson.quiz.count, 2 * len(chosen))
-    questions = qz.choose(d, chosen or None, count, seed, rv.boxes(cards, d.lesson.name))
+    boxes = rv.boxes(cards, d.lesson.name)
+    questions = qz.choose(d, chosen or None, count, seed, boxes)
     session = QuizSession()
     console = session.console
     console.print(
@@ -361,6 +362,8 @@ def quiz(
             f"answers to {plural(d.lesson.precision, 'place')})",
         )
     )
+    if missed := [name for name, box in boxes.items() if box == 1 and not review]:
+        console.print(Text(f"More of what you missed lately: {', '.join(missed)}", style="dim"))
     # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     stream = None if stdin.isatty() else session.guard_input(stdin)

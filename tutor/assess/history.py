@@ -219,6 +219,16 @@ def read(path: Path | None = None) -> History:
     return History(records, scan.problems)
 
 
+def stream(path: Path | None = None) -> Iterator[dict]:  # type: ignore[type-arg]
+    """Every readable record, one at a time (what was wrong is for ``progress`` to report):
+    memory stays flat however long the history is."""
+    try:
+        path = path or history_path()
+    except OSError:
+        return
+    yield from _records(path, _Scan())
+
+
 def _set_aside(path: Path, err: Exception) -> str:
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     why = getattr(err, "strerror", None) or str(err)

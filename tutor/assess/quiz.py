@@ -89,8 +89,8 @@ def choose(
     step; the same seed gives the same questions. Defaults come from the lesson's ``quiz:``.
 
     ``boxes`` (a step's Leitner box from the history, 1 = missed last time; a step not in it is
-    new) weights the share: a step in box 1 gets three cells a round, box 2 two, the rest one,
-    and steps mastered (box 4 and up) come last, so they are asked only when there is room."""
+    new) weights the share: a step in box 1 (missed or hinted last time) gets three cells a round,
+    the rest one, and steps mastered (box 4 and up) come last in each round."""
     available = quiz_steps(d)
     names = steps or list(d.lesson.quiz.steps) or available
     for name in names:
@@ -116,7 +116,7 @@ def choose(
     per_round = dict.fromkeys(names, 1)
     if boxes:
         order.sort(key=lambda n: boxes.get(n, 3) >= MASTERED)  # stable: priority within
-        per_round = {n: max(1, 4 - boxes.get(n, 3)) for n in names}
+        per_round = {n: 3 if boxes.get(n) == 1 else 1 for n in names}
     left = total
     while left and any(share[n] < len(pools[n]) for n in order):
         for n in order:
