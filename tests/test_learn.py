@@ -448,3 +448,22 @@ def test_a_plain_quiz_leans_on_what_was_missed(run, home: Path) -> None:  # type
     asked = re.findall(r"Question \d+/8: (\w+)\[", r.stdout)
     assert len(asked) == 8 and asked.count("scores") == 3  # one a round for the others
     assert asked == sorted(asked, key=qz.QUIZ_STEPS.index)  # still in computation order
+
+
+def test_learn_status_starts_without_sympy(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = (
+        "import sys; from typer.testing import CliRunner; from tutor.cli import app; "
+        "r = CliRunner().invoke(app, ['learn', '--status']); "
+        "print(r.exit_code, 'sympy' in sys.modules)"
+    )
+    env = {**os.environ, "ATTN_TUTOR_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert out.stdout.split() == ["0", "False"], out.stderr

@@ -416,7 +416,6 @@ def learn(
 
     from tutor.assess import history
     from tutor.assess import learn as ln
-    from tutor.assess import quiz as qz
     from tutor.core.course import load_course
 
     crs = load_course(course)
@@ -460,6 +459,8 @@ def learn(
         return d, stage_intro(d, stage, console.width)  # type: ignore[arg-type]
 
     def keep(stage, d, result, draw, now_passed):  # type: ignore[no-untyped-def]
+        from tutor.assess import quiz as qz
+
         result.ended = session.how_it_ended(result.ended)
         when = datetime.now(UTC).isoformat(timespec="seconds")
         rec = {**qz.record(result, d.lesson.name, draw, when), "course": crs.name}

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, TextIO
 from rich.text import Text
 
 from tutor.assess import history
-from tutor.assess import quiz as qz
 from tutor.core.course import Course, Stage
 from tutor.core.errors import LessonError, TutorError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from tutor.assess import quiz as qz
     from tutor.core.engine import Derivation
     from tutor.core.lesson import Lesson
 
@@ -166,6 +166,8 @@ def run(
 
     ``prepare`` gives a stage's derivation and its explanation; ``keep`` saves a stage's quiz
     (history and course progress) as soon as it ends, so Ctrl-C loses nothing that was done."""
+    from tutor.assess import quiz as qz  # here: sympy loads only when a stage starts
+
     sitting = Sitting(list(passed))
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
     while (nxt := next_stage(course, sitting.passed)) is not None:
@@ -213,6 +215,8 @@ def run(
 
 def _go_on(console: Console, stream: TextIO | None) -> str:
     """Between stages: Enter goes on ("go"), q stops ("stopped"); so do Ctrl-C and Ctrl-D."""
+    from tutor.assess import quiz as qz
+
     try:
         line = qz.read_line(console, stream, "Enter: next stage · q: stop ")
     except EOFError:

@@ -485,6 +485,8 @@ def next_command(result: Result, lesson: str) -> str:
     """The one line that ends a quiz: what to do next, and why."""
     import shlex
 
+    if not result.items:
+        return "Next: attn-tutor learn  (the path, stage by stage)"
     if any(item.outcome != "first" for item in result.items):
         return f"Next: attn-tutor quiz {shlex.quote(lesson)} --review  (what you missed comes back)"
     return "Next: attn-tutor progress  (your record, step by step)"
