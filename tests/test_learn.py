@@ -332,6 +332,7 @@ def test_quiz_review_asks_only_what_is_due(run, home: Path) -> None:  # type: ig
     assert r.exit_code == 0, r.stderr
     asked = re.findall(r"Question \d+/\d+: (\w+)\[", r.stdout)
     assert asked and set(asked) == {"scaled"}
+    assert "Review of the steps due: scaled" in r.stdout
 
 
 def test_quiz_review_says_when_nothing_is_due_and_when_the_next_is(run, home: Path) -> None:  # type: ignore[no-untyped-def]

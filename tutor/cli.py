@@ -362,7 +362,9 @@ def quiz(
             f"answers to {plural(d.lesson.precision, 'place')})",
         )
     )
-    if missed := [name for name, box in boxes.items() if box == 1 and not review]:
+    if review:
+        console.print(Text(f"Review of the steps due: {', '.join(chosen)}", style="dim"))
+    elif missed := [name for name, box in boxes.items() if box == 1]:
         console.print(Text(f"More of what you missed lately: {', '.join(missed)}", style="dim"))
     # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
