@@ -241,11 +241,11 @@ def test_learn_status_reset_and_course_progress_file(run, home: Path) -> None:  
     r = run("learn", "--course", str(SMALL), "--status")
     assert r.exit_code == 0, r.stderr
     assert "[░░░░░░░░░░░░░░░░░░░░] 0/3 stages passed" in r.stdout
-    assert "Next: stage 1, Queries (cats-chase-mice: Q)" in r.stdout
+    assert "Up next: stage 1, Queries (cats-chase-mice: Q)" in r.stdout
     assert r.stdout.rstrip().splitlines()[-1].startswith("Next: attn-tutor learn --course ")
     assert ln.save_passed(load_course(SMALL), ["queries"]) == []
     r = run("learn", "--course", str(SMALL), "--status")
-    assert "1/3 stages passed" in r.stdout and "Next: stage 2, Scaled scores" in r.stdout
+    assert "1/3 stages passed" in r.stdout and "Up next: stage 2, Scaled scores" in r.stdout
     r = run("learn", "--course", str(SMALL), "--reset", input="")
     assert r.exit_code == 2 and "add --yes" in r.stderr
     r = run("learn", "--course", str(SMALL), "--reset", "--yes")

@@ -112,7 +112,7 @@ def test_ctrl_c_saves_and_the_course_resumes_where_it_stopped(tmp_path: Path) ->
 
     child = spawn(home, "learn", "--course", str(SMALL), "--seed", "6")
     child.expect_exact("[███████░░░░░░░░░░░░░] 1/3 stages passed")
-    child.expect_exact("Next: stage 2, Scaled scores")
+    child.expect_exact("Up next: stage 2, Scaled scores")
     child.expect_exact("Stage 2/3: Scaled scores")
     answer(child, "right")
     child.expect_exact("Enter: next stage")

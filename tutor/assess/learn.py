@@ -131,7 +131,9 @@ def where_text(course: Course, passed: list[str]) -> list[str]:
         lines.append("Course complete: every stage passed.")
     else:
         n, stage = nxt
-        lines.append(f"Next: stage {n}, {stage.title} ({stage.lesson}: {', '.join(stage.steps)})")
+        lines.append(
+            f"Up next: stage {n}, {stage.title} ({stage.lesson}: {', '.join(stage.steps)})"
+        )
     return lines
 
 
