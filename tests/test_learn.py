@@ -468,3 +468,13 @@ def test_learn_status_starts_without_sympy(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert out.stdout.split() == ["0", "False"], out.stderr
+
+
+def test_a_history_naming_steps_the_lesson_cannot_ask_is_not_believed(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    odd = "\x1b[31mX"
+    seed_history(home, [{"time": ago(1), "cells": [cell(odd, "missed"), cell("masked", "missed")]}])
+    r = run("quiz", "--review")
+    assert r.exit_code == 0 and "\x1b" not in r.stdout and "masked" not in r.stdout
+    assert "no quizzes of it" in r.stdout
+    r = run("quiz", "--seed", "0", input="")
+    assert r.exit_code == 0 and "More of what you missed" not in r.stdout

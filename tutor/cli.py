@@ -343,7 +343,7 @@ def quiz(
         raise UsageError("--review chooses the steps itself; give --review or --steps, not both")
     seed = random.SystemRandom().randrange(1_000_000) if seed is None else seed
     now = datetime.now(UTC)
-    cards = {} if chosen else rv.cards(history.stream(), d.lesson.name)
+    cards = {} if chosen else rv.cards(history.stream(), d.lesson.name, qz.quiz_steps(d))
     if review:
         due = rv.due(cards, d.lesson.name, now)
         if not due:

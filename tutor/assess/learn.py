@@ -56,8 +56,7 @@ def load_passed(course: Course, path: Path | None = None) -> tuple[list[str], li
     except (OSError, ValueError, KeyError, TypeError) as err:
         why = getattr(err, "strerror", None) or str(err)
         return [], [f"could not read the course progress {path} ({why}); starting afresh"]
-    ids = {s.id for s in course.stages}
-    return [s.id for s in course.stages if s.id in ids and s.id in done], []
+    return [s.id for s in course.stages if s.id in done], []  # in course order; others dropped
 
 
 def save_passed(course: Course, passed: list[str], path: Path | None = None) -> list[str]:

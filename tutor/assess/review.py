@@ -8,7 +8,7 @@ after two weeks. Nothing is stored but the history itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -47,8 +47,14 @@ def _when(text: object) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def cards(records: Iterable[dict], lesson: str | None = None) -> dict[tuple[str, str], Card]:  # type: ignore[type-arg]
-    """Every (lesson, step) the history asked about, with its box, oldest record first."""
+def cards(
+    records: Iterable[dict],  # type: ignore[type-arg]
+    lesson: str | None = None,
+    steps: Collection[str] | None = None,
+) -> dict[tuple[str, str], Card]:
+    """Every (lesson, step) the history asked about, with its box, oldest record first; only
+    ``steps`` (names without the head) when given: a history is a file anyone may have edited,
+    and a step the lesson cannot ask about is never chosen, shown or due."""
     out: dict[tuple[str, str], Card] = {}
     for rec in records:
         name = str(rec.get("lesson"))
@@ -57,6 +63,8 @@ def cards(records: Iterable[dict], lesson: str | None = None) -> dict[tuple[str,
         good: dict[str, bool] = {}
         for cell in rec.get("cells", []):
             if not isinstance(cell, dict) or not isinstance(cell.get("step"), str):
+                continue
+            if steps is not None and cell["step"] not in steps:
                 continue
             head = cell.get("head")
             key = f"head{head}.{cell['step']}" if type(head) is int else cell["step"]
