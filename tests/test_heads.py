@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
@@ -109,13 +108,15 @@ def test_json_heads_and_masked_nulls(run) -> None:  # type: ignore[no-untyped-de
 def test_walk_shows_mask_and_heads(run) -> None:  # type: ignore[no-untyped-def]
     out = run("walk", "the-cake-causal", "--step", "masked,weights").stdout
     assert "must not peek" in out
-    assert "softmax of the was row" in out  # a row that hides a key
+    assert "softmax of the it row" in out  # the lesson's focus: a row that hides keys
+    assert "Masked keys (was, delicious) have e^(−∞) = 0" in out
+    out = run("walk", "the-cake-causal", "--step", "weights", "--row", "was").stdout
     assert "Masked keys (delicious) have e^(−∞) = 0" in out
     out = run("walk", "the-cake-two-heads", "--step", "concat,output").stdout
     assert "h × d_v = 2 × 2 = 4 columns, so 8 × 4" in out
     assert "8 heads of 4 columns would give 32" in out
-    assert "concat[I] = [head1.Z[I] | head2.Z[I]]" in out
-    assert "output[I, 1] = row I of concat · column 1 of W_O" in out
+    assert "concat[it] = [head1.Z[it] | head2.Z[it]]" in out  # the lesson's focus: it
+    assert "output[it, 1] = row it of concat · column 1 of W_O" in out
     two = run("walk", "the-cake-two-heads", "--head", "2", "--step", "Z").stdout
     assert "Head 2: action looks for its object" in two and "Head 1" not in two
 
@@ -128,21 +129,6 @@ def test_walk_golden_two_heads(run) -> None:  # type: ignore[no-untyped-def]
 
 # ---------------------------------------------------------------------------------------------
 # --pause
-
-
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_pause_waits_only_on_a_terminal() -> None:
-    from tutor.cli import make_console, wait_for_enter
-
-    console = make_console(width=80)
-    assert wait_for_enter(console, io.StringIO("")) is True  # a pipe: never waits
-    assert wait_for_enter(console, Terminal("\n")) is True
-    assert wait_for_enter(console, Terminal("q\n")) is False
-    assert wait_for_enter(console, Terminal("")) is False  # end of input stops the walk
 
 
 def test_pause_without_a_terminal_runs_straight_through(run) -> None:  # type: ignore[no-untyped-def]
@@ -164,11 +150,11 @@ def test_pause_in_a_real_terminal() -> None:
         encoding="utf-8",
         timeout=20,
     )
-    child.expect("Enter: next step")
+    child.expect("Enter: next")
     assert "K = X · W_K" not in child.before
     child.sendline("")
     child.expect("K = X · W_K")
-    child.expect("Enter: next step")
+    child.expect("Enter: next")
     child.sendline("q")
     child.expect(pexpect.EOF)
     assert "V = X · W_V" not in child.before

@@ -142,6 +142,27 @@ def test_it_never_overwrites_without_force(run, here: Path) -> None:  # type: ig
     assert load_lesson(here / "mine.yaml").tokens == ("a", "b")
 
 
+def test_force_replaces_whole_and_keeps_permissions(run, here: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (here / "mine.yaml").write_text("my own words\n")
+    (here / "mine.yaml").chmod(0o600)
+    assert run("new", "mine", "--tokens", "a b", "--force").exit_code == 0
+    assert load_lesson(here / "mine.yaml").tokens == ("a", "b")
+    assert (here / "mine.yaml").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in here.iterdir() if p.name.startswith(".mine")) == []
+    # a failed write (the rename refused) leaves the old lesson as it was, and no temporary file
+    import os
+
+    def refuse(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    result = run("new", "mine", "--tokens", "c d", "--force")
+    assert result.exit_code == 1
+    assert "cannot write" in result.stderr and "No space left" in result.stderr
+    assert load_lesson(here / "mine.yaml").tokens == ("a", "b")
+    assert [p.name for p in here.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_output_elsewhere_and_to_stdout(run, here: Path) -> None:  # type: ignore[no-untyped-def]
     (here / "sub").mkdir()
     assert run("new", "x", "--tokens", "a b", "--output", "sub/y.yaml").exit_code == 0

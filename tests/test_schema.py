@@ -30,6 +30,7 @@ BAD = FIXTURES / "lessons" / "bad"
 # an entry that is not a number, a value out of range.
 SCHEMA_DETECTABLE = {
     "empty",  # not a mapping at all (null)
+    "focus-unreadable",  # not a token and not STEP[ROW, COL]
     "fraction-zero",  # "1/0": the entry pattern refuses a zero denominator
     "missing-key",
     "not-a-number",
@@ -54,6 +55,11 @@ SCHEMA_DETECTABLE = {
 }
 # Bad fixtures only `attn-tutor check` can see, and why.
 SCHEMA_BLIND = {
+    "focus-unknown-token": "a focus's token must be one of the lesson's tokens",
+    "focus-unknown-column": "a focus's column token must be one of the lesson's tokens",
+    "focus-column-range": "a focus's column number depends on the widths of W_Q, W_V",
+    "focus-w-matrix": "which steps have a row per token is the loader's knowledge",
+    "focus-head-token": "a head's focus must name one of the lesson's tokens",
     "alias": "anchors and aliases are resolved before a schema sees the data",
     "bad-yaml": "not YAML at all, so there is no data to validate",
     "duplicate-key": "YAML keeps the last of two equal keys; the data has only one",
@@ -151,6 +157,9 @@ BASE = {"title": "t", "tokens": ["a"], "X": [[1]], "W_Q": [[1]], "W_K": [[1]], "
         {"description": "two\nlines,\ta tab", "notes": {"Q": "é [/] :smile:"}},
         {"title": " a\ttitle ending in a line break\n"},
         {"quiz": {"steps": ["Q", "weights"], "count": 5}},
+        {"focus": "a"},
+        {"focus": "weights[a, a]"},
+        {"focus": " Q [ a , 1 ] "},
     ],
 )
 def test_the_schema_accepts_what_the_loader_accepts(change: dict, tmp_path: Path) -> None:

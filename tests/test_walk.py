@@ -102,7 +102,8 @@ def test_precision_option(run) -> None:  # type: ignore[no-untyped-def]
         (("walk", "--step", "masked"), 2, "has no 'masked' step"),
         (("walk", "--precision", "11"), 2, "--precision"),
         (("walk", "nope"), 1, "no lesson named 'nope'"),
-        (("walk", "--head", "3"), 2, "has 1 head"),
+        (("walk", "--head", "3"), 2, "has a single head"),
+        (("walk", "the-cake-two-heads", "--head", "3"), 2, "has 2 heads"),
         (("frobnicate",), 2, "No such command"),
     ],
 )
@@ -200,7 +201,7 @@ def test_a_table_title_wider_than_its_table_is_not_cut(run) -> None:  # type: ig
 def test_a_whole_root_keeps_scaled_scores_exact(run) -> None:  # type: ignore[no-untyped-def]
     out = run("walk", "the-cake", "--step", "scaled").stdout
     assert "divided by √4 = 2, and the scaled scores stay exact" in out
-    assert "scaled[I, cake] = 2 / √4 = 2 / 2 = 1" in out
+    assert "scaled[it, cake] = 2 / √4 = 2 / 2 = 1" in out  # the lesson's focus
 
 
 def test_huge_scores_walk_quickly_without_internal_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tutor.core.lesson import Lesson
+    from tutor.export.pictures import Picture
 
 app = typer.Typer(
     name="attn-tutor",
@@ -153,7 +154,31 @@ def walk(
     pause: Annotated[
         bool,
         typer.Option(
-            "--pause", help="Wait for Enter between steps (q to stop); only on a terminal."
+            "--pause",
+            help="Lecture mode: one step per screen (cleared on a terminal), long steps paged "
+            "with the heading kept on top; Enter: next, b: back, q: stop. Works with --step. "
+            "Waits only when stdin is a terminal.",
+        ),
+    ] = False,
+    cell: Annotated[
+        str | None,
+        typer.Option(
+            "--cell",
+            help='Work this cell and its row in every step, e.g. "weights[it, cake]" '
+            "(default: the lesson's focus, else its most decisive row).",
+            metavar="CELL",
+        ),
+    ] = None,
+    row: Annotated[
+        str | None,
+        typer.Option("--row", help="Work this token's row in every step.", metavar="TOKEN"),
+    ] = None,
+    predict: Annotated[
+        bool,
+        typer.Option(
+            "--predict",
+            help="Before each step, type the cell it works (judged as in the quiz; Enter "
+            "skips), then see the step. Pauses as --pause does.",
         ),
     ] = False,
 ) -> None:
@@ -163,8 +188,11 @@ def walk(
     d = derive(open_lesson(lesson, lessons_dir))
     names = list(dict.fromkeys(s.name for s in d.steps))
     steps = _check_steps(step, names)
+    if head is not None and not d.lesson.multi_head:
+        raise UsageError(f"--head {head}: this lesson has a single head, so there is none to pick")
     if head is not None and head > d.head_count:
-        raise UsageError(f"--head {head}: this lesson has {d.head_count} head(s)")
+        raise UsageError(f"--head {head}: this lesson has {d.head_count} heads")
+    _check_walk_options(json_out, pause, predict, cell, row)
     if json_out:
         import json
 
@@ -172,26 +200,78 @@ def walk(
 
         sys.stdout.write(json.dumps(derivation_json(d, exact, steps, head)) + "\n")
         return
-    from tutor.teach.walk import WalkOptions, walk_pages
+    from tutor.teach import focus as fc
+    from tutor.teach.walk import WalkOptions, step_pages
 
     console = make_console()
+    chosen = fc.from_cell(d, cell) if cell else fc.from_row(d, row) if row else None
+    if chosen is not None and head is not None and chosen.head not in (None, head):
+        raise UsageError(
+            f"--cell {cell!r} is in head {chosen.head}, but --head {head} shows only head {head}"
+        )
     opts = WalkOptions(
-        steps=steps, head=head, exact=exact, precision=precision, width=console.width
+        steps=steps, head=head, exact=exact, precision=precision, width=console.width, focus=chosen
     )
-    pages = walk_pages(d, opts)  # made one at a time: a long walk never holds all its tables
-    page: list | None = next(pages)
-    while page is not None:
+    pages = step_pages(d, opts)  # made one at a time: a long walk never holds all its tables
+    stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
+    if predict or (pause and stdin.isatty()):
+        return _lecture(d, opts, pages, console, stdin, predict)
+    for _, page in pages:
         for part in page:
             console.print(part)
-        page = next(pages, None)
-        if page is not None and pause and not wait_for_enter(console, sys.stdin):
-            break
     if sys.stdout is not None and sys.stdout.isatty():  # files and pipes get the walk alone
         import shlex
 
         only = f" --steps {','.join(steps)}" if steps and set(steps) <= set(QUIZZABLE) else ""
         line = f"Next: attn-tutor quiz {shlex.quote(lesson)}{only}  (try the cells yourself)"
         console.print(line, markup=False, soft_wrap=True)
+
+
+def _check_walk_options(
+    json_out: bool, pause: bool, predict: bool, cell: str | None, row: str | None
+) -> None:
+    """Options of walk that cannot go together: an error with the reason, never ignored."""
+    if cell is not None and row is not None:
+        raise UsageError("--cell and --row both choose the worked row; give one of them")
+    if json_out:
+        for name, given in (
+            ("--pause", pause),
+            ("--predict", predict),
+            ("--cell", cell),
+            ("--row", row),
+        ):
+            if given:
+                raise UsageError(
+                    f"{name} does not apply to --json, which prints every cell as data"
+                )
+
+
+def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -> None:  # type: ignore[no-untyped-def]
+    """walk --pause / --predict: the pager (and the predictions) over the walk's pages."""
+    from rich.text import Text
+
+    from tutor.assess.predict import Predictions, StopPredicting
+    from tutor.teach.lecture import Lecture, line_reader
+    from tutor.teach.walk import worked_cell
+
+    tty = stdin.isatty()
+    read = line_reader(console, None if tty else stdin)
+    places = opts.precision if opts.precision is not None else d.lesson.precision
+    asks = Predictions(d, lambda step: worked_cell(d, step, opts), console, read, places, tty)
+    lecture = Lecture(
+        console, pages, read, tty and console.is_terminal, asks if predict else None, tty
+    )
+    try:
+        lecture.run()
+    except StopPredicting:
+        pass
+    except EOFError:  # Ctrl-D: the reader is done
+        console.print()
+    except KeyboardInterrupt:  # Ctrl-C: stop quietly, as an interrupted command
+        console.print()
+        raise typer.Exit(130) from None
+    if asks.tally.asked:
+        console.print(Text(asks.tally.line(), style="bold"))
 
 
 @app.command("list")
@@ -222,39 +302,11 @@ def write_output(text: str, output: Path | None, force: bool) -> None:
             with open(target, "w", encoding="utf-8") as f:
                 f.write(text)
         else:
+            from tutor.core.files import replace_file
+
             replace_file(target, text)
     except OSError as err:
         raise TutorError(f"cannot write {output}: {err.strerror or err}") from None
-
-
-def replace_file(target: Path, text: str) -> None:
-    """Write ``text`` to a new file beside ``target``, then rename it over ``target``: a full
-    disk or a crash leaves the old file (or none), never a partial one. An old file's
-    permissions are kept; a new one gets the usual ones (the umask's)."""
-    import secrets
-    import stat
-
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    while True:  # a name nobody else is using (O_EXCL), in the same folder (rename stays atomic)
-        temporary = target.with_name(f".{target.name[:100]}.{secrets.token_hex(4)}.tmp")
-        try:
-            fd = os.open(temporary, flags, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with open(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @app.command()
@@ -272,6 +324,23 @@ def export(
         typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
+    step: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--step",
+            "-s",
+            help="Slides (svg, html): one picture of this step (repeat, or give a,b,c).",
+            metavar="STEP",
+        ),
+    ] = None,
+    per_step: Annotated[
+        bool,
+        typer.Option(
+            "--per-step",
+            help="Slides (svg, html): one picture per step, into the --output folder "
+            "(default: here), named NN-step.svg.",
+        ),
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Export a worksheet or answer key (md, tex), a blank answer sheet, or the walk (svg, html)."""
@@ -285,7 +354,15 @@ def export(
     from tutor.core.engine import derive
     from tutor.export import worksheet
 
+    if (step or per_step) and format not in ("svg", "html"):
+        raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
     d = derive(open_lesson(lesson, lessons_dir))
+    if step or per_step:
+        from tutor.export import pictures
+
+        names = _check_steps(step, list(dict.fromkeys(s.name for s in d.steps)))
+        write_pictures(pictures.slides(d, format, names), output, force)
+        return
     if format == "md":
         text = worksheet.markdown(d, answers=not no_answers)
     elif format == "tex":
@@ -293,10 +370,35 @@ def export(
     elif format == "sheet":
         text = sheet_format.answer_sheet(d)
     else:
-        from tutor.teach.walk import walk_document
+        from tutor.export.pictures import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)
+
+
+def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:
+    """Slides into the ``output`` folder (made if missing; default: here); a single one may go
+    to stdout (-) or to a file named like it (``-o weights.svg``). Nothing is written when any
+    file is in the way."""
+    one_file = output is not None and output.suffix == Path(pictures[0].name).suffix
+    if output is not None and (str(output) == "-" or (one_file and not output.is_dir())):
+        if len(pictures) != 1:
+            raise UsageError(f"--output {output} takes one picture, not {len(pictures)}")
+        write_output(pictures[0].text, output, force)
+        return
+    folder = output or Path(".")
+    if folder.exists() and not folder.is_dir():
+        raise TutorError(f"{folder} is a file; slides need a folder for --output")
+    taken = [p.name for p in pictures if (folder / p.name).exists()]
+    if taken and not force:
+        raise TutorError(f"{folder / taken[0]} already exists; use --force to overwrite it")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {folder}: {err.strerror or err}") from None
+    for p in pictures:
+        write_output(p.text, folder / p.name, force=True)
+        print(folder / p.name)
 
 
 @app.command()
@@ -730,19 +832,6 @@ def softmax(
         console.print(part)
 
 
-def wait_for_enter(console: "Console", stream: TextIO | None) -> bool:
-    """Between walk steps: wait for Enter on a terminal; False when the reader types q or EOF.
-
-    Without a terminal (a pipe, a file, a test) it returns at once, so scripts never hang.
-    """
-    if stream is None or not stream.isatty():
-        return True
-    console.print("[dim]── Enter: next step · q: stop ──[/]", end="")
-    line = stream.readline()
-    console.print()
-    return bool(line) and line.strip().lower() not in ("q", "quit")
-
-
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of the lesson format, for editors that check YAML as you type."""
@@ -990,12 +1079,13 @@ def _run(invoke: Callable[[], object]) -> int:
     if err:
         from rich.text import Text
 
+        from tutor.text import theme
         from tutor.text.words import visible
 
         # Text, not escaped markup: rich's escape() drops the backslash of "\[" and doubles a
         # trailing one, and messages quote paths and values as the user wrote them; a control
         # character in a file name is spelled out, not sent to the terminal
-        message = Text.assemble(("error:", "bold red"), " ", visible(err, keep="\n"))
+        message = Text.assemble(("error:", f"bold {theme.BAD}"), " ", visible(err, keep="\n"))
         make_console(stderr=True).print(message, soft_wrap=True)
     return code
 

@@ -22,6 +22,7 @@ from rich.text import Text
 from tutor.assess import history
 from tutor.core.course import Course, Stage
 from tutor.core.errors import LessonError, TutorError
+from tutor.text import theme
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -198,7 +199,7 @@ def run(
                 Text(
                     f"Not passed yet: {right} of {len(result.items)} were right at the first try "
                     "or after one hint; every one needs to be.",
-                    style="yellow",
+                    style=theme.WARN,
                 )
             )
             sitting.ended = "not-passed"
@@ -210,7 +211,7 @@ def run(
         if how != "go":
             sitting.ended = how
             return sitting
-    console.print(Text("Course complete: every stage passed.", style="bold green"))
+    console.print(Text("Course complete: every stage passed.", style=f"bold {theme.GOOD}"))
     return sitting
 
 

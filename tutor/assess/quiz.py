@@ -22,6 +22,7 @@ from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import Answer, read_answer
 from tutor.text import format as fmt
+from tutor.text import theme
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 from tutor.text.words import visible
@@ -325,7 +326,9 @@ def ask(
     default) is filled in as the student goes, so a quiz ended mid-question still has it."""
     item = Item(q) if item is None else item
     console.print()
-    console.print(Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, "bold cyan")))
+    console.print(
+        Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, f"bold {theme.ACCENT}"))
+    )
     console.print(Text(FORMULAS.get(q.step.name, ""), style="dim"))
     for line in inputs(q, places):
         console.print(Text("  " + line))
@@ -362,21 +365,21 @@ def ask(
         verdict = judge.judge(q.step, q.i, q.j, answer)
         if verdict.kind == "fewer":  # right as far as it goes: ask for the places, no try used
             console.print(
-                Text(f"Nearly: {verdict.message}. That did not use a try.", style="yellow")
+                Text(f"Nearly: {verdict.message}. That did not use a try.", style=theme.WARN)
             )
             continue
         item.tries += 1
         if verdict.right:
             item.outcome = "first" if item.tries == 1 and not item.hinted else "hints"
-            console.print(Text("✓ " + confirmation(q, verdict, places), style="green"))
+            console.print(Text("✓ " + confirmation(q, verdict, places), style=theme.GOOD))
             return item
         slips = judge.slips(q.step, q.i, q.j, answer)
         if slips:
             item.slips += [slip.name for slip in slips]
             said = "; or ".join(slip.message for slip in slips)
-            console.print(Text(f"✗ Not quite: {said}.", style="red"))
+            console.print(Text(f"✗ Not quite: {said}.", style=theme.BAD))
         else:
-            console.print(Text("✗ Not quite.", style="red"))
+            console.print(Text("✗ Not quite.", style=theme.BAD))
         left = MAX_TRIES - item.tries
         if not left:
             console.print(Text("Here is the working:"))
@@ -391,7 +394,7 @@ def _give_hint(console: Console, q: Question, places: int, item: Item) -> None:
     """The next step of hints (the last one again, with a word about ``show``)."""
     item.hinted = True
     item.hints = min(item.hints + 1, HINT_LEVELS)
-    console.print(Text("Hint: " + hint(q, places, item.hints), style="yellow"))
+    console.print(Text("Hint: " + hint(q, places, item.hints), style=theme.WARN))
     if item.hints == HINT_LEVELS:
         console.print(Text("That was the last hint; show gives the whole working.", style="dim"))
 

@@ -18,14 +18,15 @@ from tutor.assess import judge as jd
 from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text
 from tutor.core.engine import Ref, Step
 from tutor.text import format as fmt
+from tutor.text import theme
 from tutor.text import working as wk
 from tutor.text.tables import MatrixGrid, column_blocks, columns_part, side_by_side
 from tutor.text.words import visible
 
 MARKS = {
-    "correct": ("✓", "green"),
-    "follow-through": ("↪", "cyan"),
-    "wrong": ("✗", "bold red"),
+    "correct": ("✓", theme.GOOD),
+    "follow-through": ("↪", theme.ACCENT),
+    "wrong": ("✗", f"bold {theme.BAD}"),
     "blank": ("·", "dim"),
 }
 STYLES = {verdict: Style.parse(style) for verdict, (_, style) in MARKS.items()}
@@ -74,7 +75,7 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
             for i, row in enumerate(step.rows)
         ]
         part = columns_part(step.cols, block) if len(blocks) > 1 else ""
-        tables.append(MatrixGrid(title + part, label_w - 4, header, body, "white"))
+        tables.append(MatrixGrid(title + part, label_w - 4, header, body, "default"))
     return tables
 
 
@@ -122,7 +123,9 @@ def _slip_text(g: Graded) -> str | None:
 def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
     mine = rep.own_value(g)
     expected = expected_text(g, places)
-    head = Text.assemble((g.name, "bold red"), f": you wrote {visible(g.entry.text or '')}")
+    head = Text.assemble(
+        (g.name, f"bold {theme.BAD}"), f": you wrote {visible(g.entry.text or '')}"
+    )
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
     if mine is not None:
@@ -135,7 +138,7 @@ def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
     out: list[RenderableType] = [head]
     slip = _slip_text(g)
     if slip is not None:
-        out.append(Text(f"  {slip}", style="yellow"))
+        out.append(Text(f"  {slip}", style=theme.WARN))
     if mine is not None:
         work = own_working(g, mine, rep.own, places)
     else:

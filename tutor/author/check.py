@@ -8,7 +8,8 @@ A lesson can be valid and still make a poor exercise. These are worth a warning:
 * scaled scores beyond ±``MAX_SCALED`` (e^x by hand, and a loud softmax);
 * two different words with the same row of X (attention cannot tell them apart);
 * entries that are unpleasant by hand: more than ``MAX_PLACES`` decimal places, or a fraction
-  whose denominator is above ``MAX_DENOMINATOR``.
+  whose denominator is above ``MAX_DENOMINATOR``;
+* a ``focus:`` on a uniform row, which the walk would then work while livelier rows exist.
 
 Warnings never make a lesson invalid. They need the engine, so this module imports sympy.
 """
@@ -171,6 +172,28 @@ def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:
     yield from _duplicate_rows(lesson)
     for h, head in enumerate(lesson.heads, 1):
         yield from head_warnings(lesson, h, head)
+        yield from _focus_warnings(lesson, h, head)
+
+
+def _focus_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
+    """A focus (the head's own, else the lesson's) on a row whose weights are all equal."""
+    focus, key = (head.focus, f"heads.{h}.focus") if head.focus else (lesson.focus, "focus")
+    if focus is None:
+        return
+    _, rows = attention_rows(lesson, head)
+    i = lesson.labels.index(focus.row)
+    if any(r.i == i and r.uniform for r in rows) and not all(r.uniform for r in rows):
+        line, col = lesson.where.get(key, (1, 1))
+        of_head = f" (head {h})" if lesson.multi_head else ""
+        yield Problem(
+            lesson.path,
+            line,
+            col,
+            f"focus works the row of {focus.row}{of_head}, whose weights are uniform: every "
+            "step would show a plain average while other rows have something to teach; focus "
+            "on one of those (or leave focus out and the walk picks the most decisive row)",
+            "warning",
+        )
 
 
 @dataclass(frozen=True)

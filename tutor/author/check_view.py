@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from tutor.author.check import Report, summary
+from tutor.text import theme
 from tutor.text.words import visible
 
 
@@ -14,7 +15,7 @@ def check_lines(report: Report) -> list[Text]:
     control characters are spelled out."""
     lines = []
     for p in report.problems:
-        tag = ("warning: ", "yellow") if p.severity == "warning" else ""
+        tag = ("warning: ", theme.WARN) if p.severity == "warning" else ""
         place = (f"{visible(p.where)}:", "bold")
         lines.append(Text.assemble(place, " ", tag, visible(p.message)))
     return lines
@@ -22,4 +23,4 @@ def check_lines(report: Report) -> list[Text]:
 
 def summary_line(reports: list[Report]) -> Text:
     ok = all(r.valid for r in reports)
-    return Text(summary(reports), style="green" if ok else "bold red")
+    return Text(summary(reports), style=theme.GOOD if ok else f"bold {theme.BAD}")

@@ -498,15 +498,21 @@ def command_line(name: str, shape: Shape, seed: int, whole_root: bool) -> str:
 
 
 def write_new(path: Path, text: str, force: bool) -> None:
-    """Write the lesson; never replace an existing file unless ``force``."""
+    """Write the lesson; never replace an existing file unless ``force``, and then only whole
+    (a new file beside it, renamed over it: a crash or a full disk keeps the old lesson)."""
+    from tutor.core.files import replace_file
+
     if path.is_dir():
         raise TutorError(f"{path} is a folder; give --output a file name such as {path}/x.yaml")
     try:
-        with path.open("w" if force else "x", encoding="utf-8") as f:
+        if force:
+            replace_file(path, text)
+            return
+        with path.open("x", encoding="utf-8") as f:
             f.write(text)
     except FileExistsError:
         raise TutorError(
             f"{path} already exists; use --force to replace it, or --output to write elsewhere"
         ) from None
     except OSError as err:
-        raise TutorError(f"cannot write {path}: {err.strerror}") from None
+        raise TutorError(f"cannot write {path}: {err.strerror or err}") from None

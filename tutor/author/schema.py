@@ -31,6 +31,15 @@ ENTRY_PATTERN = (
 _T = r"[^\s\[\],#\x00-\x1f\x7f]"  # a character a token may start or end with
 TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{_T})?\s*$"
 
+# focus: a token, or a cell whose row is a token: weights[it, cake], Q[it, 2]
+FOCUS = {
+    "description": "The cell the walk works by default: a token (its row), or a cell like "
+    "weights[it, cake] (row a token; column a token for scores, scaled, masked and weights, "
+    "else a column number). Without it the walk picks the most decisive row.",
+    "type": ["string", "number", "boolean"],
+    "pattern": r"^\s*(?:[A-Za-z_]\w*\s*\[[^\[\],]+,[^\[\],]+\]|[^\[\],]+)\s*$",
+}
+
 # YAML reads `title: 2024` or `name: yes` as a number or a boolean; the loader takes the text
 SCALAR = {"type": ["string", "number", "boolean"]}
 # a lesson's words (description, notes): no control characters but \t and \n
@@ -103,6 +112,10 @@ SCHEMA: dict = {
                 "properties": {
                     "name": {**SCALAR, "pattern": ONE_LINE, "description": "The head's name."},
                     **_WEIGHTS,
+                    "focus": {
+                        **FOCUS,
+                        "description": "This head's worked cell (the rows it links).",
+                    },
                 },
             },
         },
@@ -124,6 +137,7 @@ SCHEMA: dict = {
             "propertyNames": {"enum": list(STEP_NAMES)},
             "additionalProperties": TEXT,
         },
+        "focus": FOCUS,
         "quiz": {
             "description": "Quiz defaults.",
             "type": "object",

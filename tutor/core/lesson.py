@@ -15,6 +15,16 @@ Matrix = tuple[tuple[Entry, ...], ...]
 
 
 @dataclass(frozen=True)
+class Focus:
+    """The cell a lesson works by default (``focus:``): a token's row, and optionally a step
+    and a column (a token for the N × N steps, a 1-based number for the others)."""
+
+    row: str  # a token's label (``the#2`` for a repeat)
+    step: str | None = None  # ``weights`` in ``weights[it, cake]``; None for a bare token
+    col: str | None = None  # ``cake``, or ``2`` in ``Q[it, 2]``
+
+
+@dataclass(frozen=True)
 class Head:
     """One attention head's learned matrices."""
 
@@ -22,6 +32,7 @@ class Head:
     W_Q: Matrix
     W_K: Matrix
     W_V: Matrix
+    focus: Focus | None = None  # the head's own worked cell (the rows it links)
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,7 @@ class Lesson:
     # notes and where are read-only views (the loader builds them), so a frozen lesson stays so
     notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     quiz: QuizDefaults = QuizDefaults()
+    focus: Focus | None = None  # the worked cell by default; None: the walk picks a lively row
     # (line, col) of each top-level key's value, and of rows and entries: "X.2" is row 2 of X,
     # "X.2.3" its third entry, "heads.1.W_Q.2.3" the same in head 1, "tokens.2" a token
     where: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))

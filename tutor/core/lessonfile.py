@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,7 @@ from types import MappingProxyType
 import yaml
 
 from tutor.core.errors import LessonError, Problem
-from tutor.core.lesson import Head, Lesson, QuizDefaults
+from tutor.core.lesson import Focus, Head, Lesson, QuizDefaults, unique_labels
 from tutor.core.spec import (
     HEAD_KEYS,
     MASKS,
@@ -155,6 +156,16 @@ def _build(
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
+    focus = None
+    if tokens is not None and heads:
+        if "focus" in keys:
+            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O)
+        for h, node in enumerate(value("heads").value if "heads" in keys else [], 1):
+            given = {k.value: v for k, v in node.value if k.value == "focus"}
+            if "focus" in given:  # a head's own worked cell: the rows it links
+                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O)
+                c.where[f"heads.{h}.focus"] = pos(given["focus"])
+                heads[h - 1] = replace(heads[h - 1], focus=f)
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -173,6 +184,7 @@ def _build(
         precision=precision,
         notes=MappingProxyType(notes),
         quiz=quiz,
+        focus=focus,
         where=MappingProxyType(where),
     )
 
@@ -331,3 +343,95 @@ def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
                     steps.append(name)
             out = replace(out, steps=tuple(steps))
     return out
+
+
+_FOCUS = re.compile(
+    r"""^\s*(?:(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],]+?)\s*,\s*(?P<col>[^\[\],]+?)\s*\]
+    |(?P<token>[^\[\],]+?))\s*$""",
+    re.VERBOSE,
+)
+FOCUS_STEPS = ("Q", "K", "V", "scores", "scaled", "masked", "weights", "Z", "concat", "output")
+N_BY_N = ("scores", "scaled", "masked", "weights")
+MAX_FOCUS_CHARS = 200
+
+
+def _focus(
+    c: Checker,
+    node: yaml.Node,
+    tokens: list[str],
+    heads: list[Head],
+    head: int | None,
+    mask: str,
+    W_O: object,
+) -> Focus | None:
+    """``focus:`` (of the lesson, or of head ``head``): a token, or a cell like
+    ``weights[it, cake]`` whose row is a token; checked against the tokens and the widths."""
+    where = f"focus of head {head}" if head else "focus"
+    text = c.scalar(node, where)
+    if text is None:
+        return None
+    labels = unique_labels(tokens)
+    example = f"{labels[-1]} or weights[{labels[-1]}, {labels[0]}]"
+    m = _FOCUS.match(text) if len(text) <= MAX_FOCUS_CHARS else None
+    if m is None:
+        c.error(node, f"{where} is {describe(node)}; expected a token or a cell, like {example}")
+        return None
+
+    def label(word: str, what: str) -> str | None:
+        if word in labels:
+            return word
+        repeats = [lab for lab in labels if lab.split("#")[0] == word]
+        if repeats:
+            c.error(
+                node,
+                f"{where}: {word!r} appears {len(repeats)} times; say which: {', '.join(repeats)}",
+            )
+        else:
+            c.error(node, f"{where}: {what} {word!r} is not a token; tokens: {', '.join(labels)}")
+        return None
+
+    if m["token"] is not None:
+        row = label(m["token"], "the row")
+        return Focus(row) if row else None
+    step = m["step"]
+    steps = [s for s in FOCUS_STEPS if _has_step(s, mask, len(heads) > 1 or W_O is not None, head)]
+    if step not in steps:
+        c.error(
+            node,
+            f"{where}: {step!r} is not a step {'of a head' if head else 'of this lesson'} with a "
+            f"row per token{suggest(step, steps)}; expected one of: {', '.join(steps)}",
+        )
+        return None
+    row = label(m["row"], "the row")
+    if step in N_BY_N:
+        col = label(m["col"], "the column")
+        return Focus(row, step, col) if row and col else None
+    width = _width(step, heads if head is None else [heads[head - 1]], W_O)
+    n = whole_number(m["col"], 1, width)
+    if n is None:
+        c.error(
+            node,
+            f"{where}: {step} has {width} {'column' if width == 1 else 'columns'}, so there is "
+            f"no column {m['col']!r}; expected a column number from 1 to {width}",
+        )
+        return None
+    return Focus(row, step, str(n)) if row else None
+
+
+def _has_step(step: str, mask: str, shared: bool, head: int | None) -> bool:
+    if step == "masked":
+        return mask == "causal"
+    if step in ("concat", "output"):
+        return shared and head is None
+    return True
+
+
+def _width(step: str, heads: list[Head], W_O: object) -> int:
+    """The narrowest width that step has over ``heads`` (a lesson's focus fits every head)."""
+    if step in ("Q", "K"):
+        return min(len(h.W_Q[0]) for h in heads)
+    if step in ("V", "Z"):
+        return min(len(h.W_V[0]) for h in heads)
+    if step == "concat":
+        return sum(len(h.W_V[0]) for h in heads)
+    return len(W_O[0]) if W_O else 1  # type: ignore[index]

@@ -54,7 +54,8 @@ TOP_KEYS = (
     "precision",
     "notes",
     "quiz",
+    "focus",
 )
-HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
+HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
 QUIZ_KEYS = ("steps", "count")
 MASKS = ("none", "causal")

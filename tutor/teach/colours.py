@@ -1,20 +1,8 @@
 """One colour per kind of matrix, shared by every view that names a step (walk, explain):
-Q, K and V keep their colour wherever they appear, and so does the W that makes each."""
+Q, K and V keep their colour wherever they appear, and so does the W that makes each.
+The colours themselves, and why they read on light and dark backgrounds, are in
+``tutor.text.theme``."""
 
-COLOURS = {
-    "X": "yellow",
-    "W_Q": "dodger_blue1",
-    "Q": "dodger_blue1",
-    "W_K": "green3",
-    "K": "green3",
-    "W_V": "orchid",
-    "V": "orchid",
-    "scores": "cyan",
-    "scaled": "cyan",
-    "masked": "cyan",
-    "weights": "dark_orange",
-    "Z": "bright_white",
-    "concat": "bright_white",
-    "W_O": "gold3",
-    "output": "gold3",
-}
+from tutor.text.theme import COLOURS, PLAIN
+
+__all__ = ["COLOURS", "PLAIN"]

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from tutor.core.course import Stage
 from tutor.core.engine import Derivation
-from tutor.teach.colours import COLOURS
+from tutor.teach.colours import COLOURS, PLAIN
 from tutor.teach.walk import WHY, WalkOptions, softmax_warmup, step_section
 from tutor.teach.warmup import softmax_row
 from tutor.text import format as fmt
@@ -32,7 +32,7 @@ def stage_intro(d: Derivation, stage: Stage, width: int) -> list[RenderableType]
         if step.name in stage.show and step.head in (None, 1):
             out.append(step_section(d, step, opts))
     for name in stage.steps:  # the steps asked: the walk's words, not its tables (the answers)
-        colour = COLOURS.get(name, "white")
+        colour = COLOURS.get(name, PLAIN)
         title = Text(words.TITLES[name], style=f"bold {colour}")
         out += [Rule(title, style=colour, align="left"), Text(WHY[name])]
         note = d.lesson.notes.get(name)

@@ -16,7 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from tutor.core.engine import Derivation, Ref, Step
-from tutor.teach.colours import COLOURS
+from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 
@@ -53,7 +53,7 @@ def explain(d: Derivation, step: Step, i: int, j: int, places: int, limit: int =
 
 
 def _name(step: Step, i: int, j: int) -> Text:
-    return Text(cell_name(step, i, j), style=f"bold {COLOURS.get(step.name, 'white')}")
+    return Text(cell_name(step, i, j), style=f"bold {COLOURS.get(step.name, PLAIN)}")
 
 
 def _label(step: Step, i: int, j: int, b: _Budget, note: str = "") -> Text:

@@ -12,8 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rich import box
-from rich.color import Color
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.style import Style
@@ -22,9 +21,10 @@ from rich.text import Text
 
 from tutor.core import exact_size
 from tutor.core.engine import Cell, Derivation, Step
-from tutor.teach.colours import COLOURS
+from tutor.teach import focus as fc
+from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import words
+from tutor.text import theme, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -35,7 +35,8 @@ from tutor.text.tables import (
 )
 
 HIGHLIGHT = Style(reverse=True, bold=True)
-HEAT_MARK = Style(bold=True, underline=True)
+HEAT_MARK = Style(italic=True)  # a worked cell on the heatmap (its row label is reversed)
+ROW_MAX = Style(bold=True, underline=True)  # a row's largest weight, with or without colour
 BOLD = Style(bold=True)
 
 WHY = {
@@ -78,18 +79,19 @@ class WalkOptions:
     exact: bool = False
     precision: int | None = None
     width: int = 100
+    focus: fc.Focus | None = (
+        None  # the reader's --cell or --row; None: the lesson's or a lively row
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # tables
 
 
-def _heat(cell: Cell) -> Style:
-    """Background by weight, dark (0) to orange (1); the number is always printed too."""
-    w = max(0.0, min(1.0, cell.value))
-    low, high = (38, 38, 38), (230, 110, 20)
-    rgb = tuple(int(a + (b - a) * w) for a, b in zip(low, high, strict=True))
-    return Style(bgcolor=Color.from_rgb(*rgb), color="black" if w > 0.55 else "white")
+def _heat(cell: Cell, low: float, high: float) -> Style:
+    """Background by weight, spread over the table's own range; the number is printed too."""
+    shade = theme.heat_shade(cell.value, low, high)
+    return Style(bgcolor=shade, color=theme.text_on(shade))
 
 
 def cell_text(step: Step, i: int, j: int, places: int, exact: bool) -> str:
@@ -143,7 +145,11 @@ def matrix_tables(
     label_w = col_width([*step.rows, ""]) + 1
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
-    colour = COLOURS.get(step.name, "white")
+    colour = COLOURS.get(step.name, PLAIN)
+    heat = step.name == "weights"
+    if heat:
+        shown = [c.value for row in step.cells for c in row if not c.masked]
+        low, high = min(shown), max(shown)
     name = step.key + ("ᵀ" if transpose_title else "")
     title_base = f"{name} ({step.shape[0]} × {step.shape[1]})"
     tables = []
@@ -155,11 +161,12 @@ def matrix_tables(
         body = []
         for i, row in enumerate(step.cells):
             label = (step.rows[i], HIGHLIGHT if i in rows else BOLD)
+            top = theme.row_maxima([None if c.masked else c.value for c in row]) if heat else ()
             out = []
             for j in block:
                 style: Style | None = None
-                if step.name == "weights" and not row[j].masked:
-                    style = _heat(row[j])
+                if heat and not row[j].masked:
+                    style = _heat(row[j], low, high) + (ROW_MAX if j in top else Style())
                 if i in rows or j in cols or cell == (i, j):
                     # on the heatmap, mark the worked cells without hiding their colour
                     style = style + HEAT_MARK if style else HIGHLIGHT
@@ -183,21 +190,17 @@ def _rounding_note(places: int) -> Text:
     return Text(wk.rounding_note(places), style="dim")
 
 
-def _pick_worked_cell(step: Step) -> tuple[int, int]:
-    """Which cell to work: the first row's largest score for scores, else the corner."""
-    if step.name == "scores":
-        row = step.cells[0]
-        best = max(range(len(row)), key=lambda j: row[j].approx)
-        return 0, best
-    return 0, 0
+def worked_cell(d: Derivation, step: Step, opts: WalkOptions) -> tuple[int, int]:
+    """The cell the walk works in ``step`` (see ``tutor.teach.focus``)."""
+    return fc.worked_cell(step, fc.for_head(d, opts.focus, step.head))
 
 
 def work_matmul(
-    d: Derivation, step: Step, places: int, width: int, exact: bool
+    d: Derivation, step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
-    i, j = _pick_worked_cell(step)
+    i, j = cell
     out: list[RenderableType] = []
     if step.transpose:
         right_tables = matrix_tables(
@@ -219,7 +222,7 @@ def work_matmul(
         return out
     w = wk.working(step, i, j, places)
     line = Text.assemble(
-        (w.name, f"bold {COLOURS.get(step.name, 'white')}"),
+        (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
         f" = {w.how}\n    = {w.numbers} {w.result(exact=False)}",
     )
     out.append(line)
@@ -241,9 +244,11 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     return out
 
 
-def work_scale(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_scale(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scores,) = step.args
-    i, j = 0, max(range(len(step.cols)), key=lambda j: scores.cells[0][j].approx)
+    i, j = cell
     parts: list[RenderableType | str] = [
         *matrix_tables(scores, places, width, exact, cell=(i, j)),
         f"÷ √{step.divisor} =",
@@ -267,9 +272,11 @@ def softmax_table(
     r = wk.softmax_row(step, i, places)
     shift = r.power != "x"
     t = Table(
-        title=Text(title or f"softmax of the {step.rows[i]} row", style="bold dark_orange"),
+        title=Text(
+            title or f"softmax of the {step.rows[i]} row", style=f"bold {COLOURS['weights']}"
+        ),
         box=box.ROUNDED,
-        border_style="dark_orange",
+        border_style=COLOURS["weights"],
     )
     # Text, never str: a str cell is parsed for markup and emoji codes, and tokens are the
     # lesson author's (``:smile:`` stays as typed)
@@ -285,14 +292,16 @@ def softmax_table(
     return t, list(r.notes)
 
 
-def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_softmax(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scaled,) = step.args
-    i = _softmax_row_to_work(scaled)
+    i, j = cell
     table, notes = softmax_table(step, i, places)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
         "→",
-        *matrix_tables(step, places, width, exact, rows=[i]),
+        *matrix_tables(step, places, width, exact, rows=[i], cols=[j]),
     ]
     out: list[RenderableType] = [side_by_side(parts, width), table]
     out += [Text(n, style="italic") for n in notes]
@@ -300,21 +309,17 @@ def work_softmax(step: Step, places: int, width: int, exact: bool) -> list[Rende
     return out
 
 
-def _softmax_row_to_work(scaled: Step) -> int:
-    """The row with the most visible keys; under a mask, the fullest row that still hides one."""
-    rows = range(len(scaled.rows))
-    hiding = [r for r in rows if any(c.masked for c in scaled.cells[r])]
-    return max(hiding or rows, key=lambda r: (sum(not c.masked for c in scaled.cells[r]), -r))
-
-
-def work_concat(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_concat(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     """The heads' Z tables side by side, then one row of the concatenation spelled out."""
+    i = cell[0]
     parts: list[RenderableType | str] = []
     for k, Z in enumerate(step.args):
         parts += ["|"] if k else []
-        parts += matrix_tables(Z, places, width, exact, rows=[0])
-    parts += ["=", *matrix_tables(step, places, width, exact, rows=[0])]
-    name, names, pieces = wk.concat_row(step, 0, places)
+        parts += matrix_tables(Z, places, width, exact, rows=[i])
+    parts += ["=", *matrix_tables(step, places, width, exact, rows=[i])]
+    name, names, pieces = wk.concat_row(step, i, places)
     line = Text.assemble(
         (name, f"bold {COLOURS['concat']}"),
         f" = [{names}]\n    = [{pieces}]",
@@ -322,12 +327,15 @@ def work_concat(step: Step, places: int, width: int, exact: bool) -> list[Render
     return [side_by_side(parts, width), line]
 
 
-def work_mask(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+def work_mask(
+    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     (scaled,) = step.args
+    rows = [cell[0]]
     parts: list[RenderableType | str] = [
-        *matrix_tables(scaled, places, width, exact),
+        *matrix_tables(scaled, places, width, exact, rows=rows),
         "→",
-        *matrix_tables(step, places, width, exact),
+        *matrix_tables(step, places, width, exact, rows=rows),
     ]
     first, last = step.rows[0], step.rows[-1]
     return [
@@ -365,7 +373,7 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
     """One step: heading, why, the instructor's note, shape arithmetic, tables and working."""
     places = opts.precision if opts.precision is not None else d.lesson.precision
     width = opts.width
-    colour = COLOURS.get(step.name, "white")
+    colour = COLOURS.get(step.name, PLAIN)
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
         Rule(
@@ -378,16 +386,17 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
     if step.op != "input":
         parts.append(Text.assemble(("shape: ", "dim"), shape_line(step)))
+    cell = worked_cell(d, step, opts)
     if step.op == "matmul":
-        parts += work_matmul(d, step, places, width, opts.exact)
+        parts += work_matmul(d, step, places, width, opts.exact, cell)
     elif step.op == "scale":
-        parts += work_scale(step, places, width, opts.exact)
+        parts += work_scale(step, places, width, opts.exact, cell)
     elif step.op == "softmax":
-        parts += work_softmax(step, places, width, opts.exact)
+        parts += work_softmax(step, places, width, opts.exact, cell)
     elif step.op == "mask":
-        parts += work_mask(step, places, width, opts.exact)
+        parts += work_mask(step, places, width, opts.exact, cell)
     elif step.op == "concat":
-        parts += work_concat(step, places, width, opts.exact)
+        parts += work_concat(step, places, width, opts.exact, cell)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -419,7 +428,15 @@ def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
 
 
 def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType]]:
-    """The walk one step per page (the header joins the first), for pausing between steps.
+    """The walk one step per page (the header joins the first), for pausing between steps."""
+    return (page for _, page in step_pages(d, opts))
+
+
+def step_pages(
+    d: Derivation, opts: WalkOptions
+) -> Iterator[tuple[Step | None, list[RenderableType]]]:
+    """Each shown step with its page (the header joins the first; a walk of no step is the
+    header alone, with step None), for pausing and predicting between steps.
 
     Pages are made as they are asked for, so a long walk holds one step's tables at a time.
     """
@@ -434,12 +451,12 @@ def walk_pages(d: Derivation, opts: WalkOptions) -> Iterator[list[RenderableType
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             label = words.head_label(d.lesson, step.head)
-            page.append(Rule(Text(label, style="bold reverse"), characters="═"))
+            page.append(Rule(Text(label, style="bold reverse"), characters="═", style="default"))
         page.append(step_section(d, step, opts))
-        yield page
+        yield step, page
         page, empty = [], False
     if empty:
-        yield page
+        yield None, page
 
 
 def softmax_warmup(
@@ -460,30 +477,3 @@ def softmax_warmup(
         after = ", ".join(fmt.number(c, places) for c in weights.cells[0])
         out.append(Text(f"Shares before multiplying: {before}; after: {after}. {effect}".rstrip()))
     return out
-
-
-def walk_document(d: Derivation, kind: str, width: int = 100) -> str:
-    """The walk as the terminal shows it, colours included, as an SVG or HTML document."""
-    import html
-    import io
-
-    console = Console(
-        record=True,
-        width=width,
-        file=io.StringIO(),  # recorded, not shown
-        force_terminal=True,
-        color_system="truecolor",
-        highlight=False,
-        emoji=False,
-        soft_wrap=False,
-    )
-    for part in walk(d, WalkOptions(width=width)):
-        console.print(part)
-    title = f"attn-tutor walk {words.visible(d.lesson.name)}"  # a file name: no control characters
-    if kind == "svg":
-        return console.export_svg(title=title)
-    page = console.export_html(inline_styles=True)
-    # rich's page has no <title>; the lesson's title names the browser tab
-    charset = '<meta charset="UTF-8">'
-    head = html.escape(f"{d.lesson.title}: {title}")
-    return page.replace(charset, f"{charset}\n<title>{head}</title>", 1)

@@ -153,16 +153,35 @@ class Beside:
 
 def side_by_side(parts: Sequence[RenderableType | str], width: int) -> RenderableType:
     """Tables in a row with operators between them if they fit, else one under another."""
-    items = [Text(p, style="bold") if isinstance(p, str) else p for p in parts]
     probe = _probe()
+    # an operator (a str) goes with what follows it, never left hanging at a line's end: each
+    # unit is an operator and the table after it, or one table
+    units: list[list[tuple[RenderableType, int]]] = []
+    glue = False
+    for p in parts:
+        item = Text(p, style="bold") if isinstance(p, str) else p
+        w = Measurement.get(probe, probe.options, item).maximum
+        if glue:
+            units[-1].append((item, w))
+        else:
+            units.append([(item, w)])
+        glue = isinstance(p, str)
     lines: list[list[tuple[RenderableType, int]]] = [[]]
     used = 0
-    for item in items:
-        w = Measurement.get(probe, probe.options, item).maximum
+    for unit in units:
+        w = sum(uw + 1 for _, uw in unit) - 1
         if lines[-1] and used + w + 1 > width:
             lines.append([])
             used = 0
-        lines[-1].append((item, w))
+        # an operator that would start a line goes on a line of its own (centred beside a
+        # table it would look like a pointer at one of its rows), and so does one whose table
+        # is too wide to share a line with it
+        if len(unit) > 1 and (not lines[-1] or w > width):
+            lines[-1].append(unit[0])
+            lines.append([])
+            unit, used = unit[1:], 0
+            w = unit[0][1]
+        lines[-1].extend(unit)
         used += w + 1
     rows = [Beside([item for item, _ in line], [w for _, w in line]) for line in lines]
     return rows[0] if len(rows) == 1 else Group(*rows)

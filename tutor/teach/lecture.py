@@ -1,0 +1,202 @@
+"""Lecture mode (``walk --pause``): one step per screen, paged, with a way back.
+
+Each step is drawn once into lines (with the console's colours), then shown a screen at a
+time: the screen is cleared (on a terminal), a step taller than the terminal is split into
+screens that each start with the step's heading, and a status line at the bottom says where
+the reader is. Enter (or ``n``) goes on, ``b`` goes back a screen (from a step's first screen,
+to the previous step's first), ``q`` stops. Steps are drawn as they are first reached, so a long
+walk starts at once. The console and the line reader are given (``read(prompt)`` returns a
+line, raising ``EOFError`` at the end of input), so the loop runs without a terminal in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from rich.text import Text
+
+from tutor.text.words import visible
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from tutor.core.engine import Step
+
+Pages = Iterator[tuple["Step | None", list["RenderableType"]]]
+# before a step is first shown (predict mode): the step, its heading line; returns what to show
+# under the heading (a verdict), or None
+Before = Callable[["Step", str], "Sequence[RenderableType] | None"]
+
+MAX_LINE = 1000  # characters of a typed line that are read at once
+
+NEXT, BACK, STOP = ("", "n", "next", " "), ("b", "back"), ("q", "quit", "exit")
+
+
+def line_reader(console: Console, stream: TextIO | None) -> Callable[[str], str]:
+    """``read(prompt)``: from the terminal (``stream`` None, with line editing), or a line of
+    ``stream`` echoed as typed; ``EOFError`` at the end of input."""
+
+    def read(prompt: str) -> str:
+        if stream is None:  # Text: a cell's name in a prompt is not markup ("Q[cats, 1]")
+            return console.input(Text(prompt, style="bold"))
+        console.print(Text(prompt, style="bold"), end="")
+        line = stream.readline(MAX_LINE)
+        if not line:
+            console.print()
+            raise EOFError
+        console.print(Text(visible(line.rstrip("\r\n"))))
+        return line
+
+    return read
+
+
+@dataclass
+class Drawn:
+    """One step as lines: ``heading`` is the index of its heading line (None: no step)."""
+
+    step: Step | None
+    lines: list[str]
+    heading: int | None
+    offsets: list[int] = field(default_factory=list)  # the first line of each screen
+    printed: int = 0  # lines already printed above the prediction, without clearing
+    pending: bool = False  # a prediction to ask before the step is first shown
+
+
+def draw(console: Console, parts: Sequence[RenderableType]) -> list[str]:
+    """Renderables as the console would print them, one string per line."""
+    with console.capture() as capture:
+        for part in parts:
+            console.print(part)
+    return capture.get().splitlines()
+
+
+def screens(lines: int, heading: int | None, height: int) -> list[int]:
+    """Where each screen of a step starts: the first shows ``height - 1`` lines, the rest
+    ``height - 2`` after the repeated heading (the last line is the status line)."""
+    first = max(1, height - 1)
+    rest = max(1, height - 2 if heading is not None else height - 1)
+    offsets = [0]
+    while offsets[-1] + (first if len(offsets) == 1 else rest) < lines:
+        offsets.append(offsets[-1] + (first if len(offsets) == 1 else rest))
+    return offsets
+
+
+def view(drawn: Drawn, k: int, height: int) -> list[str]:
+    """Screen ``k`` of a step: its lines, with the heading on top of every screen after the
+    first (when the heading has scrolled away)."""
+    start = drawn.offsets[k]
+    if k == 0:
+        return drawn.lines[: max(1, height - 1)]
+    top = (
+        [drawn.lines[drawn.heading]] if drawn.heading is not None and drawn.heading < start else []
+    )
+    return top + drawn.lines[start : start + max(1, height - 1 - len(top))]
+
+
+class Lecture:
+    """The pager over the walk's pages; ``run`` returns when the reader stops or it ends."""
+
+    def __init__(
+        self,
+        console: Console,
+        pages: Pages,
+        read: Callable[[str], str],
+        clear: bool,
+        before: Before | None = None,
+        wait: bool = True,
+    ) -> None:
+        self.console, self.pages, self.read = console, pages, read
+        self.clear, self.before, self.wait = clear, before, wait
+        self.drawn: list[Drawn] = []
+        self.ended = False  # every page has been drawn
+
+    @property
+    def height(self) -> int:
+        return max(6, self.console.size.height) if self.clear else 10**9
+
+    def _more(self) -> bool:
+        """Draw the next step; False when there is none."""
+        if self.ended:
+            return False
+        got = next(self.pages, None)
+        if got is None:
+            self.ended = True
+            return False
+        step, parts = got
+        before = draw(self.console, parts[:-1]) if step is not None else []
+        lines = before + draw(self.console, parts[-1:])
+        heading = len(before) if step is not None else None
+        # a blank line some renderables end with would start a screen: the heading is the rule
+        drawn = Drawn(step, lines, heading, pending=step is not None and self.before is not None)
+        drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
+        self.drawn.append(drawn)
+        return True
+
+    def _ask(self, drawn: Drawn) -> None:
+        """The prediction before a step: its heading, the question; the verdict joins the step."""
+        assert self.before is not None and drawn.step is not None
+        drawn.pending = False
+        top = (drawn.heading or 0) + 1
+        if self.clear:
+            self.console.clear()
+        self.console.file.write("\n".join(drawn.lines[:top]) + "\n")
+        drawn.printed = 0 if self.clear else top
+        extra = self.before(drawn.step, drawn.lines[top - 1])
+        if extra:
+            drawn.lines[top:top] = draw(self.console, extra)
+            drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
+
+    def run(self) -> None:
+        """Show screens until the reader stops, the input ends or the walk ends."""
+        if not self._more():
+            return
+        s, k = 0, 0  # step, screen
+        while True:
+            drawn = self.drawn[s]
+            if drawn.pending:
+                self._ask(drawn)
+            if self.clear:
+                self.console.clear()
+            shown = view(drawn, k, self.height)
+            if drawn.printed:  # printed once already, above the prediction; the rest follows
+                shown, drawn.printed = shown[drawn.printed :], 0
+            self.console.file.write("\n".join(shown) + "\n")
+            last_screen = k == len(drawn.offsets) - 1
+            if self.wait:
+                at_end = last_screen and s == len(self.drawn) - 1 and not self._peek()
+                self.console.print(self._status(s, k, drawn, at_end), end="")
+                self.console.file.flush()
+                answer = self.read("").strip().lower()
+                if not self.clear:
+                    self.console.print()
+            else:  # nobody to wait for (input from a pipe): straight on
+                answer = ""
+            if answer in STOP:
+                return
+            if answer in BACK:
+                if k > 0:
+                    k -= 1
+                elif s > 0:
+                    s, k = s - 1, 0
+                continue
+            if answer not in NEXT:
+                continue  # anything else: the same screen again, with its keys
+            if not last_screen:
+                k += 1
+            elif s + 1 < len(self.drawn) or self._more():
+                s, k = s + 1, 0
+            else:
+                return
+
+    def _peek(self) -> bool:
+        """Is there a step after the ones drawn? (Draws it: the walk is lazy.)"""
+        return not self.ended and self._more()
+
+    def _status(self, s: int, k: int, drawn: Drawn, at_end: bool) -> Text:
+        name = drawn.step.key if drawn.step is not None else "the lesson"
+        part = f" ({k + 1}/{len(drawn.offsets)})" if len(drawn.offsets) > 1 else ""
+        go = "Enter: end" if at_end else "Enter: next"
+        back = " · b: back" if s or k else ""
+        return Text(f"── {name}{part} · {go}{back} · q: stop ──", style="dim")
