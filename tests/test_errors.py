@@ -22,6 +22,7 @@ BUG = {
     "quiz": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "explain": (["cats-chase-mice", "Z[cats, 1]"], "tutor.core.engine.derive"),
     "progress": ([], "tutor.assess.history.summarize"),
+    "learn": (["--status"], "tutor.core.course.load_course"),
     "list": ([], "tutor.teach.listing.iter_lessons"),
     "softmax": (["1", "2"], "tutor.teach.warmup.softmax_row"),
     # commands of other issues: used only where the app has them

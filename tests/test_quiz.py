@@ -137,7 +137,7 @@ def test_right_first_try_with_nicer_exact_form() -> None:
     result, out = play(["2.83"], [question("scaled", 0, 1)])
     assert "✓ Right: scaled[cats, chase] = 2√2 ≈ 2.83" in out
     assert result.ended == "finished" and result.items[0].outcome == "first"
-    assert out.rstrip().splitlines()[-1] == "Score: 1/1"
+    assert out.rstrip().splitlines()[-1] == "Score: 1/1 at the first try"
 
 
 def test_expression_is_echoed() -> None:
@@ -157,11 +157,25 @@ def test_not_a_number_does_not_use_a_try() -> None:
 
 def test_hint_after_first_miss_then_right() -> None:
     result, out = play(["3", "2"], [question("Q", 0, 0)])
-    assert "Hint: Q[cats, 1] = row cats of X · column 1 of W_Q" in out
-    assert "= 1·1 + 0·0 + 1·1 + 0·0" in out
-    assert "= __ + __ + __ + __" in out
+    # the automatic hint names the row and column only: the terms would make it copying
+    assert "Hint: Q[cats, 1] = row cats of X · column 1 of W_Q\n" in out
+    assert "1·1 + 0·0" not in out and "__" not in out
     assert "Try again (2 tries left)." in out
-    assert result.items[0].outcome == "hints"
+    assert result.items[0].outcome == "hints" and result.items[0].hints == 1
+    assert out.rstrip().splitlines()[-1] == "Score: 0/1 at the first try (1 after a hint, 0 missed)"
+
+
+def test_hints_come_in_steps_and_show_always_reveals() -> None:
+    result, out = play(["hint", "hint", "hint", "hint", "show"], [question("Q", 0, 0)])
+    first, second, third, fourth = out.split("Hint: ")[1:5]
+    assert first.startswith("Q[cats, 1] = row cats of X · column 1 of W_Q\n")
+    assert "= __·__ + __·__ + __·__ + __·__  (multiply each pair, then add)" in second
+    assert "1·1" not in first + second
+    assert "= 1·1 + 0·0 + 1·1 + 0·0" in third and "= __ + __ + __ + __" in third
+    assert "last hint; show gives the whole working" in third
+    assert fourth.split("\n")[:3] == third.split("\n")[:3]  # the last step again
+    assert "Q[cats, 1] = 1·1 + 0·0 + 1·1 + 0·0" in out.split("Hint: ")[-1]  # show: the working
+    assert result.items[0].outcome == "missed" and result.items[0].hints == 3
 
 
 def test_misconception_is_named_in_the_loop() -> None:
@@ -204,7 +218,7 @@ def test_commands_hint_skip_show_quit() -> None:
     assert result.ended == "quit"
     assert [i.outcome for i in result.items] == ["missed", "missed"]
     assert "Quiz ended early: 2 of 4 questions asked." in out
-    assert out.rstrip().splitlines()[-1] == "Score: 0/2"
+    assert out.rstrip().splitlines()[-1] == "Score: 0/2 at the first try (0 after a hint, 2 missed)"
 
 
 def test_hint_before_answering_counts_as_after_hints() -> None:
@@ -217,7 +231,7 @@ def test_end_of_input_ends_cleanly_with_summary() -> None:
     assert result.ended == "ctrl-d"
     assert "Quiz ended early: 1 of 2 questions asked." in out
     assert "Summary" in out and "│ Q    │" in out
-    assert out.rstrip().splitlines()[-1] == "Score: 1/1"
+    assert out.rstrip().splitlines()[-1] == "Score: 1/1 at the first try"
 
 
 def test_a_question_tried_then_quit_counts_as_asked_and_missed(run, home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -226,7 +240,9 @@ def test_a_question_tried_then_quit_counts_as_asked_and_missed(run, home: Path) 
     assert r.exit_code == 0, r.stderr
     assert "Quiz ended early: 2 of 8 questions asked." in r.stdout
     assert "K[mice, 1] was left unfinished; it counts as missed." in r.stdout
-    assert r.stdout.rstrip().splitlines()[-1] == "Score: 1/2"
+    *_, score, nxt = r.stdout.rstrip().splitlines()
+    assert score == "Score: 1/2 at the first try (0 after a hint, 1 missed)"
+    assert nxt == "Next: attn-tutor quiz cats-chase-mice --review  (what you missed comes back)"
     cells = history.read().records[0]["cells"]
     assert [(c["outcome"], c["unfinished"]) for c in cells] == [
         ("first", False),
@@ -259,7 +275,7 @@ def test_ctrl_c_ends_cleanly() -> None:
     c = console()
     result = qz.run(CATS, [question("Q", 0, 0), question("K", 0, 0)], c, Interrupting("2\n"))
     assert result.ended == "ctrl-c"
-    assert transcript(c).rstrip().splitlines()[-1] == "Score: 1/1"
+    assert transcript(c).rstrip().splitlines()[-1] == "Score: 1/1 at the first try"
 
 
 def test_summary_table_per_step() -> None:
@@ -267,7 +283,8 @@ def test_summary_table_per_step() -> None:
     _, out = play(["2", "1", "3", "0.16"], qs)
     assert "│ Q       │               1 │                 1 │      0 │" in out
     assert "│ weights │               1 │                 0 │      0 │" in out
-    assert out.rstrip().splitlines()[-1] == "Score: 3/3"
+    # the score is what was right without help; the hinted one is shown beside it
+    assert out.rstrip().splitlines()[-1] == "Score: 2/3 at the first try (1 after a hint, 0 missed)"
 
 
 def test_square_brackets_survive() -> None:
@@ -284,7 +301,10 @@ def test_quiz_command_scripted(run, home: Path) -> None:  # type: ignore[no-unty
     r = run("quiz", "--steps", "Q", "--count", "2", "--seed", "4", input="hint\nskip\nskip\n")
     assert r.exit_code == 0, r.stderr
     assert "seed 4" in r.stdout
-    assert r.stdout.rstrip().splitlines()[-1] == "Score: 0/2"
+    assert (
+        r.stdout.rstrip().splitlines()[-2]
+        == "Score: 0/2 at the first try (0 after a hint, 2 missed)"
+    )
     records = history.read().records
     assert len(records) == 1
     rec = records[0]
@@ -495,7 +515,7 @@ def test_progress_shows_lesson_names_as_typed(run, home: Path, tmp_path: Path) -
     r = run("progress")
     assert r.exit_code == 0, r.stderr
     assert "[b]cats :smile:" in [line.strip() for line in r.stdout.splitlines()]  # table title
-    assert "(attn-tutor quiz '[b]cats :smile:' --steps Q)" in r.stdout  # quoted for a shell
+    assert "\n  attn-tutor quiz '[b]cats :smile:' --steps Q\n" in r.stdout  # quoted for a shell
 
 
 def test_quiz_help_states_the_default_count_the_quiz_uses(run) -> None:  # type: ignore[no-untyped-def]

@@ -38,6 +38,8 @@ MAX_LESSONS = 1_000  # lessons whose progress is counted; the rest are reported,
 MAX_PROBLEMS = 5  # damaged lines named one by one; the rest are counted
 MAX_STEPS = len(STEP_NAMES) * (MAX_HEADS + 1)  # rows one lesson can have: each step, per head
 MAX_STEP_CHARS = max(map(len, STEP_NAMES))
+MAX_SLIPS = 30  # distinct slip names counted per step (the judge knows about twenty)
+MAX_SLIP_CHARS = 40
 RECENT_KEPT = 5  # quizzes per step that progress shows (and rates the last three of)
 
 
@@ -217,6 +219,16 @@ def read(path: Path | None = None) -> History:
     return History(records, scan.problems)
 
 
+def stream(path: Path | None = None) -> Iterator[dict]:  # type: ignore[type-arg]
+    """Every readable record, one at a time (what was wrong is for ``progress`` to report):
+    memory stays flat however long the history is."""
+    try:
+        path = path or history_path()
+    except OSError:
+        return
+    yield from _records(path, _Scan())
+
+
 def _set_aside(path: Path, err: Exception) -> str:
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     why = getattr(err, "strerror", None) or str(err)
@@ -241,6 +253,21 @@ class StepProgress:
     first: int = 0
     hints: int = 0
     missed: int = 0
+    slips: dict[str, int] = field(default_factory=dict)  # a named slip -> how often
+    recent_hints: list[int] = field(default_factory=list)  # right after hints, per quiz
+
+    @property
+    def first_rate(self) -> float:
+        return self.first / self.asked if self.asked else 0.0
+
+    @property
+    def recent_strength(self) -> float:
+        """Like ``recent_rate``, with a right-after-hints cell worth half: a step missed
+        outright is weaker than one that needed a hint."""
+        recent = self.per_quiz[-3:]
+        asked = sum(a for _, a in recent)
+        helped = sum(self.recent_hints[-3:])
+        return (sum(r for r, _ in recent) + helped / 2) / asked if asked else 1.0
 
     @property
     def asked(self) -> int:
@@ -293,13 +320,21 @@ def _add(table: Table, rec: dict, steps: dict[str, int]) -> None:  # type: ignor
             sp.hints += 1
         else:
             sp.missed += 1
-        counts = per.setdefault(key, [0, 0])
+        slips = cell.get("slips")
+        for slip in slips[:MAX_SLIPS] if isinstance(slips, list) else []:
+            fits = isinstance(slip, str) and len(slip) <= MAX_SLIP_CHARS
+            if fits and (slip in sp.slips or len(sp.slips) < MAX_SLIPS):
+                sp.slips[slip] = sp.slips.get(slip, 0) + 1
+        counts = per.setdefault(key, [0, 0, 0])
         counts[0] += outcome == "first"
         counts[1] += 1
-    for key, (right, asked) in per.items():
-        quizzes = table[key].per_quiz
+        counts[2] += outcome == "hints"
+    for key, (right, asked, helped) in per.items():
+        quizzes, hinted = table[key].per_quiz, table[key].recent_hints
         quizzes.append((right, asked))
+        hinted.append(helped)
         del quizzes[:-RECENT_KEPT]  # only the recent ones are ever shown
+        del hinted[:-RECENT_KEPT]
 
 
 def progress(records: Iterable[dict]) -> list[StepProgress]:  # type: ignore[type-arg]
@@ -343,8 +378,9 @@ def summarize(path: Path | None = None, lesson: str | None = None) -> Summary:
 
 
 def practise_next(rows: list[StepProgress]) -> StepProgress | None:
-    """The step with the weakest recent record (ties: the one asked least)."""
+    """The step with the weakest recent record, a miss counting more than a hint (ties: the
+    one missed most, then the one asked least)."""
     if not rows:
         return None
-    weakest = min(rows, key=lambda r: (r.recent_rate, r.asked))
-    return weakest if weakest.recent_rate < 1 else min(rows, key=lambda r: r.asked)
+    weakest = min(rows, key=lambda r: (r.recent_strength, -r.missed, r.asked))
+    return weakest if weakest.recent_strength < 1 else min(rows, key=lambda r: r.asked)

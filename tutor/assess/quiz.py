@@ -37,6 +37,7 @@ QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output", *NEXT
 PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
 PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
 MAX_TRIES = 3
+MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
 COMMANDS = ("hint", "skip", "show", "quit")
 
 FORMULAS = {
@@ -105,9 +106,14 @@ def choose(
     steps: list[str] | None = None,
     count: int | None = None,
     seed: int = 0,
+    boxes: dict[str, int] | None = None,
 ) -> list[Question]:
     """About ``count`` cells across ``steps``, in the order of the computation, random within a
-    step; the same seed gives the same questions. Defaults come from the lesson's ``quiz:``."""
+    step; the same seed gives the same questions. Defaults come from the lesson's ``quiz:``.
+
+    ``boxes`` (a step's Leitner box from the history, 1 = missed last time; a step not in it is
+    new) weights the share: a step in box 1 (missed or hinted last time) gets three cells a round,
+    the rest one, and steps mastered (box 4 and up) come last in each round."""
     available = quiz_steps(d)
     names = steps or list(d.lesson.quiz.steps) or available
     for name in names:
@@ -130,12 +136,17 @@ def choose(
     }
     share = dict.fromkeys(names, 0)
     order = [n for n in PRIORITY if n in names]
+    per_round = dict.fromkeys(names, 1)
+    if boxes:
+        order.sort(key=lambda n: boxes.get(n, 3) >= MASTERED)  # stable: priority within
+        per_round = {n: 3 if boxes.get(n) == 1 else 1 for n in names}
     left = total
     while left and any(share[n] < len(pools[n]) for n in order):
         for n in order:
-            if left and share[n] < len(pools[n]):
-                share[n] += 1
-                left -= 1
+            for _ in range(per_round[n]):
+                if left and share[n] < len(pools[n]):
+                    share[n] += 1
+                    left -= 1
     rng = random.Random(seed)
     out = []
     for n in names:  # computation order; within a step, the random order of the draw
@@ -192,9 +203,24 @@ def inputs(q: Question, places: int) -> list[str]:
     return []
 
 
-def hint(q: Question, places: int) -> str:
-    """Which row and column, and the working with blanks to fill."""
-    return wk.working(q.step, q.i, q.j, places).hint or f"{q.name}: see the walk of {q.step.key}"
+HINT_LEVELS = 3  # which row and column; the terms with blanks; the terms filled in
+_NUMBER = re.compile(r"[−-]?\d+(?:\.\d+)?")
+
+
+def hint(q: Question, places: int, level: int = HINT_LEVELS) -> str:
+    """Hints come in steps: 1 names the row and column, 2 lays out the terms with blanks,
+    3 fills the terms in (the arithmetic is still left to do)."""
+    w = wk.working(q.step, q.i, q.j, places)
+    if w.hint is None:
+        return f"{q.name}: see the walk of {q.step.key}"
+    if level <= 1:
+        return f"{q.name} = {w.how}"
+    if level == 2:
+        blanks = _NUMBER.sub("__", wk.plain(w.work[0]))
+        tail = w.blanks.split("  ", 1)[1] if "  " in w.blanks else ""
+        joint = "\n  = " if "\n" in w.hint else " = "  # laid out as the full hint is
+        return f"{q.name} = {w.how}{joint}{blanks}" + (f"  {tail}" if tail else "")
+    return w.hint
 
 
 def value_text(q: Question, places: int) -> str:
@@ -244,6 +270,7 @@ class Item:
     outcome: str = "missed"  # "first" | "hints" | "missed"
     tries: int = 0
     hinted: bool = False
+    hints: int = 0  # how many hint steps were shown (see HINT_LEVELS)
     skipped: bool = False
     slips: list[str] = field(default_factory=list)
     unfinished: bool = False  # the quiz ended while this question was being worked (missed)
@@ -259,7 +286,11 @@ class Result:
 
     @property
     def score(self) -> int:
-        return sum(item.outcome != "missed" for item in self.items)
+        """Right at the first try: the count that says what the student can do alone."""
+        return self.count("first")
+
+    def count(self, outcome: str) -> int:
+        return sum(item.outcome == outcome for item in self.items)
 
 
 MAX_LINE = 1000  # characters of one typed line that are kept: far more than an answer may have
@@ -269,7 +300,7 @@ class _Quit(Exception):
     """The student typed quit."""
 
 
-def _read(console: Console, stream: TextIO | None, prompt: str) -> str:
+def read_line(console: Console, stream: TextIO | None, prompt: str) -> str:
     """One line of input; EOFError at the end. Echoes lines read from a stream.
 
     Input that cannot be decoded (``PYTHONIOENCODING=utf-16`` with a UTF-8 terminal) ends the
@@ -334,13 +365,12 @@ def ask(
     for line in inputs(q, places):
         console.print(Text("  " + (turned_words(line) if columns else line)))
     while True:
-        text = _read(console, stream, f"{q.name} = ").strip()
+        text = read_line(console, stream, f"{q.name} = ").strip()
         command = text.lower()
         if command in ("quit", "exit", "q"):
             raise _Quit
         if command == "hint":
-            item.hinted = True
-            console.print(Text("Hint: " + hint(q, places), style=theme.WARN))
+            _give_hint(console, q, places, item)
             continue
         if command in ("skip", "show"):
             item.skipped = True
@@ -387,10 +417,18 @@ def ask(
             console.print(Text("Here is the working:"))
             console.print(Text(working(q, places)))
             return item
-        if item.tries == 1 and not item.hinted:
-            item.hinted = True
-            console.print(Text("Hint: " + hint(q, places), style=theme.WARN))
+        if item.tries == 1 and not item.hinted:  # the first step only: never the terms
+            _give_hint(console, q, places, item)
         console.print(Text(f"Try again ({left} {'tries' if left > 1 else 'try'} left)."))
+
+
+def _give_hint(console: Console, q: Question, places: int, item: Item) -> None:
+    """The next step of hints (the last one again, with a word about ``show``)."""
+    item.hinted = True
+    item.hints = min(item.hints + 1, HINT_LEVELS)
+    console.print(Text("Hint: " + hint(q, places, item.hints), style=theme.WARN))
+    if item.hints == HINT_LEVELS:
+        console.print(Text("That was the last hint; show gives the whole working.", style="dim"))
 
 
 def run(
@@ -464,8 +502,29 @@ def summary(result: Result) -> list[RenderableType]:
         for key, counts in rows.items():
             table.add_row(key, *(str(c) for c in counts))
         out.append(table)
-    out.append(Text(f"Score: {result.score}/{done}", style="bold"))
+    out.append(Text(score_line(result), style="bold"))
     return out
+
+
+def score_line(result: Result) -> str:
+    """``Score: 2/8 at the first try (3 after a hint, 3 missed)``: the score is what was right
+    without help; the others are shown beside it."""
+    done = len(result.items)
+    line = f"Score: {result.score}/{done} at the first try"
+    if done > result.score:
+        line += f" ({result.count('hints')} after a hint, {result.count('missed')} missed)"
+    return line
+
+
+def next_command(result: Result, lesson: str) -> str:
+    """The one line that ends a quiz: what to do next, and why."""
+    import shlex
+
+    if not result.items:
+        return "Next: attn-tutor learn  (the path, stage by stage)"
+    if any(item.outcome != "first" for item in result.items):
+        return f"Next: attn-tutor quiz {shlex.quote(lesson)} --review  (what you missed comes back)"
+    return "Next: attn-tutor progress  (your record, step by step)"
 
 
 def record(result: Result, lesson: str, seed: int, when: str) -> dict[str, object]:
@@ -486,6 +545,7 @@ def record(result: Result, lesson: str, seed: int, when: str) -> dict[str, objec
                 "col": it.question.step.cols[it.question.j],
                 "outcome": it.outcome,
                 "tries": it.tries,
+                "hints": it.hints,
                 "skipped": it.skipped,
                 "slips": it.slips,
                 "unfinished": it.unfinished,

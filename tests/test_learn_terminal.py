@@ -1,0 +1,198 @@
+"""``learn``, ``quiz --review`` and ``walk`` as a student meets them, in a pseudo-terminal: a
+whole course with right, wrong and hinted answers; a course stopped with Ctrl-C and resumed;
+Ctrl-D mid-question; a review after a history of named slips."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PLAIN_ENV, ROOT
+from tests.test_learn import CATS, SMALL, ago, cell, right_answer, seed_history
+from tests.test_quiz import default_sigint
+from tutor.assess import history
+
+pexpect = pytest.importorskip("pexpect")
+
+QUESTION = re.compile(r"Question \d+/\d+: (\S+\[[^\]\r\n]+\])")
+
+
+def spawn(home: Path, *args: str):  # type: ignore[no-untyped-def]
+    env = {**os.environ, **PLAIN_ENV, "ATTN_TUTOR_HOME": str(home), "TERM": "xterm"}
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "tutor", *args],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(50, 80),
+        preexec_fn=default_sigint,
+    )
+
+
+def prompt(child) -> str:  # type: ignore[no-untyped-def]
+    """Wait for the next question's prompt; the cell it asks about."""
+    child.expect(QUESTION)
+    name = child.match[1]
+    child.expect_exact(f"{name} = ")
+    return name
+
+
+def answer(child, how: str) -> None:  # type: ignore[no-untyped-def]
+    """Answer the next question: "right", "wrong then right", "hint then right"."""
+    name = prompt(child)
+    if how == "wrong then right":
+        child.sendline("12345")
+        child.expect_exact("Hint: ")
+        child.expect_exact("Try again (2 tries left).")
+        child.expect_exact(f"{name} = ")
+    elif how == "hint then right":
+        child.sendline("hint")
+        child.expect_exact("Hint: ")
+        child.expect_exact(f"{name} = ")
+    child.sendline(right_answer(CATS, name))
+    child.expect_exact("✓ Right")
+
+
+def finish(child) -> str:  # type: ignore[no-untyped-def]
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before or ""
+    assert "Traceback" not in out
+    return out
+
+
+def passed(home: Path) -> list[str]:
+    return json.loads((home / "course.json").read_text())["courses"]["small"]["passed"]
+
+
+def test_a_whole_course_with_right_wrong_and_hinted_answers(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    child = spawn(home, "learn", "--course", str(SMALL), "--seed", "5")
+    child.expect_exact("0/3 stages passed")
+    child.expect_exact("Stage 1/3: Queries")
+    child.expect_exact("Warm-up: softmax of 0, 1, worked by hand")
+    answer(child, "wrong then right")
+    child.expect_exact("✓ Stage 1 passed.")
+    child.expect_exact("Enter: next stage · q: stop")
+    child.sendline("")
+    child.expect_exact("Stage 2/3: Scaled scores")
+    answer(child, "hint then right")
+    child.expect_exact("Score: 0/1 at the first try (1 after a hint, 0 missed)")
+    child.expect_exact("✓ Stage 2 passed.")
+    child.expect_exact("Enter: next stage")
+    child.sendline("")
+    answer(child, "right")
+    child.expect_exact("Score: 1/1 at the first try")
+    child.expect_exact("Course complete: every stage passed.")
+    child.expect_exact("Next: attn-tutor progress")
+    finish(child)
+    assert child.exitstatus == 0
+    assert passed(home) == ["queries", "scaled-scores", "weights"]
+    stages = [r["stage"] for r in history.read(home / history.FILE_NAME).records]
+    assert stages == ["queries", "scaled-scores", "weights"]
+
+
+def test_ctrl_c_saves_and_the_course_resumes_where_it_stopped(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    child = spawn(home, "learn", "--course", str(SMALL), "--seed", "5")
+    answer(child, "right")
+    child.expect_exact("Enter: next stage · q: stop")
+    child.sendintr()
+    out = finish(child)
+    assert child.exitstatus == 130
+    assert "Saved. Next: attn-tutor learn --course" in out and "(resumes at stage 2)" in out
+    assert passed(home) == ["queries"]
+
+    child = spawn(home, "learn", "--course", str(SMALL), "--seed", "6")
+    child.expect_exact("[███████░░░░░░░░░░░░░] 1/3 stages passed")
+    child.expect_exact("Up next: stage 2, Scaled scores")
+    child.expect_exact("Stage 2/3: Scaled scores")
+    answer(child, "right")
+    child.expect_exact("Enter: next stage")
+    child.sendline("")
+    prompt(child)
+    child.sendeof()  # Ctrl-D mid-question: the stage ends, unpassed, and is saved
+    child.expect_exact("Quiz ended early")
+    out = finish(child)
+    assert child.exitstatus == 0
+    assert "(resumes at stage 3)" in out
+    assert passed(home) == ["queries", "scaled-scores"]
+    records = history.read(home / history.FILE_NAME).records
+    assert [r["ended"] for r in records] == ["finished", "finished", "ctrl-d"]
+
+
+def test_ctrl_c_mid_question_ends_cleanly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    child = spawn(home, "learn", "--course", str(SMALL))
+    prompt(child)
+    child.sendline("12345")
+    child.expect_exact("Try again")
+    child.sendintr()
+    out = finish(child)
+    assert child.exitstatus == 130 and "Saved. Next: attn-tutor learn" in out
+    assert history.read(home / history.FILE_NAME).records[0]["ended"] == "ctrl-c"
+
+
+def test_reset_asks_at_a_terminal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "course.json").write_text('{"courses": {"small": {"passed": ["queries"]}}}')
+    child = spawn(home, "learn", "--course", str(SMALL), "--reset")
+    child.expect_exact("Start the course over? Your quiz history is kept. [y/N] ")
+    child.sendline("n")
+    finish(child)
+    assert passed(home) == ["queries"]
+    child = spawn(home, "learn", "--course", str(SMALL), "--reset")
+    child.expect_exact("[y/N] ")
+    child.sendline("y")
+    child.expect_exact("starting over")
+    finish(child)
+    assert passed(home) == []
+
+
+def test_a_review_after_named_slips(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    seed_history(
+        home,
+        [
+            {
+                "time": ago(2),
+                "cells": [
+                    cell("Q", "first"),
+                    cell("scaled", "missed", ["not-scaled", "divided-by-dk"]),
+                    cell("weights", "hints", ["softmax-column"]),
+                ],
+            },
+            {"time": ago(0.2), "cells": [cell("Q", "first")]},
+        ],
+    )
+    child = spawn(home, "quiz", "--review", "--seed", "3")
+    child.expect_exact("(4 questions")
+    asked = []
+    for _ in range(4):
+        name = prompt(child)
+        asked.append(name.split("[")[0])
+        child.sendline(right_answer(CATS, name))
+        child.expect_exact("✓ Right")
+    child.expect_exact("Score: 4/4 at the first try")
+    child.expect_exact("Next: attn-tutor progress")
+    finish(child)
+    assert child.exitstatus == 0
+    assert sorted(set(asked)) == ["scaled", "weights"]  # Q is not due: right twice, lately
+    child = spawn(home, "quiz", "--review")
+    child.expect_exact("Nothing is due for review in cats-chase-mice. Next due: ")
+    finish(child)
+
+
+def test_the_walk_ends_with_the_next_command_at_a_terminal(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "walk", "--step", "Q")
+    child.expect_exact("Next: attn-tutor quiz cats-chase-mice --steps Q  (try the cells yourself)")
+    finish(child)
+    assert child.exitstatus == 0

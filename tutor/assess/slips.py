@@ -1,0 +1,36 @@
+"""The named slips the judge recognises, in a few words each and with the right method as a
+one-line reminder: what ``progress`` shows beside how often each happened."""
+
+from __future__ import annotations
+
+# slip id -> (what happened, the right method)
+REMINDERS = {
+    "used-W_Q": ("used W_Q in place of another W", "Q uses W_Q, K uses W_K, V uses W_V"),
+    "used-W_K": ("used W_K in place of another W", "Q uses W_Q, K uses W_K, V uses W_V"),
+    "used-W_V": ("used W_V in place of another W", "Q uses W_Q, K uses W_K, V uses W_V"),
+    "row-of-W": ("a row of W, not a column", "a row of X · a column of W"),
+    "query-query": ("query · query", "a score is a query · a key"),
+    "key-key": ("key · key", "a score is a query · a key"),
+    "swapped": ("row and column swapped", "the row's query · the column's key"),
+    "k-not-transposed": ("times K, not Kᵀ", "a score is a row of Q · a row of K"),
+    "not-scaled": ("the raw score, not scaled", "divide each score by √d_k"),
+    "divided-by-dk": ("divided by d_k", "divide by √d_k, its square root"),
+    "dmodel-for-dk": ("divided by √d_model", "divide by √d_k, the length of a key"),
+    "dv-for-dk": ("divided by √d_v", "divide by √d_k, the length of a key"),
+    "softmax-column": ("softmax down a column", "softmax runs along each row"),
+    "unnormalised": ("e^x alone", "divide e^x by the row's total of e^x"),
+    "softmax-of-raw-scores": ("softmax of the raw scores", "take softmax of the scaled scores"),
+    "inf-as-zero": ("−∞ taken as 0", "e^−∞ is 0: a hidden score adds nothing"),
+    "forgot-mask": ("forgot the causal mask", "scores above the diagonal are −∞"),
+    "mask-after-softmax": ("masked after the softmax", "mask first, then softmax"),
+    "wrong-V-column": ("the wrong column of V", "Z[row, c] blends column c of V"),
+    "weights-column": ("a column of the weights", "blend with the row's weights"),
+    "truncated": ("cut off, not rounded", "round the last digit half up"),
+}
+
+
+def reminder(slip: str, count: int) -> str:
+    """``3 times: softmax down a column; softmax runs along each row``."""
+    times = "once" if count == 1 else "twice" if count == 2 else f"{count} times"
+    what, right = REMINDERS.get(slip, (slip, ""))
+    return f"{times}: {what}" + (f"; {right}" if right else "")
