@@ -434,12 +434,22 @@ def test_list_shows_the_path_order_and_a_difficulty_per_lesson(run) -> None:  # 
     out = run("list", env={"COLUMNS": "80"}).stdout
     path = out.split("The learning path (attn-tutor learn), with each lesson's difficulty:\n")[1]
     rows = [line.split() for line in path.split("\n\n")[0].splitlines()]
-    assert rows == [
+    assert rows[:3] == [
         ["1.", "cats-chase-mice", "easy", "stages", "1-7"],
         ["2.", "the-cake-causal", "harder", "stage", "8"],
         ["3.", "the-cake-two-heads", "harder", "stage", "9"],
-        ["-", "the-cake", "medium", "not", "on", "the", "path"],
     ]
+    # every other bundled lesson is listed as off the path, with its difficulty
+    bundled = {p.stem for p in (Path(__file__).parents[1] / "lessons").glob("*.yaml")}
+    rest = rows[3:]
+    assert {r[1] for r in rest} == bundled - {
+        "cats-chase-mice",
+        "the-cake-causal",
+        "the-cake-two-heads",
+    }
+    assert all(r[0] == "-" and r[2] in ("easy", "medium", "harder") for r in rest)
+    assert all(r[3:] == ["not", "on", "the", "path"] for r in rest)
+    assert ["-", "the-cake", "medium", "not", "on", "the", "path"] in rest
 
 
 def test_a_plain_quiz_leans_on_what_was_missed(run, home: Path) -> None:  # type: ignore[no-untyped-def]

@@ -26,6 +26,22 @@ REMINDERS = {
     "wrong-V-column": ("the wrong column of V", "Z[row, c] blends column c of V"),
     "weights-column": ("a column of the weights", "blend with the row's weights"),
     "truncated": ("cut off, not rounded", "round the last digit half up"),
+    # grouped heads and the KV cache
+    "other-group-K": ("read another group's K", "a query head reads its own group's K"),
+    "other-group-V": ("read another group's V", "a query head reads its own group's V"),
+    "old-query": ("the last cached token's query", "the new row's query is q_new"),
+    "left-out-itself": ("left the new token out", "the new token attends to itself too"),
+    # positions and cross-attention
+    "forgot-position": ("left out the position", "X = E + P: add the position's row"),
+    "wrong-position": ("another token's position", "add the position of the token's own place"),
+    "rotated-wrong-position": ("rotated by another position", "rotate by the token's own place"),
+    "not-rotated": ("did not rotate", "rotate Q and K before the scores"),
+    "rotated-backwards": (
+        "rotated the wrong way",
+        "(x, y) → (x cos θ − y sin θ, x sin θ + y cos θ)",
+    ),
+    "target-keys": ("keys from the target sentence", "keys and values come from the source"),
+    "target-values": ("values from the target sentence", "keys and values come from the source"),
 }
 
 
