@@ -23,13 +23,18 @@ MAX_TOKEN_CHARS = 40
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 STEP_NAMES = (
+    "E",
+    "P",
     "X",
+    "X_src",
     "W_Q",
     "W_K",
     "W_V",
     "Q",
     "K",
     "V",
+    "Q_rot",
+    "K_rot",
     "scores",
     "scaled",
     "masked",
@@ -45,6 +50,12 @@ TOP_KEYS = (
     "description",
     "tokens",
     "X",
+    "E",
+    "P",
+    "positions",
+    "theta",
+    "source",
+    "X_src",
     "W_Q",
     "W_K",
     "W_V",
@@ -58,3 +69,9 @@ TOP_KEYS = (
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V")
 QUIZ_KEYS = ("steps", "count")
 MASKS = ("none", "causal")
+# how token order enters (issue 17): not at all, added to the embeddings E (given P or the
+# sin/cos table), or by rotating Q and K (RoPE)
+POSITIONS = ("none", "given", "sinusoidal", "rope")
+# RoPE angles a student can work exactly: cos and sin of multiples of these (degrees) are
+# 0, ±1/2, ±√2/2, ±√3/2, ±1
+FRIENDLY_DEGREES = (30, 45)

@@ -66,7 +66,21 @@ WHY = {
     "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
     "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
     "output": "The concatenation times W_O: every head's findings blended into one row per token.",
+    "E": "Each row is a token's embedding: the same vector wherever the word stands. Attention "
+    "alone cannot tell word order, so a position vector is added to each row.",
+    "P": "Row i is the position vector of the i-th place in the sentence (counting from 0), "
+    "whatever word stands there.",
+    "X_src": "The second sentence, the one attended to: its tokens make the keys and values, "
+    "while the queries still come from X.",
+    "Q_rot": "Each pair of columns of a query is turned by an angle that grows with the token's "
+    "position (position × θ of the pair), so a query knows where its token stands.",
+    "K_rot": "The keys are turned the same way. A score of a turned query and a turned key "
+    "depends on how far apart the two tokens are, not on where they both are.",
 }
+WHY_ADDED_X = (
+    "Each token's embedding plus the position vector of its place: the same word at two "
+    "places now has two different rows, so attention can tell them apart."
+)
 
 
 @dataclass
@@ -369,10 +383,15 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
         Rule(
-            Text(head + words.TITLES[step.name], style=f"bold {colour}"), style=colour, align="left"
+            Text(head + words.step_title(step), style=f"bold {colour}"),
+            style=colour,
+            align="left",
         ),
-        Text(WHY[step.name]),
+        Text(WHY_ADDED_X if step.op == "add" else WHY[step.name]),
     ]
+    origin = words.origin(d.lesson, step)
+    if origin:
+        parts.append(Text(origin, style="italic"))
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))

@@ -30,7 +30,41 @@ TITLES = {
     "concat": "concat: the heads side by side",
     "W_O": "W_O, the output projection",
     "output": "output = concat · W_O",
+    # issue 17: positions and cross-attention
+    "E": "E, the token embeddings",
+    "P": "P, the positions",
+    "X_src": "X_src, the source sentence's tokens",
+    "Q_rot": "Q_rot, the queries turned by position",
+    "K_rot": "K_rot, the keys turned by position",
 }
+ADDED_X = "X = E + P, each token with its position"
+
+
+def step_title(step: Step) -> str:
+    """A step's heading: ``TITLES``, but X worked as E + P has its own."""
+    return ADDED_X if step.op == "add" else TITLES[step.name]
+
+
+def origin(lesson: Lesson, step: Step) -> str | None:
+    """Which sentence a step's rows come from, in a cross-attention lesson (else None)."""
+    if lesson.source is None:
+        return None
+    target, source = "the target sentence", "the source sentence"
+    match step.name:
+        case "X":
+            return f"X holds {target}: its tokens ask the questions (the queries come from here)"
+        case "X_src":
+            return f"X_src holds {source}: its tokens answer (the keys and values come from here)"
+        case "Q":
+            return f"from {target}: Q = X · W_Q, one row per target token"
+        case "K" | "V":
+            name = "W_K" if step.name == "K" else "W_V"
+            return f"from {source}: {step.name} = X_src · {name}, one row per source token"
+        case "scores" | "scaled" | "weights":
+            return "rows: target tokens (queries); columns: source tokens (keys)"
+        case "Z":
+            return "one row per target token, blended from the source tokens' values"
+    return None
 
 
 def plain_math(formula: str) -> str:
@@ -57,6 +91,14 @@ def lesson_facts(
         parts.append(f"{len(lesson.heads)} heads")
     if lesson.mask == "causal":
         parts.append("causal mask")
+    if lesson.source is not None:
+        n = len(lesson.source)
+        parts.append(
+            f"{math(f'N_src = {n}')} source {'token' if n == 1 else 'tokens'} "
+            f"({text(', '.join(lesson.source_labels))})"
+        )
+    if lesson.positions != "none":
+        parts.append(f"positions: {lesson.positions}")
     return parts
 
 
