@@ -270,7 +270,7 @@ class Judge:
         key = (id(ref.step), ref.i, ref.j)
         got = self._given.get(key)
         if got is None:
-            got = self._given[key] = Interval(ref.step.cells[ref.i][ref.j].q)
+            got = self._given[key] = self.kit.given(ref.step.cells[ref.i][ref.j])
         return got
 
     def resolved(self, base: Lookup, remap: Remap | None = None) -> Lookup:
