@@ -716,6 +716,8 @@ def derive(lesson: Lesson) -> Derivation:
             K = positions.rotate("K_rot", K, angles)  # (N, d_k)
             steps += [Q, K]
         scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N_src)
+        if lesson.positions == "rope":
+            scores = positions.rational_where_exact(scores)  # √3·√3 = 3: keep it exact
         scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N_src)
         steps += [scores, scaled]
         if lesson.mask == "causal":

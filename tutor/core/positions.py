@@ -119,6 +119,29 @@ def rotate(name: str, Q: Step, angles: tuple[sympy.Expr, ...], shift: int = 0) -
     return Step(name, Q.head, Q.rows, Q.cols, cells, "rotate", (Q,), angles=angles, shift=shift)
 
 
+MAX_SIMPLIFIED = 1024  # cells of scores checked for exact rational values (a 32 × 32 table)
+
+
+def rational_where_exact(step: Step) -> Step:
+    """The step with every cell that is exactly rational held as a fraction: turned queries
+    and keys carry √3 and the like, but their products often cancel it (√3·√3 = 3), and a
+    score of exactly 1 should read 1, not 1.00."""
+    n, m = step.shape
+    if n * m > MAX_SIMPLIFIED:
+        return step
+
+    def cell(c: Cell) -> Cell:
+        if c.q is not None or c.masked:
+            return c
+        value = sympy.expand(c.exact)
+        return Cell(QQ(int(value.p), int(value.q))) if value.is_Rational else c
+
+    cells = tuple(tuple(cell(c) for c in row) for row in step.cells)
+    return Step(
+        step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
+    )
+
+
 def _exact_of(ref) -> sympy.Expr:  # type: ignore[no-untyped-def]
     return ref.step.cells[ref.i][ref.j].exact
 

@@ -353,6 +353,116 @@ def work_mask(step: Step, places: int, width: int, exact: bool) -> list[Renderab
     ]
 
 
+# -- positions and cross-attention (issue 17) ----------------------------------------------
+
+WHY_SOURCE = {
+    "K": "Same recipe as Q, but from the other sentence: a row of X_src dotted with a column "
+    "of W_K. Every source token advertises itself to the target's queries.",
+    "V": "Same recipe again, with W_V and the rows of X_src: what each source token hands over "
+    "to the target token that attends to it.",
+    "scores": "Row i, column j is target token i's query dotted with source token j's key: "
+    "one row per target token, one column per source token, so the table need not be square.",
+}
+
+
+def why_text(d: Derivation, step: Step) -> str:
+    """Why the step is there, in words (cross-attention's K, V and scores say it their way)."""
+    if step.op == "add":
+        return WHY_ADDED_X
+    if d.lesson.source is not None and step.name in WHY_SOURCE:
+        return WHY_SOURCE[step.name]
+    return WHY[step.name]
+
+
+def _pick_position_cell(step: Step) -> tuple[int, int]:
+    """A cell worth working for a position step: the second token (position 1), column 1."""
+    return (1 if len(step.rows) > 1 else 0), 0
+
+
+def work_add(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """E + P = X, with one cell added up."""
+    E, P = step.args
+    i, j = _pick_position_cell(step)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(E, places, width, exact, cell=(i, j)),
+        "+",
+        *matrix_tables(P, places, width, exact, cell=(i, j)),
+        "=",
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+    ]
+    w = wk.working(step, i, j, places)
+    out: list[RenderableType] = [
+        side_by_side(parts, width),
+        Text.assemble(
+            (w.name, f"bold {COLOURS.get('X', 'white')}"),
+            f" = {w.how} = {w.numbers} {w.result(exact=False)}",
+        ),
+    ]
+    if w.rounded:
+        out.append(_rounding_note(places))
+    if w.hand_text is not None:
+        out.append(Text(wk.hand_note(w.hand_text), style="italic"))
+    return out
+
+
+def work_sinusoidal(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """The sin/cos table of positions, and one of its cells worked from the formula."""
+    d = len(step.cols)
+    i, j = _pick_position_cell(step)
+    w = wk.working(step, i, j, places)
+    return [
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+        Text(
+            f"P[pos, 2i+1] = sin(pos / 10000^(2i/d_model)) and P[pos, 2i+2] = cos(the same "
+            f"angle), counting columns from 1 and positions from 0; d_model = {d}. Each pair of "
+            "columns turns at its own speed: the first pair fast, the later ones ever slower.",
+        ),
+        Text.assemble(
+            (w.name, f"bold {COLOURS.get('P', 'white')}"),
+            f" = {w.how} {w.result(limit=None)}",
+        ),
+        Text(
+            "sin and cos of these angles are not fractions: the engine keeps them exact (such as "
+            f"sin(1)) and shows them rounded to {places} places. Working that reads P from "
+            "this table uses the rounded numbers; every result is computed from the exact ones.",
+            style="dim",
+        ),
+    ]
+
+
+def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """Q (or K) → Q_rot, with one token's first pair turned term by term."""
+    (src,) = step.args
+    i, _ = _pick_position_cell(step)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(src, places, width, exact, rows=[i]),
+        "→",
+        *matrix_tables(step, places, width, exact, rows=[i]),
+    ]
+    cos, sin = wk.turn_texts(step, i, 0)
+    out: list[RenderableType] = [
+        side_by_side(parts, width),
+        Text(
+            f"{step.rows[i]} stands at position {i + step.shift} (positions count from 0), so "
+            f"its pair (1, 2) turns by {wk.angle_text(step, i, 0)}: cos = {cos}, sin = {sin}.",
+        ),
+    ]
+    for j in range(min(2, len(step.cols))):
+        w = wk.working(step, i, j, places)
+        out.append(
+            Text.assemble(
+                (w.name, f"bold {COLOURS.get(step.name, 'white')}"),
+                f" = {w.how}\n    = {w.numbers} {w.result(limit=None)}",
+            )
+        )
+    if len(step.cols) > 2:
+        more = ", ".join(wk.angle_text(step, i, p) for p in range(1, len(step.cols) // 2))
+        out.append(Text(f"The other pairs of {step.rows[i]} turn by {more}.", style="dim"))
+    if any(fmt.is_rounded(c, places) for c in src.cells[i]):
+        out.append(_rounding_note(places))
+    return out
+
+
 def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     return list(matrix_tables(step, places, width, exact))
 
@@ -387,7 +497,7 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
             style=colour,
             align="left",
         ),
-        Text(WHY_ADDED_X if step.op == "add" else WHY[step.name]),
+        Text(why_text(d, step)),
     ]
     origin = words.origin(d.lesson, step)
     if origin:
@@ -407,6 +517,12 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         parts += work_mask(step, places, width, opts.exact)
     elif step.op == "concat":
         parts += work_concat(step, places, width, opts.exact)
+    elif step.op == "add":
+        parts += work_add(step, places, width, opts.exact)
+    elif step.op == "rotate":
+        parts += work_rotate(step, places, width, opts.exact)
+    elif step.name == "P" and not step.whole and any(c.q is None for r in step.cells for c in r):
+        parts += work_sinusoidal(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -425,6 +541,7 @@ def header(d: Derivation) -> RenderableType:
     )
     if lesson.mask == "causal":
         body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
+    body += [Text(line, style="bold") for line in words.extra_formulas(lesson)]
     if lesson.multi_head:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""

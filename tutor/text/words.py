@@ -42,7 +42,33 @@ ADDED_X = "X = E + P, each token with its position"
 
 def step_title(step: Step) -> str:
     """A step's heading: ``TITLES``, but X worked as E + P has its own."""
-    return ADDED_X if step.op == "add" else TITLES[step.name]
+    if step.op == "add":
+        return ADDED_X
+    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
+        return "scores = Q_rot · K_rotᵀ"
+    return TITLES[step.name]
+
+
+def extra_formulas(lesson: Lesson) -> list[str]:
+    """The lines a walk's header adds for positions and cross-attention (none otherwise)."""
+    out = []
+    if lesson.positions == "given":
+        out.append("first X = E + P: each token's embedding plus its position's row")
+    elif lesson.positions == "sinusoidal":
+        out.append(
+            "first X = E + P, P the sinusoidal table: sin and cos of pos / 10000^(2i/d_model)"
+        )
+    elif lesson.positions == "rope":
+        out.append(
+            "before the scores, each pair of columns of Q and K turns by position × θ: "
+            "scores = Q_rot · K_rotᵀ"
+        )
+    if lesson.source is not None:
+        out.append(
+            "cross-attention: Q comes from the target sentence (X), K = X_src·W_K and "
+            "V = X_src·W_V from the source sentence"
+        )
+    return out
 
 
 def origin(lesson: Lesson, step: Step) -> str | None:
