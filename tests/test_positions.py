@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -67,3 +68,32 @@ def test_each_new_steps_rule_gives_its_cells(tmp_path: Path, text: str) -> None:
                     continue
                 gap = abs(sympy.N(made - cell.exact, 40))
                 assert gap < sympy.Rational(1, 10**30), (step.key, i, j, made, cell)
+
+
+# ---------------------------------------------------------------------------------------------
+# graded fairly: honest students of every habit, and each new slip named
+
+
+def _graded(run, path: Path, d, written) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    from tests import students
+
+    sheet = path.with_suffix(".sheet.yaml")
+    sheet.write_text(students.sheet_text(d, written))
+    result = run("grade", str(path), str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("text", position_cases(8, seed=1717))
+def test_every_honest_student_gets_full_marks(run, tmp_path: Path, text: str) -> None:  # type: ignore[no-untyped-def]
+    from tests import students
+
+    path = tmp_path / "lesson.yaml"
+    path.write_text(text)
+    d = derive(load_lesson(path))
+    for habit in students.HABITS:
+        rep = _graded(run, path, d, students.Student(d, habit).work())
+        assert rep["score"] == rep["total"], (
+            habit,
+            [c for c in rep["cells"] if c["verdict"] != "correct"],
+        )

@@ -26,7 +26,7 @@ from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
-from tutor.export.worksheet import FILL, FILL_TOP, fill_steps, shape_text
+from tutor.export.worksheet import FILL, FILL_FIRST, FILL_TOP, fill_steps, shape_text
 from tutor.text import words
 from tutor.text.cells import cell_name
 
@@ -133,7 +133,8 @@ def _heads(
     for h, item in enumerate(node.value, 1):
         if _is_null(item):  # a head left out entirely: every cell blank
             continue
-        keys = c.mapping(item, FILL, f"head {h} of the answer sheet")
+        here = tuple(s.name for s in fill_steps(d) if s.head == h)  # Q_rot only with RoPE
+        keys = c.mapping(item, here, f"head {h} of the answer sheet")
         if keys is not None:
             out.append((h, keys))
     return out
@@ -226,7 +227,7 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     n, m = step.shape
     cols = ", ".join(step.cols)
     what = shape_text(step)
-    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {cols}"]
+    lines = [f"{indent}# {words.step_title(step)}: {what}; columns: {cols}"]
     if step.name == "weights" and d.lesson.mask == "causal":
         lines.append(f"{indent}# causal mask: the weights above the diagonal are 0")
     if step.name == "scaled" and d.lesson.mask == "causal":
@@ -249,6 +250,9 @@ def answer_sheet(d: Derivation) -> str:
         "",
     ]
     per_head = [s for s in fill_steps(d) if s.name in FILL]
+    for step in fill_steps(d):
+        if step.name in FILL_FIRST:  # X = E + P comes before every head
+            out += [*_sheet_matrix(step, "", d), ""]
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):
