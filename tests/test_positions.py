@@ -97,3 +97,105 @@ def test_every_honest_student_gets_full_marks(run, tmp_path: Path, text: str) ->
             habit,
             [c for c in rep["cells"] if c["verdict"] != "correct"],
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# every error of the new keys, with the bad lesson itself
+
+W = "W_Q: [[1, 0], [0, 1]]\nW_K: [[1, 0], [0, 1]]\nW_V: [[1, 0], [0, 1]]\n"
+HEAD = "title: t\ntokens: [a, b]\n"
+X = "X: [[1, 0], [0, 1]]\n"
+E = "E: [[1, 0], [0, 1]]\n"
+P = "P: [[0, 1], [1, 0]]\n"
+SRC = "source: [x, y, z]\nX_src: [[1, 0], [0, 1], [1, 1]]\n"
+BAD = {
+    "x-and-e": HEAD + X + E + P + W,
+    "p-without-e": HEAD + X + P + W,
+    "p-and-sinusoidal": HEAD + E + P + "positions: sinusoidal\n" + W,
+    "p-rows": HEAD + E + "P: [[0, 1]]\n" + W,
+    "p-cols": HEAD + E + "P: [[0, 1, 2], [1, 0, 2]]\n" + W,
+    "e-alone": HEAD + E + W,
+    "given-without-p": HEAD + E + "positions: given\n" + W,
+    "sinusoidal-with-x": HEAD + X + "positions: sinusoidal\n" + W,
+    "rope-with-e": HEAD + E + "positions: rope\n" + W,
+    "positions-unknown": HEAD + X + "positions: learned\n" + W,
+    "none-with-e": HEAD + E + "positions: none\n" + W,
+    "theta-without-rope": HEAD + X + "theta: [90]\n" + W,
+    "theta-not-list": HEAD + X + "positions: rope\ntheta: 90\n" + W,
+    "theta-long": HEAD + X + "positions: rope\ntheta: [" + ", ".join(["1"] * 17) + "]\n" + W,
+    "theta-entry": HEAD + X + "positions: rope\ntheta: [ninety]\n" + W,
+    "theta-range": HEAD + X + "positions: rope\ntheta: [5000]\n" + W,
+    "theta-count": HEAD + X + "positions: rope\ntheta: [90, 60]\n" + W,
+    "rope-odd-dk": HEAD
+    + X
+    + "positions: rope\n"
+    + "W_Q: [[1], [0]]\nW_K: [[1], [0]]\nW_V: [[1], [0]]\n",
+    "x-src-alone": HEAD + X + "X_src: [[1, 0]]\n" + W,
+    "source-alone": HEAD + X + "source: [x]\n" + W,
+    "source-count": HEAD + X + "source: [x, y]\nX_src: [[1, 0], [0, 1], [1, 1]]\n" + W,
+    "x-src-cols": HEAD + X + "source: [x]\nX_src: [[1, 0, 1]]\n" + W,
+    "source-token": HEAD + X + "source: [x, 'y,z', w]\nX_src: [[1, 0], [0, 1], [1, 1]]\n" + W,
+    "source-causal": HEAD + X + SRC + "mask: causal\n" + W,
+    "source-positions": HEAD + X + SRC + "positions: rope\ntheta: [90]\n" + W,
+    "token-count-e": "title: t\ntokens: [a]\n" + E + P + W,
+}
+
+EXPECT = {
+    "x-and-e": ("4:1", "both X and E are given"),
+    "p-without-e": (
+        "4:1",
+        "P (positions) is added to the token embeddings E, but this lesson gives X",
+    ),
+    "p-and-sinusoidal": ("4:1", "P is given and also positions: sinusoidal"),
+    "p-rows": ("4:4", "P has 1 row, but E has 2"),
+    "p-cols": ("4:4", "P has 3 columns, but E has 2"),
+    "e-alone": ("3:1", "E (token embeddings) needs positions to add"),
+    "given-without-p": ("4:12", "positions: given, but there is no P"),
+    "sinusoidal-with-x": ("4:12", "positions: sinusoidal adds positions to the token embeddings E"),
+    "rope-with-e": ("4:12", "positions: rope rotates Q and K instead of adding positions to X"),
+    "positions-unknown": (
+        "4:12",
+        "positions is 'learned'; expected one of: none, given, sinusoidal, rope",
+    ),
+    "none-with-e": ("4:12", "positions: none, but the lesson gives E"),
+    "theta-without-rope": ("4:1", "theta sets the angles of positions: rope"),
+    "theta-not-list": ("5:8", "theta should be a list of angles in degrees"),
+    "theta-long": ("5:8", "theta has 17 entries; at most 16"),
+    "theta-entry": ("5:9", "theta entry 1: found 'ninety'"),
+    "theta-range": ("5:9", "theta entry 1 is 5000; expected degrees from -3600 to 3600"),
+    "theta-count": ("5:8", "theta lists 2 angles, but d_k = 2 makes 1 pair of columns"),
+    "rope-odd-dk": ("4:12", "but W_Q has 1 column; expected an even d_k"),
+    "x-src-alone": ("4:1", "X_src is given but 'source' is not"),
+    "source-alone": ("4:1", "source lists a second sentence but X_src is missing"),
+    "source-count": ("4:9", "source lists 2 labels, but X_src has 3 rows"),
+    "x-src-cols": ("5:8", "X_src has 3 columns, but X has 2"),
+    "source-token": ("4:13", "source token 2 ('y,z') contains ','"),
+    "source-causal": ("6:7", "mask: causal hides the tokens after each token of one sentence"),
+    "source-positions": (
+        "6:12",
+        "positions and a source sentence (cross-attention) are not combined",
+    ),
+    "token-count-e": ("2:9", "but E has 2 rows; expected one token per row of E"),
+}
+
+
+def test_every_bad_case_has_its_expectation() -> None:
+    assert set(BAD) == set(EXPECT)
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_position_lesson_names_file_line_col(run, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    from tutor.core.errors import LessonError
+
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(BAD[name])
+    where, fragment = EXPECT[name]
+    with pytest.raises(LessonError) as err:
+        load_lesson(path)
+    first = str(err.value.problems[0])
+    assert first.startswith(f"{path}:{where}: "), first
+    assert fragment in first, first
+    result = run("walk", str(path))  # the CLI: exit 1, the message, no traceback
+    assert result.exit_code == 1
+    assert f"{path}:{where}: " in result.stderr
+    assert "Traceback" not in result.output + result.stderr

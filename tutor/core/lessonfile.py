@@ -187,14 +187,15 @@ def _build(
                 c.error(
                     keys["positions"][1],
                     f"positions: rope turns the columns of Q and K in pairs, but W_Q{where_k} "
-                    f"has {d_k} columns; expected an even d_k",
+                    f"has {d_k} {'column' if d_k == 1 else 'columns'}; expected an even d_k",
                 )
             elif theta is not None and len(theta) != d_k // 2:
                 c.error(
                     keys["theta"][1],
                     f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
-                    f"d_k{where_k} = {d_k} makes {d_k // 2} pairs of columns; expected one "
-                    "angle (in degrees) per pair",
+                    f"d_k{where_k} = {d_k} makes {d_k // 2} "
+                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle (in "
+                    "degrees) per pair",
                 )
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
@@ -237,14 +238,15 @@ def _tokens(c: Checker, node: yaml.Node, key: str = "tokens", of: str = "X") -> 
         c.error(node, f"{key} has {len(node.value)} entries; at most {MAX_TOKENS} are allowed")
         return None
     out = []
+    what = "token" if key == "tokens" else f"{key} token"
     for i, t in enumerate(node.value, 1):
         if not isinstance(t, yaml.ScalarNode) or not t.value.strip():
-            c.error(t, f"token {i} should be a word, but found {describe(t)}")
+            c.error(t, f"{what} {i} should be a word, but found {describe(t)}")
             continue
         word = t.value.strip()
         problem = token_problem(word)
         if problem is not None:
-            c.error(t, f"token {i} {problem}")
+            c.error(t, f"{what} {i} {problem}")
             continue
         c.where[f"{key}.{i}"] = pos(t)
         out.append(word)

@@ -37,9 +37,15 @@ def derivation_json(
         for s in d.steps
         if (steps is None or s.name in steps) and (head is None or s.head in (None, head))
     ]
-    return {
+    doc: dict[str, object] = {
         "lesson": d.lesson.name,
         "title": d.lesson.title,
         "tokens": list(d.lesson.tokens),
-        "steps": [step_json(s, exact) for s in chosen],
     }
+    # issue 17's keys only where a lesson has them: the JSON of other lessons stays as it was
+    if d.lesson.source is not None:
+        doc["source"] = list(d.lesson.source)
+    if d.lesson.positions != "none":
+        doc["positions"] = d.lesson.positions
+    doc["steps"] = [step_json(s, exact) for s in chosen]
+    return doc
