@@ -199,3 +199,125 @@ def test_bad_position_lesson_names_file_line_col(run, tmp_path: Path, name: str)
     assert result.exit_code == 1
     assert f"{path}:{where}: " in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# the bundled lessons through the public commands
+
+
+NEW_LESSONS = ("dog-bites-dog", "go-go-go", "ha-ha-ha-rope", "chat-noir-cross")
+
+
+@pytest.mark.parametrize("name", NEW_LESSONS)
+def test_bundled_lessons_walk_check_and_export(run, name: str) -> None:  # type: ignore[no-untyped-def]
+    walk = run("walk", name)
+    assert walk.exit_code == 0, walk.stderr
+    check = run("check", name)
+    assert check.exit_code == 0 and "warning" not in check.stdout, check.stdout
+    doc = json.loads(run("walk", name, "--json").stdout)
+    names = [s["name"] for s in doc["steps"]]
+    for kind in ("md", "tex", "sheet"):
+        assert run("export", name, "-f", kind).exit_code == 0, kind
+    if name == "chat-noir-cross":
+        assert doc["source"] == ["the", "black", "cat"]
+        assert "X_src" in names
+        assert "from the source sentence: K = X_src · W_K" in walk.stdout
+        scores = next(s for s in doc["steps"] if s["name"] == "scores")
+        assert (len(scores["rows"]), len(scores["cols"])) == (2, 3)  # N_target × N_source
+    elif name == "ha-ha-ha-rope":
+        assert names.index("Q_rot") < names.index("scores")
+        assert "Q_rot[ha#2, 1] = Q[ha#2, 1]·cos 60° − Q[ha#2, 2]·sin 60°" in walk.stdout
+        assert "sin = √3/2" in walk.stdout
+    else:
+        assert names[:3] == ["E", "P", "X"] and doc["positions"] in ("given", "sinusoidal")
+        assert "X = E + P" in walk.stdout
+
+
+def test_the_json_of_older_lessons_has_no_new_keys(run) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(run("walk", "cats-chase-mice", "--json").stdout)
+    assert list(doc) == ["lesson", "title", "tokens", "steps"]
+
+
+def test_sinusoidal_positions_are_exact() -> None:
+    from tests.conftest import LESSONS
+
+    d = derive(load_lesson(LESSONS / "go-go-go.yaml"))
+    P = d.step("P")
+    assert [c.exact for c in P.cells[0]] == [0, 1, 0, 1]
+    assert P.cells[1][0].exact == sympy.sin(1)
+    assert P.cells[2][3].exact == sympy.cos(sympy.Rational(2, 100))
+    assert d.step("X").cells[1][0].exact == sympy.sin(1) + 1
+
+
+def test_rope_keeps_rational_scores_exact() -> None:
+    from tests.conftest import LESSONS
+
+    d = derive(load_lesson(LESSONS / "ha-ha-ha-rope.yaml"))
+    assert d.step("Q_rot").cells[1][1].exact == sympy.sqrt(3) / 2
+    scores = d.step("scores")
+    assert all(c.is_rational for row in scores.cells for c in row)  # √3·√3 cancels
+    # only the distance between two tokens matters: every diagonal holds one number
+    n = len(scores.rows)
+    for k in range(-n + 1, n):
+        assert len({scores.cells[i][i - k].q for i in range(n) if 0 <= i - k < n}) == 1
+
+
+def test_the_fingerprint_includes_the_new_numbers(tmp_path: Path) -> None:
+    from tests.conftest import LESSONS
+
+    base = (LESSONS / "ha-ha-ha-rope.yaml").read_text()
+    prints = set()
+    for text in (
+        base,
+        base.replace("theta: [60]", "theta: [90]"),
+        base.replace("positions: rope", "positions: none").replace("theta: [60]", ""),
+    ):
+        path = tmp_path / "l.yaml"
+        path.write_text(text)
+        prints.add(load_lesson(path).fingerprint)
+    cross = (LESSONS / "chat-noir-cross.yaml").read_text()
+    for text in (cross, cross.replace("- [1, 0, 0]           # the", "- [1, 1, 0]")):
+        path = tmp_path / "l.yaml"
+        path.write_text(text)
+        prints.add(load_lesson(path).fingerprint)
+    assert len(prints) == 5
+
+
+def test_a_sheet_for_another_kind_of_lesson_is_refused_not_crashed(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sheet = tmp_path / "s.yaml"
+    sheet.write_text("lesson: the-cake-two-heads\nheads:\n  - Q_rot: [[1, 2]]\n  - null\n")
+    result = run("grade", "the-cake-two-heads", str(sheet))
+    assert result.exit_code == 1
+    assert "unknown key 'Q_rot'" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# each new slip is named by the judge
+
+
+SLIP_CASES = [
+    ("dog-bites-dog", "X", 0, 2, "0.00", "forgot-position"),
+    ("dog-bites-dog", "X", 2, 2, "0.00", "wrong-position"),
+    ("ha-ha-ha-rope", "Q_rot", 1, 1, "0", "not-rotated"),
+    ("ha-ha-ha-rope", "Q_rot", 1, 1, "-0.87", "rotated-backwards"),
+    ("ha-ha-ha-rope", "Q_rot", 1, 0, "-0.5", "rotated-wrong-position"),
+    ("chat-noir-cross", "K", 0, 0, "1", "target-keys"),
+    ("chat-noir-cross", "V", 0, 0, "1", "target-values"),
+    ("chat-noir-cross", "scores", 0, 0, "2", "target-keys"),
+]
+
+
+@pytest.mark.parametrize(("lesson", "step", "i", "j", "answer", "slip"), SLIP_CASES)
+def test_each_new_slip_is_named(
+    lesson: str, step: str, i: int, j: int, answer: str, slip: str
+) -> None:
+    from tests.conftest import LESSONS
+    from tutor.assess import judge as jd
+    from tutor.core.numbers import read_answer
+
+    d = derive(load_lesson(LESSONS / f"{lesson}.yaml"))
+    judge = jd.judge_for(d)
+    s = d.step(step)
+    a = read_answer(answer)
+    assert not judge.judge(s, i, j, a).right
+    assert slip in [x.name for x in judge.slips(s, i, j, a)]
