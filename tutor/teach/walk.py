@@ -536,8 +536,12 @@ def header(d: Derivation) -> RenderableType:
     body = [Text(facts)]
     if lesson.description:
         body.insert(0, Text(lesson.description))
+    source = "X_src" if lesson.source is not None else "X"  # cross-attention: K, V from X_src
     body.append(
-        Text("Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold")
+        Text(
+            f"Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = {source}·W_K, V = {source}·W_V",
+            style="bold",
+        )
     )
     if lesson.mask == "causal":
         body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))

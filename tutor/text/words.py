@@ -65,8 +65,8 @@ def extra_formulas(lesson: Lesson) -> list[str]:
         )
     if lesson.source is not None:
         out.append(
-            "cross-attention: Q comes from the target sentence (X), K = X_src·W_K and "
-            "V = X_src·W_V from the source sentence"
+            "cross-attention: the queries come from the target sentence (X), the keys and "
+            "values from the source sentence (X_src)"
         )
     return out
 
