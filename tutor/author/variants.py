@@ -181,6 +181,13 @@ def make_variants(
 ) -> list[Variant]:
     """One variant per student (or ``count`` of them), the same for the same seed; raise
     ``TutorError`` naming the constraints that could not be met rather than return a poor one."""
+    if lesson.positions != "none" or lesson.source is not None:
+        # a variant would be written as plain self-attention: say so rather than lose them
+        kind = f"positions: {lesson.positions}" if lesson.positions != "none" else "a source"
+        raise TutorError(
+            f"{lesson.path}: this lesson has {kind}; variants of lessons with positions or a "
+            "source sentence are not made yet (copy the lesson and change its numbers by hand)"
+        )
     total = len(students) if students else count
     width = max(2, len(str(total)))
     palette = palette_of(lesson)
