@@ -331,3 +331,27 @@ def test_variants_refuse_rather_than_drop_positions(run, tmp_path: Path, name: s
         result.stderr
     )
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("text", position_cases(8, seed=4242))
+def test_judging_every_cell_never_raises(tmp_path: Path, text: str) -> None:
+    """Every cell of random position and cross-attention lessons (target longer or shorter
+    than the source) through the judge, its slips and its slip-of-the-pen check."""
+    from tutor.assess import judge as jd
+    from tutor.core.numbers import read_answer
+
+    path = tmp_path / "l.yaml"
+    path.write_text(text)
+    d = derive(load_lesson(path))
+    judge = jd.judge_for(d)
+    answers = [read_answer(a) for a in ("0", "1", "-0.5")]
+    for s in d.steps:
+        if s.op == "input":
+            continue
+        for i in range(len(s.rows)):
+            for j in range(len(s.cols)):
+                for a in answers:
+                    verdict = judge.judge(s, i, j, a)
+                    assert verdict.kind in ("exact", "rounded", "hand", "fewer", "wrong")
+                    judge.slips(s, i, j, a)
+                    judge.pen_slip(s, i, j, a)

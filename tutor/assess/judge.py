@@ -620,24 +620,34 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         Q, K = step.args
         col = step.cols[j]
         why = "a score is a query · a key"
-        out += [
-            (
-                Slip("query-query", f"that is the query of {row_of} · the query of {col}; {why}"),
-                _at(step, i, j, _swap_step(K, Q)),
-            ),
-            (
-                Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
-                _at(step, i, j, _swap_step(Q, K)),
-            ),
-            (
-                Slip(
-                    "swapped",
-                    f"that is the query of {col} · the key of {row_of}: the row is the query, "
-                    "the column the key",
-                ),
-                _at(step, j, i),
-            ),
-        ]
+        # (cross-attention's scores are N × N_src: a slip reading past either is left out)
+        if j < len(Q.rows):
+            out.append(
+                (
+                    Slip(
+                        "query-query", f"that is the query of {row_of} · the query of {col}; {why}"
+                    ),
+                    _at(step, i, j, _swap_step(K, Q)),
+                )
+            )
+        if i < len(K.rows):
+            out.append(
+                (
+                    Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
+                    _at(step, i, j, _swap_step(Q, K)),
+                )
+            )
+        if j < len(step.rows) and i < len(step.cols):
+            out.append(
+                (
+                    Slip(
+                        "swapped",
+                        f"that is the query of {col} · the key of {row_of}: the row is the "
+                        "query, the column the key",
+                    ),
+                    _at(step, j, i),
+                )
+            )
         if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
             slip = Slip(
                 "k-not-transposed",
@@ -666,22 +676,21 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         (src,) = step.args
         masked = src.op == "mask"
         scaled = src.args[0] if masked else src
-        out += [
-            (
-                Slip(
-                    "softmax-column",
-                    f"that is softmax down column {step.cols[j]}; softmax runs along the "
-                    f"row of {row_of}, so the row adds up to 1",
-                ),
-                _at(step, j, i, _transposed(src)),
-            ),
+        if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
+            slip = Slip(
+                "softmax-column",
+                f"that is softmax down column {step.cols[j]}; softmax runs along the "
+                f"row of {row_of}, so the row adds up to 1",
+            )
+            out.append((slip, _at(step, j, i, _transposed(src))))
+        out.append(
             (
                 Slip(
                     "unnormalised", "that is e^x alone; divide it by the total of e^x over the row"
                 ),
                 _e_alone(src, i, j),
-            ),
-        ]
+            )
+        )
         if scaled.op == "scale" and scaled.divisor != 1:
             slip = Slip(
                 "softmax-of-raw-scores",
@@ -713,7 +722,7 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
                     f"{step.cols[j]}] blends column {V.cols[j]}",
                 )
                 out.append((slip, _at(step, i, other)))
-        if i < len(W.cols):
+        if i < len(W.cols) and len(W.cols) <= len(W.rows):
             slip = Slip(
                 "weights-column",
                 f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",

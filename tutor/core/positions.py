@@ -108,64 +108,45 @@ def rotate(name: str, Q: Step, angles: tuple[sympy.Expr, ...], shift: int = 0) -
     ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``, worked exactly."""
     step = Step(name, Q.head, Q.rows, Q.cols, (), "rotate", (Q,), angles=angles, shift=shift)
     cells = tuple(
-        tuple(
-            exact_cell(sympy.expand(step.combine(i, j, _exact_of, _EXACT)))
-            if not _rational_turn(step, i, j)
-            else _rational_rotated(step, i, j)
-            for j in range(len(Q.cols))
-        )
-        for i in range(len(Q.rows))
+        tuple(_rotated(step, i, j) for j in range(len(Q.cols))) for i in range(len(Q.rows))
     )
     return Step(name, Q.head, Q.rows, Q.cols, cells, "rotate", (Q,), angles=angles, shift=shift)
 
 
-MAX_SIMPLIFIED = 1024  # cells of scores checked for exact rational values (a 32 × 32 table)
+@functools.lru_cache(maxsize=4096)
+def turn(a: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """cos and sin of an exact angle, exactly (sympy evaluates 60° to 1/2 and √3/2)."""
+    return sympy.cos(a), sympy.sin(a)
 
 
-def rational_where_exact(step: Step) -> Step:
-    """The step with every cell that is exactly rational held as a fraction: turned queries
-    and keys carry √3 and the like, but their products often cancel it (√3·√3 = 3), and a
-    score of exactly 1 should read 1, not 1.00."""
-    n, m = step.shape
-    if n * m > MAX_SIMPLIFIED:
-        return step
-
-    def cell(c: Cell) -> Cell:
-        if c.q is not None or c.masked:
-            return c
-        value = sympy.expand(c.exact)
-        return Cell(QQ(int(value.p), int(value.q))) if value.is_Rational else c
-
-    cells = tuple(tuple(cell(c) for c in row) for row in step.cells)
-    return Step(
-        step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
-    )
+@functools.lru_cache(maxsize=4096)
+def _turn_near(a: sympy.Expr, digits: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    with MP.workdps(digits):
+        x = MP.mpf(sympy.N(a, digits + 10)._mpf_) if a != 0 else MP.mpf(0)  # type: ignore[attr-defined]
+        return MP.cos(x), MP.sin(x)
 
 
-def _exact_of(ref) -> sympy.Expr:  # type: ignore[no-untyped-def]
-    return ref.step.cells[ref.i][ref.j].exact
+def _rotated_near(a: Cell, b: Cell, angle: sympy.Expr, even: bool, places: int) -> mpmath.mpf:
+    digits = max(places + GUARD + max(mag10(a.approx), mag10(b.approx), 0), 45)
+    cos, sin = _turn_near(angle, digits)
+    with MP.workdps(digits):
+        x, y = a.near(places + GUARD), b.near(places + GUARD)
+        return x * cos - y * sin if even else x * sin + y * cos
 
 
-def _rational_turn(step: Step, i: int, j: int) -> bool:
-    a = angle(step, i, j // 2)
-    return bool(sympy.cos(a).is_Rational and sympy.sin(a).is_Rational) and all(
-        r.step.cells[r.i][r.j].q is not None for r in step.sources(i, j)
-    )
-
-
-def _rational_rotated(step: Step, i: int, j: int) -> Cell:
-    value = step.combine(i, j, _exact_of, _EXACT)
-    return Cell(QQ(int(value.p), int(value.q)))
-
-
-class _ExactKit:
-    """Just enough of the engine's exact kit for a rotation (no import cycle)."""
-
-    def turn(self, a: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
-        return sympy.cos(a), sympy.sin(a)
-
-
-_EXACT = _ExactKit()
+def _rotated(step: Step, i: int, j: int) -> Cell:
+    """One turned cell: exact (rational when the turn leaves it so: cos 90° = 0, or the √2 of
+    a·cos 45° − a·sin 45° cancelling), its approximation from 50-digit cos and sin."""
+    ra, rb = step.sources(i, j)
+    a, b = ra.step.cells[ra.i][ra.j], rb.step.cells[rb.i][rb.j]
+    angle = (i + step.shift) * step.angles[j // 2]
+    cos, sin = turn(angle)
+    even = j % 2 == 0
+    value = a.exact * cos - b.exact * sin if even else a.exact * sin + b.exact * cos
+    if value.is_Rational:
+        return Cell(QQ(int(value.p), int(value.q)))
+    near = functools.partial(_rotated_near, a, b, angle, even)
+    return Cell(None, near(40), lambda: value, near)
 
 
 def friendly(degrees: sympy.Expr) -> bool:
@@ -174,3 +155,32 @@ def friendly(degrees: sympy.Expr) -> bool:
     from tutor.core.spec import FRIENDLY_DEGREES
 
     return any((degrees / k).is_Integer for k in FRIENDLY_DEGREES)
+
+
+MAX_SIMPLIFIED = 2048  # products (cells × d_k) checked for an exact rational score: small lessons
+
+
+def rational_where_exact(step: Step) -> Step:
+    """The step with every cell that is exactly rational held as a fraction: turned queries
+    and keys carry √3 and the like, but their products often cancel it (√3·√3 = 3), and a
+    score of exactly 1 should read 1, not 1.00. Only for small lessons (sympy's expansion is
+    slow): a large lesson's scores are shown as decimals, still computed from exact values."""
+    n, m = step.shape
+    if n * m * len(step.args[0].cols) > MAX_SIMPLIFIED:
+        return step
+    turned = [a for a in step.args if a.op == "rotate"]
+    degrees = [sympy.nsimplify(t * 180 / sympy.pi) for a in turned for t in a.angles]
+    if not all(d.is_Rational and friendly(d) for d in degrees):
+        return step  # nested radicals (22.5°) or radians: expanding them is slow, rarely exact
+
+    def cell(i: int, j: int) -> Cell:
+        c = step.cells[i][j]
+        if c.q is not None or c.masked:
+            return c
+        value = sympy.expand(sympy.Add(*(a.exact * b.exact for a, b in step.terms(i, j))))
+        return Cell(QQ(int(value.p), int(value.q))) if value.is_Rational else c
+
+    cells = tuple(tuple(cell(i, j) for j in range(m)) for i in range(n))
+    return Step(
+        step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
+    )
