@@ -39,15 +39,34 @@ def lesson_text(
     causal: bool = False,
     w_o: bool = False,
     d_out: int | None = None,
+    positions: str = "none",
+    source: int = 0,
 ) -> str:
     """A valid lesson; ``heads`` > 0 gives a multi-head lesson (``d_out``: W_O's width, else
-    1 to 3)."""
+    1 to 3). ``positions`` (given, sinusoidal, rope: d_k must then be even) and ``source``
+    (the length of a source sentence, for cross-attention) add issue 17's keys."""
     tokens = [rng.choice(WORDS) for _ in range(n)]
+    x_key = "E" if positions in ("given", "sinusoidal") else "X"
     lines = [
         "title: Random lesson",
         f"tokens: [{', '.join(tokens)}]",
-        f"X: {matrix(rng, n, d_model, kinds)}",
+        f"{x_key}: {matrix(rng, n, d_model, kinds)}",
     ]
+    if positions == "given":
+        lines.append(f"P: {matrix(rng, n, d_model, kinds)}")
+    elif positions == "sinusoidal":
+        lines.append("positions: sinusoidal")
+    elif positions == "rope":
+        lines.append("positions: rope")
+        if rng.random() < 0.7:  # else the original angles, 10000^(-2i/d_k) radians
+            angles = [
+                rng.choice(["90", "60", "30", "45", "120", "-60", "22.5"]) for _ in range(d_k // 2)
+            ]
+            lines.append(f"theta: [{', '.join(angles)}]")
+    if source:
+        words = [rng.choice(WORDS) for _ in range(source)]
+        lines.append(f"source: [{', '.join(words)}]")
+        lines.append(f"X_src: {matrix(rng, source, d_model, kinds)}")
     if causal:
         lines.append("mask: causal")
     if heads:

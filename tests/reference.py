@@ -15,14 +15,51 @@ def as_array(m) -> np.ndarray:  # type: ignore[no-untyped-def]
     return np.array([[p / q for p, q in row] for row in m], dtype=np.float64)
 
 
+def sinusoidal(n: int, d: int) -> np.ndarray:
+    """The original Transformer's position table, the textbook way (positions from 0)."""
+    pos = np.arange(n, dtype=np.float64)[:, None]
+    i = np.arange(d)[None, :] // 2
+    angle = pos / np.power(10000.0, 2 * i / d)
+    return np.where(np.arange(d)[None, :] % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def rope(M: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Rotary embedding the textbook way: row m's pair (2i, 2i+1) turned by m · θ_i (radians),
+    written as complex numbers: (a + bi) · e^(i m θ)."""
+    z = M[:, 0::2] + 1j * M[:, 1::2]
+    m = np.arange(M.shape[0], dtype=np.float64)[:, None]
+    turned = z * np.exp(1j * m * theta[None, :])
+    out = np.empty_like(M)
+    out[:, 0::2], out[:, 1::2] = turned.real, turned.imag
+    return out
+
+
+def rope_theta(lesson: Lesson, d_k: int) -> np.ndarray:
+    """θ per pair in radians: the lesson's degrees, or 10000^(−2i/d_k)."""
+    if lesson.theta is None:
+        return np.power(10000.0, -2 * np.arange(d_k // 2) / d_k)
+    return np.array([p / q for p, q in lesson.theta]) * np.pi / 180
+
+
 def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
     """Every step, keyed by (name, head); head is None for single-head lessons."""
     X = as_array(lesson.X)
-    out: dict[tuple[str, int | None], np.ndarray] = {("X", None): X}
+    out: dict[tuple[str, int | None], np.ndarray] = {}
+    if lesson.positions in ("given", "sinusoidal"):  # the lesson's X is E: X = E + P
+        P = as_array(lesson.P) if lesson.P is not None else sinusoidal(*X.shape)
+        out[("E", None)], out[("P", None)] = X, P
+        X = X + P
+    out[("X", None)] = X
+    S = X  # keys and values read the source sentence in cross-attention
+    if lesson.X_src is not None:
+        S = out[("X_src", None)] = as_array(lesson.X_src)
     Zs = []
     for n, head in enumerate(lesson.heads, 1):
         h = n if lesson.multi_head else None
-        Q, K, V = X @ as_array(head.W_Q), X @ as_array(head.W_K), X @ as_array(head.W_V)
+        Q, K, V = X @ as_array(head.W_Q), S @ as_array(head.W_K), S @ as_array(head.W_V)
+        if lesson.positions == "rope":
+            theta = rope_theta(lesson, Q.shape[1])
+            out[("Q_rot", h)], out[("K_rot", h)] = Q, K = rope(Q, theta), rope(K, theta)
         scores = Q @ K.T
         scaled = scores / np.sqrt(K.shape[1])
         logits = scaled
@@ -34,8 +71,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         Z = weights @ V
         out.update(
             {
-                ("Q", h): Q,
-                ("K", h): K,
+                ("Q", h): X @ as_array(head.W_Q),
+                ("K", h): S @ as_array(head.W_K),
                 ("V", h): V,
                 ("scores", h): scores,
                 ("scaled", h): scaled,

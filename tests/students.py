@@ -23,12 +23,15 @@ from tutor.core.engine import Derivation, Ref, Step
 
 MPS = mpmath.MPContext()
 MPS.dps = 50
-FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
+FILL = (
+    *("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z"),
+    *("concat", "output"),
+)
 HABITS = ("exact", "round", "carry1", "carry2", "roots")
 
 
 def fill_steps(d: Derivation) -> list[Step]:
-    return [s for s in d.steps if s.name in FILL]
+    return [s for s in d.steps if s.name in FILL and s.op != "input"]
 
 
 def dec(x: mpmath.mpf, places: int, how: str = ROUND_HALF_UP) -> Decimal:
@@ -52,7 +55,17 @@ class Hand:
         return x if self.places is None else MPS.mpf(str(dec(x, self.places)))
 
     def given(self, cell):  # type: ignore[no-untyped-def]
+        if cell.q is None:  # a sinusoidal position, read off its table (rounded by habit)
+            return self._r(MPS.mpf(cell.approx))
         return MPS.mpf(cell.q.numerator) / cell.q.denominator
+
+    def turn(self, angle):  # type: ignore[no-untyped-def]
+        import sympy
+
+        c, s = (
+            MPS.mpf(sympy.Float(sympy.N(f(angle), 60), 60)._mpf_) for f in (sympy.cos, sympy.sin)
+        )
+        return self._r(c), self._r(s)
 
     def root(self, n: int) -> mpmath.mpf:
         r = MPS.sqrt(n)

@@ -229,7 +229,24 @@ class Honest:
         ] = {}
 
     def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
+        if cell.q is None:  # a sinusoidal position (sin 1): read off its table, maybe rounded
+            return carried(around(cell.approx, 38), self.places)
         return Interval(cell.q)
+
+    def turn(self, angle) -> tuple[Interval, Interval]:  # type: ignore[no-untyped-def]
+        """cos and sin of an exact angle (RoPE): exact when rational (cos 60° = 1/2), else
+        as a student may carry them (√3/2 exactly, or rounded to the lesson's places or more)."""
+        import sympy
+
+        out = []
+        for f in (sympy.cos, sympy.sin):
+            v = f(angle)
+            if v.is_Rational:
+                out.append(Interval(QQ(int(v.p), int(v.q))))
+            else:
+                x = MPX.mpf(sympy.N(v, 90)._mpf_)
+                out.append(carried(around(x), self.places))
+        return out[0], out[1]
 
     def root(self, n: int) -> Interval:
         """√n, exactly or rounded to the lesson's places (or more)."""

@@ -271,7 +271,7 @@ class Judge:
         key = (id(ref.step), ref.i, ref.j)
         got = self._given.get(key)
         if got is None:
-            got = self._given[key] = Interval(ref.step.cells[ref.i][ref.j].q)
+            got = self._given[key] = self.kit.given(ref.step.cells[ref.i][ref.j])
         return got
 
     def resolved(self, base: Lookup, remap: Remap | None = None) -> Lookup:
@@ -630,24 +630,34 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         Q, K = step.args
         col = step.cols[j]
         why = "a score is a query · a key"
-        out += [
-            (
-                Slip("query-query", f"that is the query of {row_of} · the query of {col}; {why}"),
-                _at(step, i, j, _swap_step(K, Q)),
-            ),
-            (
-                Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
-                _at(step, i, j, _swap_step(Q, K)),
-            ),
-            (
-                Slip(
-                    "swapped",
-                    f"that is the query of {col} · the key of {row_of}: the row is the query, "
-                    "the column the key",
-                ),
-                _at(step, j, i),
-            ),
-        ]
+        # (cross-attention's scores are N × N_src: a slip reading past either is left out)
+        if j < len(Q.rows):
+            out.append(
+                (
+                    Slip(
+                        "query-query", f"that is the query of {row_of} · the query of {col}; {why}"
+                    ),
+                    _at(step, i, j, _swap_step(K, Q)),
+                )
+            )
+        if i < len(K.rows):
+            out.append(
+                (
+                    Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
+                    _at(step, i, j, _swap_step(Q, K)),
+                )
+            )
+        if j < len(step.rows) and i < len(step.cols):
+            out.append(
+                (
+                    Slip(
+                        "swapped",
+                        f"that is the query of {col} · the key of {row_of}: the row is the "
+                        "query, the column the key",
+                    ),
+                    _at(step, j, i),
+                )
+            )
         if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
             slip = Slip(
                 "k-not-transposed",
@@ -676,22 +686,21 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         (src,) = step.args
         masked = src.op == "mask"
         scaled = src.args[0] if masked else src
-        out += [
-            (
-                Slip(
-                    "softmax-column",
-                    f"that is softmax down column {step.cols[j]}; softmax runs along the "
-                    f"row of {row_of}, so the row adds up to 1",
-                ),
-                _at(step, j, i, _transposed(src)),
-            ),
+        if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
+            slip = Slip(
+                "softmax-column",
+                f"that is softmax down column {step.cols[j]}; softmax runs along the "
+                f"row of {row_of}, so the row adds up to 1",
+            )
+            out.append((slip, _at(step, j, i, _transposed(src))))
+        out.append(
             (
                 Slip(
                     "unnormalised", "that is e^x alone; divide it by the total of e^x over the row"
                 ),
                 _e_alone(src, i, j),
-            ),
-        ]
+            )
+        )
         if scaled.op == "scale" and scaled.divisor != 1:
             slip = Slip(
                 "softmax-of-raw-scores",
@@ -723,13 +732,124 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
                     f"{step.cols[j]}] blends column {V.cols[j]}",
                 )
                 out.append((slip, _at(step, i, other)))
-        if i < len(W.cols):
+        if i < len(W.cols) and len(W.cols) <= len(W.rows):
             slip = Slip(
                 "weights-column",
                 f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
             )
             out.append((slip, _at(step, i, j, _transposed(W))))
+    if step.op in ("add", "rotate") or d.lesson.source is not None:
+        out += position_slips(d, step, i, j)
     return out + _other_group(d, step, i, j) + _next_token(d, step, i, j)
+
+
+def _read_as(step: Step, value: Range) -> Remap:
+    """Every cell of ``step`` read as ``value``."""
+    return lambda ref: value if ref.step is step else ref
+
+
+def _row_moved(step: Step, by: int) -> Remap:
+    """Row i of ``step`` read from row i + by."""
+    return lambda ref: Ref(step, ref.i + by, ref.j) if ref.step is step else ref
+
+
+def _itself(src: Step, i: int, j: int) -> Alternative:
+    """The input cell itself, as carried (a rotation left out)."""
+
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        return judge.resolved(base)(Ref(src, i, j))
+
+    return alt
+
+
+_TARGET_KEYS: weakref.WeakKeyDictionary[Derivation, dict[int | None, Step]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _target_keys(d: Derivation, head: int | None) -> Step:
+    """K as it would be made from the target sentence (X · W_K): the keys a student uses when
+    they forget that cross-attention's keys come from the source. Made once per derivation."""
+    from tutor.core.engine import matmul
+
+    made = _TARGET_KEYS.setdefault(d, {})
+    if head not in made:
+        made[head] = matmul("K", d.step("X"), d.step("W_K", head), head=head)
+    return made[head]
+
+
+def position_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """Issue 17's slips: positions added or turned wrongly, and cross-attention's keys and
+    values taken from the wrong sentence."""
+    out: list[tuple[Slip, Alternative]] = []
+    row_of = step.rows[i]
+    if step.op == "add":
+        P = step.args[1]
+        out.append(
+            (
+                Slip(
+                    "forgot-position",
+                    f"that is E alone; add the position: P[{row_of}, {step.cols[j]}]",
+                ),
+                _at(step, i, j, _read_as(P, Interval(QQ(0)))),
+            )
+        )
+        for by in (-1, 1):
+            if 0 <= i + by < len(P.rows):
+                slip = Slip(
+                    "wrong-position",
+                    f"that adds row {P.rows[i + by]} of P (position {i + by}); {row_of} stands "
+                    f"at position {i}, so it takes row {i + 1} of P",
+                )
+                out.append((slip, _at(step, i, j, _row_moved(P, by))))
+    elif step.op == "rotate":
+        (src,) = step.args
+        for by, why in ((1, "counting positions from 1"), (-1, "one position too few")):
+            if i + by >= 0:
+                slip = Slip(
+                    "rotated-wrong-position",
+                    f"that turns {row_of} as if it stood at position {i + by} ({why}); "
+                    f"positions count from 0, so its angle is {i} × θ",
+                )
+                out.append((slip, _at(dataclasses.replace(step, shift=step.shift + by), i, j)))
+        if i + step.shift:
+            out += [
+                (
+                    Slip(
+                        "not-rotated",
+                        f"that is {src.key}[{row_of}, {step.cols[j]}] as it was; turn the pair by "
+                        "the angle of its position",
+                    ),
+                    _itself(src, i, j),
+                ),
+                (
+                    Slip(
+                        "rotated-backwards",
+                        "that turns the pair the wrong way (sin with the other sign): "
+                        "(a, b) → (a·cos − b·sin, a·sin + b·cos)",
+                    ),
+                    _at(dataclasses.replace(step, angles=tuple(-a for a in step.angles)), i, j),
+                ),
+            ]
+    elif step.name in ("K", "V") and step.op == "matmul" and i < d.lesson.n:
+        X_src = step.args[0]
+        which = "keys" if step.name == "K" else "values"
+        slip = Slip(
+            f"target-{which}",
+            f"that uses row {d.step('X').rows[i]} of X, the target sentence; the {which} of "
+            f"cross-attention come from X_src, the source sentence",
+        )
+        out.append((slip, _at(step, i, j, _swap_step(X_src, d.step("X")))))
+    elif step.name == "scores" and step.op == "matmul" and j < d.lesson.n:
+        K = step.args[1]
+        target = _target_keys(d, step.head)
+        slip = Slip(
+            "target-keys",
+            f"that is the query of {row_of} · the key of {target.rows[j]} from the target "
+            "sentence; in cross-attention the keys come from the source (K = X_src · W_K)",
+        )
+        out.append((slip, _at(step, i, j, _swap_step(K, target))))
+    return out
 
 
 def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 
 # one decoding step (a lesson's next:): the new token's row, asked like the lesson's own
 NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
-QUIZ_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output", *NEXT_QUIZ_STEPS)
+QUIZ_STEPS = ("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z", "output")
+QUIZ_STEPS += NEXT_QUIZ_STEPS
 # where the extra questions go when the count does not split evenly: the later, harder steps
-PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K")
+PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K", "Q_rot", "K_rot", "X")
 PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
 MAX_TRIES = 3
 MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
@@ -49,6 +50,11 @@ FORMULAS = {
     "weights": "weights = softmax of each row: e^x / (the row's total of e^x)",
     "Z": "Z = weights · V: the row's weights blend a column of V",
     "output": "output = concat · W_O: a row of concat times a column of W_O",
+    "X": "X = E + P: the token's embedding plus the row of its position",
+    "Q_rot": "Q_rot: each pair (a, b) of a query turned by position × θ: "
+    "(a·cos − b·sin, a·sin + b·cos)",
+    "K_rot": "K_rot: each pair (a, b) of a key turned by position × θ: "
+    "(a·cos − b·sin, a·sin + b·cos)",
     "q_new": "q_new = x_new · W_Q: the new token's row times a column of W_Q",
     "k_new": "k_new = x_new · W_K: the new token's row times a column of W_K",
     "v_new": "v_new = x_new · W_V: the new token's row times a column of W_V",
@@ -71,6 +77,22 @@ COLUMN_FORMULAS = {
 }
 
 
+CROSS_FORMULAS = {  # cross-attention: keys and values come from the source sentence
+    "K": "K = X_src · W_K: a row of X_src (the source sentence) times a column of W_K",
+    "V": "V = X_src · W_V: a row of X_src (the source sentence) times a column of W_V",
+    "scores": "scores = Q · Kᵀ: the query of the target token · the key of the source token",
+}
+
+
+def formula(d: Derivation, step: Step) -> str:
+    """The formula a question's cell follows, as the quiz shows it above the inputs."""
+    if d.lesson.source is not None and step.name in CROSS_FORMULAS:
+        return CROSS_FORMULAS[step.name]
+    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
+        return "scores = Q_rot · K_rotᵀ: the turned query of the row token · the turned key"
+    return FORMULAS.get(step.name, "")
+
+
 # ---------------------------------------------------------------------------------------------
 # choosing questions (pure)
 
@@ -91,7 +113,7 @@ class Question:
 
 def quiz_steps(d: Derivation) -> list[str]:
     """The steps of this lesson that can be asked about, in the order they are computed."""
-    return [name for name in QUIZ_STEPS if any(s.name == name for s in d.steps)]
+    return [name for name in QUIZ_STEPS if any(s.name == name and s.op != "input" for s in d.steps)]
 
 
 def _askable(step: Step, i: int, j: int) -> bool:
@@ -193,6 +215,20 @@ def inputs(q: Question, places: int) -> list[str]:
             return [
                 f"{name} = {fmt.operand(scores.cells[i][j], places)}",
                 f"d_k = {step.divisor}",
+            ]
+        case "add":
+            return [
+                f"{cell_name(*r)} = {fmt.operand(r.step.cells[r.i][r.j], places)}"
+                for r in step.sources(i, j)
+            ]
+        case "rotate":
+            a, b = step.sources(i, j)
+            cos, sin = wk.turn_texts(step, i, j // 2)
+            return [
+                f"{cell_name(*a)} = {fmt.operand(a.step.cells[a.i][a.j], places)}, "
+                f"{cell_name(*b)} = {fmt.operand(b.step.cells[b.i][b.j], places)}",
+                f"{step.rows[i]} is at position {i + step.shift} (counting from 0): angle "
+                f"{wk.angle_text(step, i, j // 2)}, cos = {cos}, sin = {sin}",
             ]
         case "softmax":
             (src,) = step.args
@@ -357,8 +393,8 @@ def ask(
         Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, f"bold {theme.ACCENT}"))
     )
     columns = d.lesson.layout == "columns"  # the cell as the turned tables show it
-    formula = (columns and COLUMN_FORMULAS.get(q.step.name)) or FORMULAS.get(q.step.name, "")
-    console.print(Text(formula, style="dim"))
+    shown = (columns and COLUMN_FORMULAS.get(q.step.name)) or formula(d, q.step)
+    console.print(Text(shown, style="dim"))
     if columns:
         where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"
         console.print(Text(f"  (layout columns: {where})", style="dim"))

@@ -31,6 +31,7 @@ from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
 from tutor.export.worksheet import (
     FILL,
+    FILL_FIRST,
     FILL_TOP,
     NEXT_FILL,
     NEXT_FILL_TOP,
@@ -293,7 +294,8 @@ def _heads(
     for h, item in enumerate(node.value, 1):
         if _is_null(item):  # a head left out entirely: every cell blank
             continue
-        keys = c.mapping(item, FILL + NEXT_FILL, f"head {h} of the answer sheet")
+        here = tuple(s.name for s in fill_steps(d) if s.head == h)  # Q_rot only with RoPE
+        keys = c.mapping(item, here, f"head {h} of the answer sheet")
         if keys is not None:
             out.append((h, keys))
     return out
@@ -403,7 +405,7 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     what = shape_text(step)
     if turned:
         what = f"turned, {len(rows)} × {len(cols)}"
-    lines = [f"{indent}# {words.TITLES[step.name]}: {what}; columns: {', '.join(cols)}"]
+    lines = [f"{indent}# {words.step_title(step)}: {what}; columns: {', '.join(cols)}"]
     where = "below" if turned else "above"
     if step.name == "weights" and d.lesson.mask == "causal":
         lines.append(f"{indent}# causal mask: the weights {where} the diagonal are 0")
@@ -444,6 +446,9 @@ def answer_sheet(d: Derivation) -> str:
     else:
         out += ['student: ""   # your name', 'student_id: ""   # your student id', ""]
     per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
+    for step in fill_steps(d):
+        if step.name in FILL_FIRST:  # X = E + P comes before every head
+            out += [*_sheet_matrix(step, "", d), ""]
     if lesson.multi_head:
         out.append("heads:")
         for h in range(1, d.head_count + 1):

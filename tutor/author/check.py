@@ -10,6 +10,8 @@ A lesson can be valid and still make a poor exercise. These are worth a warning:
 * entries that are unpleasant by hand: more than ``MAX_PLACES`` decimal places, or a fraction
   whose denominator is above ``MAX_DENOMINATOR``;
 * a ``focus:`` on a uniform row, which the walk would then work while livelier rows exist.
+* RoPE angles (position × θ) whose cos and sin a student does not know exactly (not a multiple
+  of 30° or 45°), or no θ at all (the original 10000^(−2i/d_k) radians).
 
 Warnings never make a lesson invalid. They need the engine, so this module imports sympy.
 """
@@ -108,6 +110,7 @@ def teaching_warnings(lesson: Lesson) -> list[Problem]:
     """Warnings about a valid lesson that would teach badly, in file order."""
     found = list(_entry_warnings(lesson)) + list(_weight_warnings(lesson))
     found += _decoding_warnings(lesson)
+    found += list(_angle_warnings(lesson))
     return sorted(found, key=lambda p: (p.line, p.col))
 
 
@@ -142,9 +145,61 @@ def _decoding_warnings(lesson: Lesson) -> list[Problem]:
     return out
 
 
+def _angle_warnings(lesson: Lesson) -> Iterator[Problem]:
+    """RoPE angles that are not worked exactly by hand."""
+    if lesson.positions != "rope":
+        return
+    if lesson.theta is None:
+        line, col = lesson.where.get("positions", (1, 1))
+        yield Problem(
+            lesson.path,
+            line,
+            col,
+            "positions: rope without theta turns pair i by position × 10000^(−2i/d_k) "
+            "radians, whose cos and sin are not worked by hand; give theta in degrees, one "
+            "angle per pair of columns (e.g. [90] or [60, 90]), so every angle is a multiple "
+            "of 30° or 45°",
+            "warning",
+        )
+        return
+    import sympy
+
+    from tutor.core.positions import friendly
+
+    for k, (p, q) in enumerate(lesson.theta, 1):
+        theta = sympy.Rational(p, q)
+        bad = [pos for pos in range(1, lesson.n) if not friendly(pos * theta)]
+        if bad:
+            line, col = lesson.where.get(f"theta.{k}", lesson.where.get("theta", (1, 1)))
+            pos = bad[0]
+            angle = fmt_degrees(pos * theta)
+            yield Problem(
+                lesson.path,
+                line,
+                col,
+                f"theta entry {k} is {fmt_degrees(theta)}°, so the token at position {pos} "
+                f"turns by {angle}°, whose cos and sin are not known by heart; multiples of 30° "
+                "or 45° give 0, ±1/2, ±√2/2, ±√3/2 or ±1 (e.g. 90° or 60°)",
+                "warning",
+            )
+
+
+def fmt_degrees(x) -> str:  # type: ignore[no-untyped-def]
+    """An exact number of degrees as text: ``60``, ``22.5``, ``40/3``."""
+    places = decimal_places(int(x.q))
+    if places is None:
+        return f"{MINUS if x < 0 else ''}{abs(x.p)}/{x.q}"
+    return decimal_text(round_half_up(rational(int(x.p), int(x.q)), places))
+
+
 def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
     """Every given matrix: (position key prefix, name in messages, matrix)."""
-    yield "X", "X", lesson.X
+    x = "E" if lesson.embedded else "X"
+    yield x, x, lesson.X
+    if lesson.P is not None:
+        yield "P", "P", lesson.P
+    if lesson.X_src is not None:
+        yield "X_src", "X_src", lesson.X_src
     for h, head in enumerate(lesson.heads, 1):
         key, shown = (f"heads.{h}.", f" of head {h}") if lesson.multi_head else ("", "")
         yield f"{key}W_Q", f"W_Q{shown}", head.W_Q
@@ -190,6 +245,17 @@ def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
 
     Only what the warnings need: V and Z (the slow part of a whole derivation) are skipped.
     """
+    if lesson.positions != "none" or lesson.source is not None:  # issue 17: the whole route
+        from tutor.core.engine import derive
+
+        d = derive(lesson)
+        h = (
+            next(k for k, x in enumerate(lesson.heads, 1) if x is head)
+            if lesson.multi_head
+            else None
+        )
+        last = d.step("masked" if lesson.mask == "causal" else "scaled", h)
+        return d.step("scores", h), last, d.step("weights", h)
     X = given("X", lesson.X, lesson.labels)  # (N, d_model)
     Q = matmul("Q", X, given("W_Q", head.W_Q, numbered(len(head.W_Q))))  # (N, d_k)
     K = matmul("K", X, given("W_K", head.W_K, numbered(len(head.W_K))))  # (N, d_k)
@@ -287,20 +353,27 @@ def attention_rows(lesson: Lesson, head: Head) -> tuple[tuple[Step, Step, Step],
     causal = lesson.mask == "causal"
     rows = []
     for i in range(lesson.n):
-        seen = tuple(range(i + 1)) if causal else tuple(range(lesson.n))
+        seen = tuple(range(i + 1)) if causal else tuple(range(len(scores.cols)))
         if len(seen) < 2:
             continue  # one visible token: a weight of 1 is the only possible answer
-        first = scores.cells[i][seen[0]].q
+        first = scores.cells[i][seen[0]]
         rows.append(
             Row(
                 i,
                 seen,
-                all(scores.cells[i][j].q == first for j in seen),
+                all(_same(scores.cells[i][j], first) for j in seen),
                 tuple(scaled.cells[i][j].value for j in seen),
                 tuple(weights.cells[i][j].value for j in seen),
             )
         )
     return steps, rows
+
+
+def _same(a, b) -> bool:  # type: ignore[no-untyped-def]
+    """Two scores that are equal: exactly, or (irrational ones, from positions) to 30 digits."""
+    if a.q is not None or b.q is not None:
+        return a.q == b.q
+    return abs(a.approx - b.approx) <= abs(a.approx) * 1e-30 + 1e-30
 
 
 CALM_PEAK = 0.9  # new and variants put at most this on one key (check warns above ONE_HOT)
@@ -339,7 +412,8 @@ def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
     zero = "0." + "0" * lesson.precision if lesson.precision else "0"
 
     def at(row: Row, message: str) -> Problem:
-        line, col = lesson.where.get(f"X.{row.i + 1}", lesson.where.get("X", (1, 1)))
+        x = "E" if lesson.embedded else "X"
+        line, col = lesson.where.get(f"{x}.{row.i + 1}", lesson.where.get(x, (1, 1)))
         return Problem(lesson.path, line, col, message, "warning")
 
     for row in rows:

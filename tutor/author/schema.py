@@ -19,6 +19,7 @@ from tutor.core.spec import (
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
+    POSITIONS,
     STEP_NAMES,
 )
 
@@ -78,7 +79,7 @@ SCHEMA: dict = {
     "title": "attn-tutor lesson (format version 1)",
     "description": "A lesson for attn-tutor. Check one with: attn-tutor check FILE",
     "type": "object",
-    "required": ["title", "tokens", "X"],
+    "required": ["title", "tokens"],
     "additionalProperties": False,
     "properties": {
         "version": {"description": "The lesson format: 1.", "enum": [1, "1"]},
@@ -102,6 +103,42 @@ SCHEMA: dict = {
             },
         },
         "X": _matrix("N × d_model: one row of features per token.", MAX_TOKENS),
+        "E": _matrix(
+            "N × d_model: token embeddings, instead of X; the walk starts with X = E + P.",
+            MAX_TOKENS,
+        ),
+        "P": _matrix(
+            "N × d_model: each position's vector, added to E (positions: given).", MAX_TOKENS
+        ),
+        "positions": {
+            "description": "given (P), sinusoidal (the sin/cos table, added to E), or rope "
+            "(Q and K turned by position × theta).",
+            "enum": list(POSITIONS),
+        },
+        "theta": {
+            "description": "positions: rope: the angle per position of each pair of columns "
+            "of Q and K, in degrees (multiples of 30° or 45° are worked exactly by hand).",
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_DIM,
+            "items": {"$ref": "#/$defs/entry"},
+        },
+        "source": {
+            "description": "Cross-attention: the source sentence's tokens, one per row of X_src.",
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_TOKENS,
+            "items": {
+                "anyOf": [
+                    {"type": "string", "pattern": TOKEN_PATTERN},
+                    {"type": ["number", "boolean"]},
+                ]
+            },
+        },
+        "X_src": _matrix(
+            "N_src × d_model: the source sentence's rows; keys and values come from here.",
+            MAX_TOKENS,
+        ),
         **_WEIGHTS,
         "heads": {
             "description": "Several heads instead of a top-level W_Q, W_K, W_V.",
@@ -178,6 +215,17 @@ SCHEMA: dict = {
             },
         },
     },
+    # X, or E with its positions (issue 17); a source sentence comes with its X_src
+    "allOf": [
+        {
+            "oneOf": [
+                {"required": ["X"], "not": {"required": ["E"]}},
+                {"required": ["E"], "not": {"required": ["X"]}},
+            ]
+        },
+        {"dependentRequired": {"P": ["E"], "source": ["X_src"], "X_src": ["source"]}},
+        {"dependentRequired": {"theta": ["positions"]}},
+    ],
     # one head (W_Q, W_K, W_V at the top) or several (heads), never both
     "oneOf": [
         {"required": ["W_Q", "W_K", "W_V"], "not": {"required": ["heads"]}},

@@ -185,9 +185,15 @@ def make_variants(
     unsupported = [
         k for k, used in (("kv_groups", lesson.kv_groups), ("next", lesson.next)) if used
     ]
-    if unsupported:  # new numbers would break the sharing of K, V or drop the decoding step
+    if lesson.positions != "none":
+        unsupported.append(f"positions: {lesson.positions}")
+    if lesson.source is not None:
+        unsupported.append("a source sentence")
+    if unsupported:  # new numbers would break the sharing of K, V, drop the decoding step,
+        # or write positions and a source sentence as plain self-attention
         raise TutorError(
-            f"variants cannot yet make new numbers for a lesson with {' or '.join(unsupported)}; "
+            f"{lesson.path}: variants cannot yet make new numbers for a lesson with "
+            f"{' or '.join(unsupported)}; "
             "copy the lesson and change its numbers by hand (attn-tutor check keeps it valid)"
         )
     total = len(students) if students else count

@@ -197,6 +197,7 @@ class Kit(Protocol[T]):
     def total(self, xs: list[T]) -> T: ...  # x₁ + x₂ + …
     def share(self, es: list[T], j: int) -> T: ...  # es[j] / Σ es
     def is_hidden(self, x: T) -> bool: ...
+    def turn(self, angle: sympy.Expr) -> tuple[T, T]: ...  # (cos, sin) of an exact angle
 
 
 class Exact:
@@ -226,6 +227,9 @@ class Exact:
     def is_hidden(self, x: sympy.Expr) -> bool:
         return x == -sympy.oo
 
+    def turn(self, angle: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+        return sympy.cos(angle), sympy.sin(angle)
+
 
 @dataclass(frozen=True, eq=False)
 class Step:
@@ -240,6 +244,8 @@ class Step:
     args: tuple[Step, ...] = ()
     transpose: bool = False  # matmul with the right operand transposed (Q · Kᵀ)
     divisor: int = 1  # d_k, for the scale step
+    angles: tuple[sympy.Expr, ...] = ()  # rotate: θ of each pair of columns, in radians
+    shift: int = 0  # rotate: row i is turned as position i + shift (0: positions count from 0)
 
     @property
     def key(self) -> str:
@@ -311,6 +317,8 @@ class Step:
           (``(B, j, k)`` when B is transposed);
         * scale: the one score; mask: the one scaled score, or nothing when it is hidden;
         * softmax: the whole row of its input; concat: the one Z cell it copies;
+        * add (X = E + P): the two cells added, ``(E, i, j), (P, i, j)``;
+        * rotate (Q_rot, K_rot): the pair of columns cell (i, j) belongs to, in order;
         * input: nothing (a given number).
         """
         match self.op:
@@ -328,6 +336,11 @@ class Step:
             case "concat":
                 Z, k = self.source_of_column(j)
                 return (Ref(Z, i, k),)
+            case "add":
+                return tuple(Ref(a, i, j) for a in self.args)
+            case "rotate":
+                first = j - j % 2
+                return (Ref(self.args[0], i, first), Ref(self.args[0], i, first + 1))
         raise ValueError(f"unknown op {self.op!r}")
 
     def pair(self, i: int, j: int, k: int) -> tuple[Ref, Ref]:
@@ -362,6 +375,12 @@ class Step:
                 return kit.share([kit.exp(row[k]) for k in seen], seen.index(j))
             case "concat":
                 return value(self.sources(i, j)[0])
+            case "add":
+                return kit.total([value(r) for r in self.sources(i, j)])
+            case "rotate":
+                a, b = (value(r) for r in self.sources(i, j))
+                cos, sin = kit.turn((i + self.shift) * self.angles[j // 2])
+                return a * cos - b * sin if j % 2 == 0 else a * sin + b * cos
         raise ValueError(f"unknown op {self.op!r}")
 
 
@@ -523,6 +542,12 @@ def _surd(p: int, q: int, n: int, places: int) -> mpmath.mpf:
     return MP.make_mpf(mpf_div(top, _root(n, prec), prec, round_nearest))
 
 
+def _over_root(s: Cell, n: int, places: int) -> mpmath.mpf:
+    """An irrational cell over √n within 10^-places."""
+    with MP.workdps(max(places, 0) + GUARD + max(mag10(s.approx), 0)):
+        return s.near(places + 1) / MP.sqrt(n)
+
+
 def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
     """scores / √d_k, exactly: rational when d_k is a perfect square."""
     root = math.isqrt(d_k)
@@ -530,6 +555,13 @@ def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
     sqrt_dk = MP.sqrt(d_k)
 
     def cell(s: Cell) -> Cell:
+        if s.q is None:  # a score made from positions (sin, cos, √3): irrational already
+            return Cell(
+                None,
+                s.approx / sqrt_dk,
+                lambda: s.exact / sympy.sqrt(d_k),
+                functools.partial(_over_root, s, d_k),
+            )
         if whole or s.q == 0:
             return Cell(s.q / root)
         p, q = s.q.numerator, s.q.denominator
@@ -648,27 +680,57 @@ def concat(name: str, parts: Sequence[Step]) -> Step:
 def derive(lesson: Lesson) -> Derivation:
     """Work every step of the lesson exactly, in order."""
     tokens = lesson.labels
-    X = given("X", lesson.X, tokens)  # (N, d_model)
-    steps = [X]
+    if lesson.embedded:  # X = E + P (issue 17)
+        from tutor.core import positions
+
+        E = given("E", lesson.X, tokens)  # (N, d_model), the token embeddings
+        if lesson.P is not None:
+            P = given("P", lesson.P, tokens)  # (N, d_model)
+        else:
+            cells = positions.sinusoidal_cells(lesson.n, lesson.d_model)
+            P = Step("P", None, tokens, numbered(lesson.d_model), cells)
+        X = positions.add("X", E, P)  # (N, d_model)
+        steps = [E, P, X]
+    else:
+        X = given("X", lesson.X, tokens)  # (N, d_model)
+        steps = [X]
+    source = X  # keys and values come from here: X, or the source sentence's X_src
+    if lesson.X_src is not None:
+        source = given("X_src", lesson.X_src, lesson.source_labels)  # (N_src, d_model)
+        steps.append(source)
     outputs = []
     shared: dict[int, tuple[Step, Step]] = {}  # grouped heads: each group's K and V, made once
     for number, head in enumerate(lesson.heads, 1):
         h = number if lesson.multi_head else None
         W_Q = given("W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
         Q = matmul("Q", X, W_Q, head=h)  # (N, d_k)
+        rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
+        if rope:
+            from tutor.core import positions
+
+            angles = positions.radians(lesson.theta, len(head.W_Q[0]))
         group = lesson.group_of(number)
         if group in shared:  # a later head of its group reads the group's K and V
             K, V = shared[group]
             steps += [W_Q, Q]
+            if rope:
+                Q = positions.rotate("Q_rot", Q, angles)  # (N, d_k)
+                steps.append(Q)
         else:  # K and V of a group belong to its first head
             W_K = given("W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
             W_V = given("W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
-            K = matmul("K", X, W_K, head=h)  # (N, d_k)
-            V = matmul("V", X, W_V, head=h)  # (N, d_v)
-            shared[group] = K, V
+            K = matmul("K", source, W_K, head=h)  # (N_src, d_k)
+            V = matmul("V", source, W_V, head=h)  # (N_src, d_v)
             steps += [W_Q, W_K, W_V, Q, K, V]
-        scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N)
-        scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N)
+            if rope:
+                Q = positions.rotate("Q_rot", Q, angles)  # (N, d_k)
+                K = positions.rotate("K_rot", K, angles)  # (N, d_k)
+                steps += [Q, K]
+            shared[group] = K, V
+        scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N_src)
+        if rope:
+            scores = positions.rational_where_exact(scores)  # √3·√3 = 3: keep it exact
+        scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N_src)
         steps += [scores, scaled]
         if lesson.mask == "causal":
             scaled = causal_mask("masked", scaled, head=h)  # (N, N), −∞ above the diagonal

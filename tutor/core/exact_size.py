@@ -18,18 +18,21 @@ from typing import NamedTuple
 from tutor.core.engine import Cell, Step
 
 MAX_EXPS = 4  # e^x terms in one exact form: 1/(2 + e^√2) has two, a row of 4 tokens four
+MAX_TRIG = 8  # sines and cosines in one exact form (positions): a row of 4 with 2 each
 MAX_DIGITS = 24  # digits of the largest fraction inside it (numerator and denominator)
 
 
 class Size(NamedTuple):
-    """The exponentials in a cell's exact form, and the digits of its largest fraction."""
+    """The exponentials in a cell's exact form, the digits of its largest fraction, and (for
+    lessons with positions) the sines and cosines it holds."""
 
     exps: int
     digits: int
+    trig: int = 0
 
     def __or__(self, other: Size) -> Size:  # type: ignore[override]
         """The size of a form made of both (e.g. two heads' Z rows over one denominator)."""
-        return Size(self.exps + other.exps, max(self.digits, other.digits))
+        return Size(self.exps + other.exps, max(self.digits, other.digits), self.trig + other.trig)
 
 
 NONE = Size(0, 0)
@@ -48,13 +51,21 @@ def _digits(cell: Cell) -> int:
 LOG10_2 = 0.30103
 
 
+@functools.lru_cache(maxsize=1 << 16)  # positions make chains of irrational cells: count once
 def exact_size(step: Step, i: int, j: int) -> Size:
     """The size of cell (i, j)'s exact form, without building it."""
     cell = step.cells[i][j]
     if cell.q is not None:
         return Size(0, _digits(cell))
-    if cell.masked or step.op == "input":
+    if cell.masked:
         return NONE
+    if step.op == "input":  # a sinusoidal position holds one sine or cosine
+        return Size(0, 0, 1)
+    if step.op in ("add", "rotate"):  # E + P, or a turned pair: the sizes of what they hold
+        total = Size(0, 0, 1) if step.op == "rotate" else NONE
+        for r in step.sources(i, j):
+            total = total | exact_size(r.step, r.i, r.j)
+        return total
     if step.op in ("scale", "mask"):  # a score over √d_k, or that value kept
         return exact_size(step.args[0], i, j)
     if step.op == "softmax":
@@ -74,14 +85,19 @@ def _row_size(step: Step, i: int) -> Size:
     scaled = step.args[0]
     seen = [k for k, c in enumerate(scaled.cells[i]) if not c.masked]
     distinct = {_score(scaled, i, k) for k in seen}
-    digits = max(exact_size(scaled, i, k).digits for k in seen)
-    return Size(len(distinct) - 1, 2 * digits)  # a difference of fractions: up to twice as long
+    sizes = [exact_size(scaled, i, k) for k in seen]
+    digits = max(s.digits for s in sizes)
+    trig = sum(s.trig for s in sizes)
+    # a difference of fractions: up to twice as long
+    return Size(len(distinct) - 1, 2 * digits, trig)
 
 
 def _score(step: Step, i: int, k: int) -> object:
     """The rational a softmax input is made from (the score under √d_k and the mask)."""
     while step.cells[i][k].q is None and step.op in ("scale", "mask"):
         step = step.args[0]
+    if step.cells[i][k].q is None:  # a score made from positions: its own exponential
+        return (id(step), i, k)
     return step.cells[i][k].q
 
 
@@ -90,21 +106,28 @@ def _matmul_size(step: Step, i: int, j: int) -> Size:
     (a weights row for Z; one per head for the output), the fractions of both sides."""
     A, B = step.args
     rows: dict[int, Size] = {}  # by source step: Z's terms share one row of weights
+    trig = 0  # sines and cosines add up term by term: each product keeps its own
+    col = B.cells[j] if step.transpose else B.columns[j]
     for k in range(len(A.cols)):
         src, kk = A.source_of_column(k) if A.op == "concat" else (A, k)
         size = exact_size(src, i, kk)
         old = rows.get(id(src), NONE)
         rows[id(src)] = Size(max(old.exps, size.exps), max(old.digits, size.digits))
+        if step.transpose:  # Q · Kᵀ: both sides may hold positions
+            trig += size.trig + exact_size(B, j, k).trig
+        else:
+            trig += size.trig
     total = NONE
     for size in rows.values():
         total = total | size
-    col = B.cells[j] if step.transpose else B.columns[j]
-    return total | Size(0, max(_digits(c) for c in col))
+    return total | Size(0, max(_digits(c) for c in col), trig)
 
 
 def too_long(step: Step, i: int, j: int) -> str | None:
     """Why the cell's exact form is not shown (``5 exponentials``), or None when it is."""
     size = exact_size(step, i, j)
+    if size.trig > MAX_TRIG:
+        return f"{size.trig} sines and cosines"
     if size.exps > MAX_EXPS:
         return f"{size.exps} exponentials"
     if size.digits > MAX_DIGITS:

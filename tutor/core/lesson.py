@@ -77,6 +77,15 @@ class Lesson:
     W_O: Matrix | None = None
     mask: str = "none"
     precision: int = 2
+    # positions (issue 17): "none"; "given" or "sinusoidal", where X holds the token embeddings
+    # E and the engine adds P (given, or the sin/cos table); "rope", rotating Q and K by
+    # position × theta (degrees per pair of columns; None: the original 10000^(-2i/d_k) radians)
+    positions: str = "none"
+    P: Matrix | None = None
+    theta: tuple[Entry, ...] | None = None
+    # cross-attention (issue 17): a second sentence; keys and values come from its X_src
+    source: tuple[str, ...] | None = None
+    X_src: Matrix | None = None
     # notes and where are read-only views (the loader builds them), so a frozen lesson stays so
     notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     quiz: QuizDefaults = QuizDefaults()
@@ -113,6 +122,16 @@ class Lesson:
     def labels(self) -> tuple[str, ...]:
         """Row labels that tell repeated tokens apart: ``the#1``, ``dog``, ``the#2``."""
         return unique_labels(self.tokens)
+
+    @property
+    def source_labels(self) -> tuple[str, ...]:
+        """The source sentence's row labels (cross-attention), repeats numbered."""
+        return unique_labels(self.source or ())
+
+    @property
+    def embedded(self) -> bool:
+        """Whether X is worked as E + P (the lesson gives E and its positions)."""
+        return self.positions in ("given", "sinusoidal")
 
     @property
     def n(self) -> int:
@@ -164,6 +183,15 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append(f"kv_groups={lesson.kv_groups}")
     if lesson.next is not None:
         parts.append("next=" + lesson.next.token + "|" + mat((lesson.next.x,)))
+    # issue 17's numbers, only when present: older lessons keep their fingerprints
+    if lesson.positions != "none":
+        parts.append(f"positions={lesson.positions}")
+        parts.append("P=" + mat(lesson.P))
+        theta = "-" if lesson.theta is None else ",".join(f"{p}/{q}" for p, q in lesson.theta)
+        parts.append("theta=" + theta)
+    if lesson.source is not None:
+        parts.append("source=" + "\x1f".join(lesson.source))
+        parts.append("X_src=" + mat(lesson.X_src))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

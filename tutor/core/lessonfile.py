@@ -14,17 +14,28 @@ import yaml
 
 from tutor.core import lessonmore as more
 from tutor.core.errors import LessonError, Problem
-from tutor.core.lesson import Focus, Head, Lesson, QuizDefaults, VariantOf, unique_labels
+from tutor.core.lesson import (
+    Entry,
+    Focus,
+    Head,
+    Lesson,
+    Matrix,
+    QuizDefaults,
+    VariantOf,
+    unique_labels,
+)
 from tutor.core.spec import (
     FILLED_STEPS,
     HEAD_KEYS,
     MASKS,
+    MAX_DIM,
     MAX_ERRORS,
     MAX_HEADS,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     MAX_VALUES,
+    POSITIONS,
     QUIZ_KEYS,
     STEP_NAMES,
     TOP_KEYS,
@@ -83,6 +94,8 @@ def _build(
         return keys[key][1] if key in keys else None
 
     for key in ("title", "tokens", "X"):
+        if key == "X" and "E" in keys:
+            continue  # E (token embeddings) stands for X: X = E + P
         if key not in keys:
             c.error(root, f"missing key {key!r}; a lesson needs title, tokens, X and W_Q, W_K, W_V")
     if "version" in keys:
@@ -100,16 +113,25 @@ def _build(
     tokens: list[str] | None = None
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
-    X = c.matrix(value("X"), "X", MAX_TOKENS, key="X") if "X" in keys else None
-    x_node = value("X")  # its rows count even when one of them is bad
+    xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
+    if "E" in keys and "X" in keys:
+        c.error(
+            keys["E"][0],
+            "both X and E are given; give X (the tokens' vectors as they are) or E (token "
+            "embeddings, to which the positions P are added), not both",
+        )
+    X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
+    x_node = value(xkey)  # its rows count even when one of them is bad
     x_rows = len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
     if tokens is not None and x_rows is not None and x_rows <= MAX_TOKENS and len(tokens) != x_rows:
         c.error(
             value("tokens"),
-            f"tokens lists {len(tokens)} labels, but X has {x_rows} rows; "
-            "expected one token per row of X",
+            f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
+            f"expected one token per row of {xkey}",
         )
-    d_model = len(X[0]) if X else c.widths.get("X")  # a bad row of X hides no other error
+    d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
+    positions, P, theta = _positions(c, keys, xkey, x_rows, d_model)
+    source, X_src = _source(c, keys, d_model)
 
     kv_groups = None
     if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
@@ -166,6 +188,38 @@ def _build(
 
     next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
     layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
+    if source is not None and mask == "causal":
+        c.error(
+            keys["mask"][1],
+            "mask: causal hides the tokens after each token of one sentence; with a source "
+            "sentence (cross-attention) every target token may see every source token, so "
+            "remove the mask or the source",
+        )
+    if source is not None and positions != "none":
+        c.error(
+            keys["positions"][1] if "positions" in keys else keys[xkey][0],
+            "positions and a source sentence (cross-attention) are not combined in one lesson "
+            "yet; keep one of them",
+        )
+    if positions == "rope":
+        for k, h in enumerate(heads, 1):
+            d_k = len(h.W_Q[0])
+            where_k = f" of head {k}" if "heads" in keys else ""
+            if d_k % 2:
+                c.error(
+                    keys["positions"][1],
+                    f"positions: rope turns the columns of Q and K in pairs, but W_Q{where_k} "
+                    f"has {d_k} {'column' if d_k == 1 else 'columns'}; expected an even d_k",
+                )
+            elif theta is not None and len(theta) != d_k // 2:
+                c.error(
+                    keys["theta"][1],
+                    f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
+                    f"d_k{where_k} = {d_k} makes {d_k // 2} "
+                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle (in "
+                    "degrees) per pair",
+                )
+
     notes = _notes(c, value("notes")) if "notes" in keys else {}
     quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
     focus = None
@@ -198,6 +252,11 @@ def _build(
         W_O=W_O,
         mask=mask,
         precision=precision,
+        positions=positions,
+        P=P,
+        theta=theta,
+        source=source,
+        X_src=X_src,
         notes=MappingProxyType(notes),
         quiz=quiz,
         focus=focus,
@@ -210,26 +269,28 @@ def _build(
     )
 
 
-def _tokens(c: Checker, node: yaml.Node) -> list[str] | None:
+def _tokens(c: Checker, node: yaml.Node, key: str = "tokens", of: str = "X") -> list[str] | None:
     if not isinstance(node, yaml.SequenceNode) or not node.value:
         c.error(
-            node, f"tokens should be a list of words, one per row of X, but found {describe(node)}"
+            node,
+            f"{key} should be a list of words, one per row of {of}, but found {describe(node)}",
         )
         return None
     if len(node.value) > MAX_TOKENS:
-        c.error(node, f"tokens has {len(node.value)} entries; at most {MAX_TOKENS} are allowed")
+        c.error(node, f"{key} has {len(node.value)} entries; at most {MAX_TOKENS} are allowed")
         return None
     out = []
+    what = "token" if key == "tokens" else f"{key} token"
     for i, t in enumerate(node.value, 1):
         if not isinstance(t, yaml.ScalarNode) or not t.value.strip():
-            c.error(t, f"token {i} should be a word, but found {describe(t)}")
+            c.error(t, f"{what} {i} should be a word, but found {describe(t)}")
             continue
         word = t.value.strip()
         problem = token_problem(word)
         if problem is not None:
-            c.error(t, f"token {i} {problem}")
+            c.error(t, f"{what} {i} {problem}")
             continue
-        c.where[f"tokens.{i}"] = pos(t)
+        c.where[f"{key}.{i}"] = pos(t)
         out.append(word)
     return out if len(out) == len(node.value) else None
 
@@ -520,3 +581,145 @@ def _variant(c: Checker, node: yaml.Node) -> VariantOf | None:
     return VariantOf(
         got["id"], got.get("of", ""), got.get("student", ""), got.get("student_id", "")
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# positions and a source sentence (issue 17)
+
+
+def _positions(
+    c: Checker, keys: dict, xkey: str, rows: int | None, d_model: int | None
+) -> tuple[str, Matrix | None, tuple[Entry, ...] | None]:
+    """``positions``, ``P`` and ``theta``, checked against each other and the shape of E."""
+    kind = None
+    if "positions" in keys:
+        node = keys["positions"][1]
+        kind = c.scalar(node, "positions")
+        if kind is not None and kind not in POSITIONS:
+            c.error(node, f"positions is {kind!r}; expected one of: {', '.join(POSITIONS)}")
+            kind = None
+        elif kind == "none" and xkey == "E":
+            c.error(node, "positions: none, but the lesson gives E; give X instead of E")
+            kind = None
+    P = None
+    if "P" in keys:
+        node = keys["P"][1]
+        if xkey != "E":
+            c.error(
+                keys["P"][0],
+                "P (positions) is added to the token embeddings E, but this lesson gives X; "
+                "name the token matrix E so that X = E + P",
+            )
+        elif kind not in (None, "given"):
+            c.error(
+                keys["P"][0],
+                f"P is given and also positions: {kind}; give either P (your own positions) "
+                "or positions: sinusoidal, not both",
+            )
+        else:
+            P = c.matrix(node, "P", MAX_TOKENS, key="P")
+            if P is not None and rows is not None and len(P) != rows:
+                c.error(
+                    node,
+                    f"P has {len(P)} {'row' if len(P) == 1 else 'rows'}, but E has {rows}; "
+                    "expected one position row per token",
+                )
+                P = None
+            elif P is not None and d_model is not None and len(P[0]) != d_model:
+                c.error(
+                    node,
+                    f"P has {len(P[0])} {'column' if len(P[0]) == 1 else 'columns'}, but E has "
+                    f"{d_model}; P is added to E, so it needs the same shape",
+                )
+                P = None
+            kind = "given"
+    if xkey == "E" and "P" not in keys and kind is None and "positions" not in keys:
+        c.error(
+            keys["E"][0],
+            "E (token embeddings) needs positions to add: give P (a matrix the shape of E) or "
+            "positions: sinusoidal",
+        )
+    if kind == "given" and "P" not in keys:
+        c.error(keys["positions"][1], "positions: given, but there is no P; give P, the shape of E")
+    if kind in ("given", "sinusoidal") and xkey != "E":
+        c.error(
+            keys["positions"][1],
+            f"positions: {kind} adds positions to the token embeddings E, but this lesson gives "
+            "X; name the token matrix E so that X = E + P",
+        )
+    if kind == "rope" and xkey == "E":
+        c.error(
+            keys["positions"][1],
+            "positions: rope rotates Q and K instead of adding positions to X; give X, not E",
+        )
+    theta = None
+    if "theta" in keys:
+        node = keys["theta"][1]
+        if kind != "rope":
+            c.error(
+                keys["theta"][0],
+                "theta sets the angles of positions: rope, but this lesson has no "
+                "'positions: rope'; add it or remove theta",
+            )
+        elif not isinstance(node, yaml.SequenceNode) or not node.value:
+            c.error(
+                node,
+                f"theta should be a list of angles in degrees, one per pair of columns of Q "
+                f"(e.g. [90, 60]), but found {describe(node)}",
+            )
+        elif len(node.value) > MAX_DIM:
+            c.error(node, f"theta has {len(node.value)} entries; at most {MAX_DIM} are allowed")
+        else:
+            got = [c.number(x, f"theta entry {k}") for k, x in enumerate(node.value, 1)]
+            if all(g is not None for g in got):
+                theta = tuple(got)  # type: ignore[arg-type]
+                for k, (x, (p, q)) in enumerate(zip(node.value, theta, strict=True), 1):
+                    c.where[f"theta.{k}"] = pos(x)
+                    if not -3600 <= p / q <= 3600:
+                        c.error(
+                            x, f"theta entry {k} is {x.value}; expected degrees from -3600 to 3600"
+                        )
+                        theta = None
+    return kind or "none", P, theta
+
+
+def _source(
+    c: Checker, keys: dict, d_model: int | None
+) -> tuple[tuple[str, ...] | None, Matrix | None]:
+    """``source`` and ``X_src``: the second sentence of cross-attention, both or neither."""
+    if "source" not in keys and "X_src" not in keys:
+        return None, None
+    if "source" not in keys:
+        c.error(
+            keys["X_src"][0],
+            "X_src is given but 'source' is not; list the source sentence's tokens under "
+            "source, one per row of X_src",
+        )
+        return None, None
+    if "X_src" not in keys:
+        c.error(
+            keys["source"][0],
+            "source lists a second sentence but X_src is missing; give X_src, one row per "
+            "source token, as wide as X",
+        )
+        return None, None
+    tokens = _tokens(c, keys["source"][1], "source", "X_src")
+    node = keys["X_src"][1]
+    X_src = c.matrix(node, "X_src", MAX_TOKENS, key="X_src")
+    rows = len(node.value) if isinstance(node, yaml.SequenceNode) and node.value else None
+    if tokens is not None and rows is not None and rows <= MAX_TOKENS and len(tokens) != rows:
+        c.error(
+            keys["source"][1],
+            f"source lists {len(tokens)} labels, but X_src has {rows} rows; expected one "
+            "source token per row of X_src",
+        )
+    if X_src is not None and d_model is not None and len(X_src[0]) != d_model:
+        c.error(
+            node,
+            f"X_src has {len(X_src[0])} {'column' if len(X_src[0]) == 1 else 'columns'}, but "
+            f"X has {d_model}; the same W_K and W_V read both, so X_src needs {d_model}",
+        )
+        return None, None
+    if tokens is None or X_src is None:
+        return None, None
+    return tuple(tokens), X_src

@@ -23,13 +23,18 @@ MAX_TOKEN_CHARS = 40
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 STEP_NAMES = (
+    "E",
+    "P",
     "X",
+    "X_src",
     "W_Q",
     "W_K",
     "W_V",
     "Q",
     "K",
     "V",
+    "Q_rot",
+    "K_rot",
     "scores",
     "scaled",
     "masked",
@@ -61,6 +66,12 @@ TOP_KEYS = (
     "description",
     "tokens",
     "X",
+    "E",
+    "P",
+    "positions",
+    "theta",
+    "source",
+    "X_src",
     "W_Q",
     "W_K",
     "W_V",
@@ -91,3 +102,9 @@ KV_HEAD_KEYS = ("W_K", "W_V")
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")
+# how token order enters (issue 17): not at all, added to the embeddings E (given P or the
+# sin/cos table), or by rotating Q and K (RoPE)
+POSITIONS = ("none", "given", "sinusoidal", "rope")
+# RoPE angles a student can work exactly: cos and sin of multiples of these (degrees) are
+# 0, ±1/2, ±√2/2, ±√3/2, ±1
+FRIENDLY_DEGREES = (30, 45)

@@ -41,8 +41,13 @@ def derivation_json(
         "lesson": d.lesson.name,
         "title": d.lesson.title,
         "tokens": list(d.lesson.tokens),
-        "steps": [step_json(s, exact) for s in chosen],
     }
+    # issue 17's keys only where a lesson has them: the JSON of other lessons stays as it was
+    if d.lesson.source is not None:
+        doc["source"] = list(d.lesson.source)
+    if d.lesson.positions != "none":
+        doc["positions"] = d.lesson.positions
+    doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
 
 

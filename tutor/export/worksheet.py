@@ -10,6 +10,7 @@ The blank YAML answer sheet for the same steps is written (and read) by ``tutor.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -23,11 +24,12 @@ from tutor.text import working as wk
 
 T = TypeVar("T")
 
-FILL = ("Q", "K", "V", "scores", "scaled", "weights", "Z")  # per head
+FILL = ("Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z")  # per head
 FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
 # one decoding step (a lesson's next:): the new row's steps per head, then its concat and output
 NEXT_FILL = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
 NEXT_FILL_TOP = ("concat_new", "output_new")
+FILL_FIRST = ("X",)  # before the heads, when X is worked (X = E + P)
 
 TEX_TITLES = {
     "X": r"$X$, the tokens",
@@ -44,7 +46,13 @@ TEX_TITLES = {
     "Z": r"$Z = \mathrm{weights} \cdot V$",
     "concat": "concat: the heads side by side",
     "output": r"$\mathrm{output} = \mathrm{concat} \cdot W_O$",
+    "E": r"$E$, the token embeddings",
+    "P": r"$P$, the positions",
+    "X_src": r"$X_{\mathrm{src}}$, the source sentence's tokens",
+    "Q_rot": r"$Q_{\mathrm{rot}}$, the queries turned by position",
+    "K_rot": r"$K_{\mathrm{rot}}$, the keys turned by position",
 }
+TEX_ADDED_X = r"$X = E + P$, each token with its position"
 MASK_NOTE = (
     "Causal mask: before the softmax, every entry of scaled above the diagonal becomes −∞ "
     "(a token may not look at the tokens after it), so its weight is exactly 0."
@@ -54,7 +62,12 @@ FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 def fill_steps(d: Derivation) -> list[Step]:
     """The steps a student fills in, in the order they are computed."""
-    return [s for s in d.steps if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP]
+    return [
+        s
+        for s in d.steps
+        if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP
+        or (s.name in FILL_FIRST and s.op != "input")
+    ]
 
 
 COLUMNS_NOTE = (
@@ -238,7 +251,10 @@ _TEX_CHARS = {
 
 def tex_num(text: str) -> str:
     """A number as ``format`` shows it, spelled for math mode."""
-    return text.replace(fmt.MINUS, "-").replace("∞", r"\infty")
+    text = text.replace(fmt.MINUS, "-").replace("∞", r"\infty")
+    if "√" in text:  # an exact cos or sin of a turn (√3/2)
+        text = re.sub(r"√(\d+)", r"\\sqrt{\1}", text)
+    return text
 
 
 def tex_label(label: str) -> str:
@@ -430,7 +446,7 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
 
 
 def _md_step_heading(step: Step, level: str) -> list[str]:
-    title = words.TITLES[step.name]
+    title = words.step_title(step)
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{level} {_md_escape(title)} ({step.shape[0]} × {step.shape[1]})", ""]
@@ -526,7 +542,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
 
 
 def _tex_heading(step: Step, command: str) -> list[str]:
-    title = TEX_TITLES[step.name]
+    title = TEX_ADDED_X if step.op == "add" else TEX_TITLES[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

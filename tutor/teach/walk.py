@@ -89,7 +89,21 @@ WHY = {
     "z_new": "The new token's output: a blend of the cached values and its own.",
     "concat_new": "The heads' new rows side by side.",
     "output_new": "The new row of the concatenation times W_O.",
+    "E": "Each row is a token's embedding: the same vector wherever the word stands. Attention "
+    "alone cannot tell word order, so a position vector is added to each row.",
+    "P": "Row i is the position vector of the i-th place in the sentence (counting from 0), "
+    "whatever word stands there.",
+    "X_src": "The second sentence, the one attended to: its tokens make the keys and values, "
+    "while the queries still come from X.",
+    "Q_rot": "Each pair of columns of a query is turned by an angle that grows with the token's "
+    "position (position × θ of the pair), so a query knows where its token stands.",
+    "K_rot": "The keys are turned the same way. A score of a turned query and a turned key "
+    "depends on how far apart the two tokens are, not on where they both are.",
 }
+WHY_ADDED_X = (
+    "Each token's embedding plus the position vector of its place: the same word at two "
+    "places now has two different rows, so attention can tell them apart."
+)
 
 
 @dataclass
@@ -444,6 +458,116 @@ def work_append(
     return out
 
 
+# -- positions and cross-attention (issue 17) ----------------------------------------------
+
+WHY_SOURCE = {
+    "K": "Same recipe as Q, but from the other sentence: a row of X_src dotted with a column "
+    "of W_K. Every source token advertises itself to the target's queries.",
+    "V": "Same recipe again, with W_V and the rows of X_src: what each source token hands over "
+    "to the target token that attends to it.",
+    "scores": "Row i, column j is target token i's query dotted with source token j's key: "
+    "one row per target token, one column per source token, so the table need not be square.",
+}
+
+
+def why_text(d: Derivation, step: Step) -> str:
+    """Why the step is there, in words (cross-attention's K, V and scores say it their way)."""
+    if step.op == "add":
+        return WHY_ADDED_X
+    if d.lesson.source is not None and step.name in WHY_SOURCE:
+        return WHY_SOURCE[step.name]
+    return WHY[step.name]
+
+
+def _pick_position_cell(step: Step) -> tuple[int, int]:
+    """A cell worth working for a position step: the second token (position 1), column 1."""
+    return (1 if len(step.rows) > 1 else 0), 0
+
+
+def work_add(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """E + P = X, with one cell added up."""
+    E, P = step.args
+    i, j = _pick_position_cell(step)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(E, places, width, exact, cell=(i, j)),
+        "+",
+        *matrix_tables(P, places, width, exact, cell=(i, j)),
+        "=",
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+    ]
+    w = wk.working(step, i, j, places)
+    out: list[RenderableType] = [
+        side_by_side(parts, width),
+        Text.assemble(
+            (w.name, f"bold {COLOURS.get('X', PLAIN)}"),
+            f" = {w.how} = {w.numbers} {w.result(exact=False)}",
+        ),
+    ]
+    if w.rounded:
+        out.append(_rounding_note(places))
+    if w.hand_text is not None:
+        out.append(Text(wk.hand_note(w.hand_text), style="italic"))
+    return out
+
+
+def work_sinusoidal(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """The sin/cos table of positions, and one of its cells worked from the formula."""
+    d = len(step.cols)
+    i, j = _pick_position_cell(step)
+    w = wk.working(step, i, j, places)
+    return [
+        *matrix_tables(step, places, width, exact, cell=(i, j)),
+        Text(
+            f"P[pos, 2i+1] = sin(pos / 10000^(2i/d_model)) and P[pos, 2i+2] = cos(the same "
+            f"angle), counting columns from 1 and positions from 0; d_model = {d}. Each pair of "
+            "columns turns at its own speed: the first pair fast, the later ones ever slower.",
+        ),
+        Text.assemble(
+            (w.name, f"bold {COLOURS.get('P', PLAIN)}"),
+            f" = {w.how} {w.result(limit=None)}",
+        ),
+        Text(
+            "sin and cos of these angles are not fractions: the engine keeps them exact (such as "
+            f"sin(1)) and shows them rounded to {places} places. Working that reads P from "
+            "this table uses the rounded numbers; every result is computed from the exact ones.",
+            style="dim",
+        ),
+    ]
+
+
+def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+    """Q (or K) → Q_rot, with one token's first pair turned term by term."""
+    (src,) = step.args
+    i, _ = _pick_position_cell(step)
+    parts: list[RenderableType | str] = [
+        *matrix_tables(src, places, width, exact, rows=[i]),
+        "→",
+        *matrix_tables(step, places, width, exact, rows=[i]),
+    ]
+    cos, sin = wk.turn_texts(step, i, 0)
+    out: list[RenderableType] = [
+        side_by_side(parts, width),
+        Text(
+            f"{step.rows[i]} stands at position {i + step.shift} (positions count from 0), so "
+            f"its pair (1, 2) turns by {wk.angle_text(step, i, 0)}: cos = {cos}, sin = {sin}.",
+        ),
+    ]
+    for j in range(min(2, len(step.cols))):
+        w = wk.working(step, i, j, places)
+        out.append(
+            Text.assemble(
+                (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
+                f" = {w.how}\n    = {w.numbers} {w.result(limit=None)}",
+            )
+        )
+    if len(step.cols) > 2:
+        more = ", ".join(wk.angle_text(step, i, p) for p in range(1, len(step.cols) // 2))
+        out.append(Text(f"The other pairs of {step.rows[i]} turn by {more}.", style="dim"))
+    if any(fmt.is_rounded(c, places) for c in src.cells[i]):
+        out.append(_rounding_note(places))
+    return out
+
+
 def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
     return list(matrix_tables(step, places, width, exact))
 
@@ -498,7 +622,7 @@ COLUMN_NOTES = {
 
 
 def _title(step: Step) -> str:
-    return (TURNED.get() and COLUMN_TITLES.get(step.name)) or words.TITLES[step.name]
+    return (TURNED.get() and COLUMN_TITLES.get(step.name)) or words.step_title(step)
 
 
 COLUMN_TITLES = {  # the formulas of the column layout: each product read the other way round
@@ -519,8 +643,11 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
     head = f"head {step.head}: " if step.head else ""
     parts: list[RenderableType] = [
         Rule(Text(head + _title(step), style=f"bold {colour}"), style=colour, align="left"),
-        Text(WHY[step.name]),
+        Text(why_text(d, step)),
     ]
+    origin = words.origin(d.lesson, step)
+    if origin:
+        parts.append(Text(origin, style="italic"))
     if TURNED.get() and step.name in COLUMN_NOTES:
         parts.append(Text(COLUMN_NOTES[step.name], style="bold"))
     note = d.lesson.notes.get(step.name)
@@ -541,6 +668,12 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
         parts += work_concat(step, places, width, opts.exact, cell)
     elif step.op == "append":
         parts += work_append(d, step, places, width, opts.exact)
+    elif step.op == "add":
+        parts += work_add(step, places, width, opts.exact)
+    elif step.op == "rotate":
+        parts += work_rotate(step, places, width, opts.exact)
+    elif step.name == "P" and not step.whole and any(c.q is None for r in step.cells for c in r):
+        parts += work_sinusoidal(step, places, width, opts.exact)
     else:
         parts += work_plain(step, places, width, opts.exact)
     if opts.exact and (note := elided_note(step, places)) is not None:
@@ -554,22 +687,27 @@ def header(d: Derivation) -> RenderableType:
     body = [Text(facts)]
     if lesson.description:
         body.insert(0, Text(lesson.description))
+    source = "X_src" if lesson.source is not None else "X"  # cross-attention: K, V from X_src
     if lesson.layout == "columns":
         body.append(
             Text(
-                "tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, K = W_K·X, "
-                "V = W_V·X; softmax down each column (every matrix is the rows layout turned)",
+                f"tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, "
+                f"K = W_K·{source}, V = W_V·{source}; softmax down each column (every matrix is "
+                "the rows layout turned)",
                 style="bold",
             )
         )
     else:
         body.append(
             Text(
-                "Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = X·W_K, V = X·W_V", style="bold"
+                f"Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = {source}·W_K, "
+                f"V = {source}·W_V",
+                style="bold",
             )
         )
     if lesson.mask == "causal":
         body.append(Text("before the softmax, scores above the diagonal become −∞", style="bold"))
+    body += [Text(line, style="bold") for line in words.extra_formulas(lesson)]
     if lesson.multi_head:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""

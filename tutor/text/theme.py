@@ -36,6 +36,9 @@ COLOURS = {
     "W_O": "#af5f5f",
     "output": "#af5f5f",
 }
+# positions and a source sentence: E, P and X_src read as X does; turned Q and K keep theirs
+COLOURS |= {"E": COLOURS["X"], "P": COLOURS["X"], "X_src": COLOURS["X"]}
+COLOURS |= {"Q_rot": COLOURS["Q"], "K_rot": COLOURS["K"]}
 # one decoding step (the KV cache): each new row keeps the colour of the matrix it extends
 COLOURS |= {
     new: COLOURS[old]

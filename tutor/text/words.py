@@ -42,7 +42,67 @@ TITLES = {
     "z_new": "z_new = weights_new · V_cache",
     "concat_new": "concat_new: the heads' z_new side by side",
     "output_new": "output_new = concat_new · W_O",
+    # issue 17: positions and cross-attention
+    "E": "E, the token embeddings",
+    "P": "P, the positions",
+    "X_src": "X_src, the source sentence's tokens",
+    "Q_rot": "Q_rot, the queries turned by position",
+    "K_rot": "K_rot, the keys turned by position",
 }
+ADDED_X = "X = E + P, each token with its position"
+
+
+def step_title(step: Step) -> str:
+    """A step's heading: ``TITLES``, but X worked as E + P has its own."""
+    if step.op == "add":
+        return ADDED_X
+    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
+        return "scores = Q_rot · K_rotᵀ"
+    return TITLES[step.name]
+
+
+def extra_formulas(lesson: Lesson) -> list[str]:
+    """The lines a walk's header adds for positions and cross-attention (none otherwise)."""
+    out = []
+    if lesson.positions == "given":
+        out.append("first X = E + P: each token's embedding plus its position's row")
+    elif lesson.positions == "sinusoidal":
+        out.append(
+            "first X = E + P, P the sinusoidal table: sin and cos of pos / 10000^(2i/d_model)"
+        )
+    elif lesson.positions == "rope":
+        out.append(
+            "before the scores, each pair of columns of Q and K turns by position × θ: "
+            "scores = Q_rot · K_rotᵀ"
+        )
+    if lesson.source is not None:
+        out.append(
+            "cross-attention: the queries come from the target sentence (X), the keys and "
+            "values from the source sentence (X_src)"
+        )
+    return out
+
+
+def origin(lesson: Lesson, step: Step) -> str | None:
+    """Which sentence a step's rows come from, in a cross-attention lesson (else None)."""
+    if lesson.source is None:
+        return None
+    target, source = "the target sentence", "the source sentence"
+    match step.name:
+        case "X":
+            return f"X holds {target}: its tokens ask the questions (the queries come from here)"
+        case "X_src":
+            return f"X_src holds {source}: its tokens answer (the keys and values come from here)"
+        case "Q":
+            return f"from {target}: Q = X · W_Q, one row per target token"
+        case "K" | "V":
+            name = "W_K" if step.name == "K" else "W_V"
+            return f"from {source}: {step.name} = X_src · {name}, one row per source token"
+        case "scores" | "scaled" | "weights":
+            return "rows: target tokens (queries); columns: source tokens (keys)"
+        case "Z":
+            return "one row per target token, blended from the source tokens' values"
+    return None
 
 
 def plain_math(formula: str) -> str:
@@ -72,6 +132,14 @@ def lesson_facts(
         parts.append(f"{g} key/value {'group' if g == 1 else 'groups'}")
     if lesson.mask == "causal":
         parts.append("causal mask")
+    if lesson.source is not None:
+        n = len(lesson.source)
+        parts.append(
+            f"{math(f'N_src = {n}')} source {'token' if n == 1 else 'tokens'} "
+            f"({text(', '.join(lesson.source_labels))})"
+        )
+    if lesson.positions != "none":
+        parts.append(f"positions: {lesson.positions}")
     return parts
 
 

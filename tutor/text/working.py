@@ -278,7 +278,87 @@ def numbers(
             return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
         case "mask" | "concat" | "append":
             return tuple(Name(*r) for r in refs)
+        case "add":
+            return (Sum(tuple(Num(factor(operand(r))) for r in refs)),)
+        case "rotate":
+            a, b = (Num(operand(r)) for r in refs)
+            cos, sin = turn_texts(step, i, j // 2)
+            minus_sin = Num(
+                sin[1:] if sin.startswith(fmt.MINUS) else sin if sin == "0" else fmt.MINUS + sin
+            )
+            if j % 2 == 0:  # a·cos − b·sin, written as a sum: a·cos + b·(−sin)
+                return (Sum((Prod(a, Num(cos)), Prod(b, minus_sin))),)
+            return (Sum((Prod(a, Num(sin)), Prod(b, Num(cos)))),)
     return ()
+
+
+# ---------------------------------------------------------------------------------------------
+# positions (issue 17): the angle of a rotation, and a sinusoidal position's formula
+
+
+def degrees(step: Step, i: int, pair: int) -> object:
+    """The angle row i turns pair ``pair`` by, in degrees (exact sympy), for a rotate step."""
+    import sympy
+
+    from tutor.core.positions import angle
+
+    return sympy.simplify(angle(step, i, pair) * 180 / sympy.pi)
+
+
+def angle_text(step: Step, i: int, pair: int, places: int = 4) -> str:
+    """``1 × 60° = 60°``, or in radians when θ is not a whole number of degrees."""
+    import sympy
+
+    pos = i + step.shift
+    deg = degrees(step, i, pair)
+    theta_deg = sympy.simplify(step.angles[pair] * 180 / sympy.pi)
+    if deg.is_Rational and theta_deg.is_Rational:  # type: ignore[attr-defined]
+        return f"{pos} × {fmt.exact_text(theta_deg)}° = {fmt.exact_text(deg)}°"
+    theta = fmt.exact_text(step.angles[pair])
+    value = fmt.expr_rounded(pos * step.angles[pair], places)
+    return f"{pos} × {theta} rad ≈ {value} rad"
+
+
+MAX_TURN = 12  # characters of an exact cos or sin worth writing in working (√3/2, −√2/2)
+
+
+def turn_texts(step: Step, i: int, pair: int) -> tuple[str, str]:
+    """cos and sin of row i's angle for ``pair`` as working writes them: exactly when short
+    (``1/2``, ``√3/2``), else rounded to 4 places (a student looks them up or keys them in)."""
+    import sympy
+
+    from tutor.core.positions import angle
+
+    a = angle(step, i, pair)
+    out = []
+    for f in (sympy.cos, sympy.sin):
+        v = f(a)
+        text = fmt.tidy_minus(fmt.exact_text(v))
+        if len(text) > MAX_TURN or any(name in text for name in ("cos", "sin")):
+            text = fmt.expr_rounded(v, 4)
+        out.append(text)
+    return out[0], out[1]
+
+
+def turn_phrase(step: Step, i: int, j: int) -> str:
+    """How a rotated cell is made: ``Q[b, 1]·cos 60° − Q[b, 2]·sin 60°``."""
+    a, b = step.sources(i, j)
+    deg = degrees(step, i, j // 2)
+    at = (
+        f"{fmt.exact_text(deg)}°"
+        if deg.is_Rational  # type: ignore[attr-defined]
+        else f"({fmt.exact_text(step.angles[j // 2] * (i + step.shift))})"
+    )
+    first, second = cell_name(*a), cell_name(*b)
+    if j % 2 == 0:
+        return f"{first}·cos {at} − {second}·sin {at}"
+    return f"{first}·sin {at} + {second}·cos {at}"
+
+
+def sinusoid_phrase(i: int, j: int, d: int) -> str:
+    """A sinusoidal position's formula: ``sin(1 / 10000^(0/4))``, position i, column j + 1."""
+    fn = "sin" if j % 2 == 0 else "cos"
+    return f"{fn}({i} / 10000^({2 * (j // 2)}/{d}))"
 
 
 def exp_sum(row: tuple[str, ...], terms: Elide | None) -> Sum:
@@ -357,6 +437,24 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
             (src,) = src
             where = "from the cache" if src.step is step.args[0] else "the new row"
             return Working(how="", aside=where, **common)
+        case "add":
+            by_hand = sum((fmt.as_shown(r.step.cells[r.i][r.j], places) for r in src), Decimal(0))
+            hand = fmt.round_decimal(by_hand, places)
+            return Working(
+                how=" + ".join(cell_name(*r) for r in src),
+                hand=None if hand == fmt.round_half_up(cell, places) else hand,
+                blanks="__ + __  (the embedding plus the position)",
+                **common,
+            )
+        case "rotate":
+            cos, sin = turn_texts(step, i, j // 2)
+            return Working(
+                how=turn_phrase(step, i, j),
+                blanks=f"__·{cos} − __·{sin}" if j % 2 == 0 else f"__·{sin} + __·{cos}",
+                **common,
+            )
+    if step.name == "P" and any(c.q is None for row in step.cells for c in row):
+        return Working(how=sinusoid_phrase(i, j, len(step.cols)), **common)
     return Working(how="given in the lesson", **common)
 
 

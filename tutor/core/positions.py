@@ -1,0 +1,186 @@
+"""Where a token sits in its sentence (issue 17): the steps that bring position into attention.
+
+Self-attention by itself does not know word order: shuffle the rows of X and every row of Z is
+shuffled the same way. Two classic remedies, each a step of its own here:
+
+* add a position vector to each token's embedding, ``X = E + P``: P given by the lesson, or
+  the original Transformer's table ``P[pos, 2i] = sin(pos / 10000^(2i/d))``,
+  ``P[pos, 2i+1] = cos(pos / 10000^(2i/d))`` (exact: sympy's sin and cos of those angles);
+* rotate each pair of columns of Q and K by the angle ``pos × θ_i`` (RoPE), so a score depends
+  on how far apart two tokens are: ``Q_rot``, ``K_rot``.
+
+Positions count from 0: the first token's angle is 0 (it is not turned) and its sinusoidal row
+is [0, 1, 0, 1, …]. Like the rest of the engine, every cell is exact, approximated from the
+exact value, and only rounded for display.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import mpmath
+import sympy
+from sympy.polys.domains import QQ
+
+from tutor.core.engine import GUARD, MP, Cell, Step, mag10
+
+# ---------------------------------------------------------------------------------------------
+# exact values with an approximation good to any number of places
+
+
+def _near_expr(expr: sympy.Expr, places: int) -> mpmath.mpf:
+    """An exact (irrational) value within 10^-places, by sympy's own evaluation."""
+    size = max(mag10(MP.mpf(sympy.N(expr, 20)._mpf_)), 0)  # type: ignore[attr-defined]
+    digits = max(places + size + GUARD, 45)
+    with MP.workdps(digits):
+        return MP.mpf(sympy.N(expr, digits)._mpf_)  # type: ignore[attr-defined]
+
+
+def exact_cell(expr: sympy.Expr) -> Cell:
+    """A cell holding an exact value: rational when it simplifies to one."""
+    if expr.is_Rational:
+        return Cell(QQ(int(expr.p), int(expr.q)))
+    return Cell(None, _near_expr(expr, 40), lambda: expr, functools.partial(_near_expr, expr))
+
+
+# ---------------------------------------------------------------------------------------------
+# X = E + P
+
+
+def sinusoid(pos: int, col: int, d: int) -> sympy.Expr:
+    """The original Transformer's position table, exactly: sin for even columns, cos for odd,
+    of pos / 10000^(2i/d) where i is the pair the column belongs to."""
+    angle = sympy.Integer(pos) / sympy.Integer(10000) ** sympy.Rational(2 * (col // 2), d)
+    return sympy.sin(angle) if col % 2 == 0 else sympy.cos(angle)
+
+
+def sinusoidal_cells(n: int, d: int) -> tuple[tuple[Cell, ...], ...]:
+    """The n × d table of sinusoidal positions, positions 0 … n − 1."""
+    return tuple(tuple(exact_cell(sinusoid(pos, c, d)) for c in range(d)) for pos in range(n))
+
+
+def _sum_near(a: Cell, b: Cell, places: int) -> mpmath.mpf:
+    with MP.workdps(max(places, 0) + GUARD + max(mag10(a.approx), mag10(b.approx), 0)):
+        return a.near(places + 1) + b.near(places + 1)
+
+
+def _plus(a: Cell, b: Cell) -> Cell:
+    if a.q is not None and b.q is not None:
+        return Cell(a.q + b.q)
+    with MP.workdps(50):
+        approx = a.approx + b.approx
+    return Cell(None, approx, lambda: a.exact + b.exact, functools.partial(_sum_near, a, b))
+
+
+def add(name: str, E: Step, P: Step) -> Step:
+    """E + P, cell by cell: each token's embedding plus its position's row."""
+    cells = tuple(
+        tuple(_plus(a, b) for a, b in zip(ra, rb, strict=True))
+        for ra, rb in zip(E.cells, P.cells, strict=True)
+    )
+    return Step(name, None, E.rows, E.cols, cells, "add", (E, P))
+
+
+# ---------------------------------------------------------------------------------------------
+# RoPE: Q_rot, K_rot
+
+
+def default_theta(d_k: int) -> tuple[sympy.Expr, ...]:
+    """The original RoPE angles per pair, in radians: θ_i = 10000^(−2i/d_k)."""
+    return tuple(sympy.Integer(10000) ** sympy.Rational(-2 * i, d_k) for i in range(d_k // 2))
+
+
+def radians(theta: Sequence[tuple[int, int]] | None, d_k: int) -> tuple[sympy.Expr, ...]:
+    """A lesson's θ per pair (degrees, exact) in radians; the original angles when None."""
+    if theta is None:
+        return default_theta(d_k)
+    return tuple(sympy.pi * sympy.Rational(p, q) / 180 for p, q in theta)
+
+
+def angle(step: Step, i: int, pair: int) -> sympy.Expr:
+    """The angle row i of a rotate step turns pair ``pair`` by: position × θ."""
+    return (i + step.shift) * step.angles[pair]
+
+
+def rotate(name: str, Q: Step, angles: tuple[sympy.Expr, ...], shift: int = 0) -> Step:
+    """Each row's columns (1, 2), (3, 4), … turned by position × θ of their pair:
+    ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``, worked exactly."""
+    step = Step(name, Q.head, Q.rows, Q.cols, (), "rotate", (Q,), angles=angles, shift=shift)
+    cells = tuple(
+        tuple(_rotated(step, i, j) for j in range(len(Q.cols))) for i in range(len(Q.rows))
+    )
+    return Step(name, Q.head, Q.rows, Q.cols, cells, "rotate", (Q,), angles=angles, shift=shift)
+
+
+@functools.lru_cache(maxsize=4096)
+def turn(a: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """cos and sin of an exact angle, exactly (sympy evaluates 60° to 1/2 and √3/2)."""
+    return sympy.cos(a), sympy.sin(a)
+
+
+@functools.lru_cache(maxsize=4096)
+def _turn_near(a: sympy.Expr, digits: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    with MP.workdps(digits):
+        x = MP.mpf(sympy.N(a, digits + 10)._mpf_) if a != 0 else MP.mpf(0)  # type: ignore[attr-defined]
+        return MP.cos(x), MP.sin(x)
+
+
+def _rotated_near(a: Cell, b: Cell, angle: sympy.Expr, even: bool, places: int) -> mpmath.mpf:
+    digits = max(places + GUARD + max(mag10(a.approx), mag10(b.approx), 0), 45)
+    cos, sin = _turn_near(angle, digits)
+    with MP.workdps(digits):
+        x, y = a.near(places + GUARD), b.near(places + GUARD)
+        return x * cos - y * sin if even else x * sin + y * cos
+
+
+def _rotated(step: Step, i: int, j: int) -> Cell:
+    """One turned cell: exact (rational when the turn leaves it so: cos 90° = 0, or the √2 of
+    a·cos 45° − a·sin 45° cancelling), its approximation from 50-digit cos and sin."""
+    ra, rb = step.sources(i, j)
+    a, b = ra.step.cells[ra.i][ra.j], rb.step.cells[rb.i][rb.j]
+    angle = (i + step.shift) * step.angles[j // 2]
+    cos, sin = turn(angle)
+    even = j % 2 == 0
+    value = a.exact * cos - b.exact * sin if even else a.exact * sin + b.exact * cos
+    if value.is_Rational:
+        return Cell(QQ(int(value.p), int(value.q)))
+    near = functools.partial(_rotated_near, a, b, angle, even)
+    return Cell(None, near(40), lambda: value, near)
+
+
+def friendly(degrees: sympy.Expr) -> bool:
+    """Whether cos and sin of an angle are values a student knows exactly: a multiple of 30°
+    or 45° (0, ±1/2, ±√2/2, ±√3/2, ±1)."""
+    from tutor.core.spec import FRIENDLY_DEGREES
+
+    return any((degrees / k).is_Integer for k in FRIENDLY_DEGREES)
+
+
+MAX_SIMPLIFIED = 2048  # products (cells × d_k) checked for an exact rational score: small lessons
+
+
+def rational_where_exact(step: Step) -> Step:
+    """The step with every cell that is exactly rational held as a fraction: turned queries
+    and keys carry √3 and the like, but their products often cancel it (√3·√3 = 3), and a
+    score of exactly 1 should read 1, not 1.00. Only for small lessons (sympy's expansion is
+    slow): a large lesson's scores are shown as decimals, still computed from exact values."""
+    n, m = step.shape
+    if n * m * len(step.args[0].cols) > MAX_SIMPLIFIED:
+        return step
+    turned = [a for a in step.args if a.op == "rotate"]
+    degrees = [sympy.nsimplify(t * 180 / sympy.pi) for a in turned for t in a.angles]
+    if not all(d.is_Rational and friendly(d) for d in degrees):
+        return step  # nested radicals (22.5°) or radians: expanding them is slow, rarely exact
+
+    def cell(i: int, j: int) -> Cell:
+        c = step.cells[i][j]
+        if c.q is not None or c.masked:
+            return c
+        value = sympy.expand(sympy.Add(*(a.exact * b.exact for a, b in step.terms(i, j))))
+        return Cell(QQ(int(value.p), int(value.q))) if value.is_Rational else c
+
+    cells = tuple(tuple(cell(i, j) for j in range(m)) for i in range(n))
+    return Step(
+        step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
+    )
