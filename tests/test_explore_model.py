@@ -13,7 +13,7 @@ from tests.conftest import LESSONS, bundled_lessons
 from tutor.core.engine import derive
 from tutor.core.errors import AnswerError
 from tutor.core.lessonfile import load_lesson
-from tutor.explore.model import DOWN, UP, Explorer, Settings, variant
+from tutor.explore.model import DOWN, UP, Explorer, Settings, unsupported, variant
 from tutor.text import format as fmt
 
 
@@ -28,6 +28,8 @@ def shown(step, places=6) -> list[list[str]]:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
 def test_default_settings_work_the_lesson_as_the_engine_does(path) -> None:  # type: ignore[no-untyped-def]
     lesson = load_lesson(path)
+    if unsupported(lesson):  # the command refuses these (test_explore_refuses_what_it_cannot_show)
+        return
     ours = variant(lesson, Settings(mask=lesson.mask == "causal"))
     theirs = derive(lesson)
     assert [s.key for s in ours.steps] == [s.key for s in theirs.steps]
@@ -223,3 +225,15 @@ def test_any_history_of_changes_gives_what_a_fresh_derivation_gives() -> None:
         assert [s.key for s in e.derivation.steps] == [s.key for s in fresh.steps]
         for s in fresh.steps:
             assert e.texts[s.key] == shown(s, e.places), s.key
+
+
+def test_explore_refuses_what_it_cannot_show(run) -> None:  # type: ignore[no-untyped-def]
+    refused = [p for p in bundled_lessons() if unsupported(load_lesson(p))]
+    assert {p.stem for p in refused} >= {"the-cake-grouped", "the-cake-next-token", "go-go-go"}
+    for p in refused:
+        r = run("explore", str(p))
+        assert r.exit_code == 1, (p, r.output)
+        assert "explore works plain attention" in r.stderr and "Traceback" not in r.output
+        assert "attn-tutor walk" in r.stderr
+    # and every lesson it accepts is worked as the engine works it (the test above)
+    assert len(refused) < len(bundled_lessons())

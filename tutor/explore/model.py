@@ -97,6 +97,23 @@ def divisor_square(settings: Settings, d_k: int) -> int:
     return {"root": d_k, "one": 1, "d_k": d_k * d_k}[settings.divisor]
 
 
+def unsupported(lesson: Lesson) -> list[str]:
+    """What the lesson uses that the explorer does not work yet (its own derivation knows plain
+    self-attention, the causal mask and heads); empty when it can explore the lesson."""
+    found = []
+    if lesson.kv_groups is not None:
+        found.append("grouped heads (kv_groups)")
+    if lesson.next is not None:
+        found.append("a next token (next:)")
+    if lesson.positions != "none":
+        found.append(f"positions: {lesson.positions}")
+    if lesson.source is not None:
+        found.append("a source sentence (cross-attention)")
+    if lesson.layout != "rows":
+        found.append(f"layout: {lesson.layout}")
+    return found
+
+
 Memo = dict[tuple, Step]  # type: ignore[type-arg]  # a step by what it was made from
 
 
