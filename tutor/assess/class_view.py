@@ -19,6 +19,7 @@ from rich.text import Text
 from tutor.assess import grade as gr
 from tutor.assess.classgrade import ClassGrades
 from tutor.assess.classreport import ClassSummary, StepShare
+from tutor.text import theme
 from tutor.text.words import visible
 
 # a share's band: (lowest share, background, its name); text on them is INK
@@ -66,7 +67,7 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
         )
     out.append(table)
     if grades.bad:
-        out.append(Text(f"\nSheets not graded ({len(grades.bad)})", style="bold red"))
+        out.append(Text(f"\nSheets not graded ({len(grades.bad)})", style=f"bold {theme.BAD}"))
         for b in grades.bad:
             out.append(Text(visible(b.reason)))
     return out

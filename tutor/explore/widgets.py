@@ -13,11 +13,12 @@ from textual.widget import Widget
 
 from tutor.core.engine import Step
 from tutor.explore.model import strongest
+from tutor.text import theme
 
 GAP = 1  # spaces between columns
-HIGHLIGHT = Style(bgcolor="dark_goldenrod", color="black", bold=True)
+HIGHLIGHT = Style(bgcolor="dark_goldenrod", color=theme.BLACK, bold=True)
 CURSOR = Style(reverse=True, bold=True)
-CALLED = Style(bold=True, underline=True, color="bright_yellow")
+CALLED = Style(bold=True, underline=True, color=theme.WARN)
 
 
 def heat(value: float) -> Style:
