@@ -327,9 +327,7 @@ def test_each_new_slip_is_named(
 def test_variants_refuse_rather_than_drop_positions(run, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
     result = run("variants", name, "-o", str(tmp_path / "out"), "--count", "1")
     assert result.exit_code == 1
-    assert "variants of lessons with positions or a source sentence are not made yet" in (
-        result.stderr
-    )
+    assert "variants cannot yet make new numbers for a lesson with" in (result.stderr)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

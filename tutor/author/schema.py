@@ -295,7 +295,7 @@ def _decoding(schema: dict) -> None:
     }
     grouped_head = {"properties": {"W_K": False, "W_V": False}}
     full_head = {"required": ["W_Q", "W_K", "W_V"]}
-    schema["allOf"] = [
+    schema.setdefault("allOf", []).append(  # beside the X-or-E rules, not in their place
         {
             "if": {"required": ["kv_groups"]},
             "then": {
@@ -307,7 +307,7 @@ def _decoding(schema: dict) -> None:
                 "properties": {"heads": {"items": full_head}},
             },
         }
-    ]
+    )
 
 
 _decoding(SCHEMA)
