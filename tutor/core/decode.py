@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from tutor.core.engine import Derivation, Kit, Ref, Step, T, concat, given, matmul, scale, softmax
 from tutor.core.errors import AnswerError, UsageError
@@ -185,4 +186,9 @@ def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
     if token is None or x is None:
         given, missing = ("--next-token", "--x") if x is None else ("--x", "--next-token")
         raise UsageError(f"{given} needs {missing} too: the next token and its row of X")
-    return replace(lesson, next=next_token(lesson, token, x))
+    new = next_token(lesson, token, x)
+    notes = lesson.notes
+    if lesson.next is not None and lesson.next != new:
+        # the lesson's notes on its decoding steps speak of its own next token, not this one
+        notes = MappingProxyType({k: v for k, v in notes.items() if k not in NEXT_STEP_NAMES})
+    return replace(lesson, next=new, notes=notes)
