@@ -200,3 +200,37 @@ def test_random_lessons_with_the_new_keys_never_crash(run, tmp_path, seed) -> No
     graded = run("grade", lesson, str(sheet))
     no_crash(graded)
     assert graded.exit_code == 0, graded.output  # a blank sheet is graded: every cell empty
+
+
+# ---------------------------------------------------------------------------------------------
+# a grouped lesson's query head may have its own focus, as every other head may
+
+
+def grouped_with_head_focus(tmp_path: Path, focus: str) -> Path:
+    text = (LESSONS / "the-cake-grouped.yaml").read_text(encoding="utf-8")
+    head = "  - name: pronoun asks for food\n"
+    assert head in text
+    path = tmp_path / "grouped.yaml"
+    path.write_text(text.replace(head, head + f"    focus: '{focus}'\n"), encoding="utf-8")
+    return path
+
+
+def test_a_grouped_query_head_takes_its_own_focus(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tutor.core.lessonfile import load_lesson
+
+    path = grouped_with_head_focus(tmp_path, "weights[it, cake]")
+    lesson = load_lesson(path)
+    assert (lesson.heads[0].focus.row, lesson.heads[0].focus.step) == ("it", "weights")
+    assert lesson.heads[1].focus is None
+    result = run("walk", str(path), "--head", "1", "--step", "weights")
+    assert result.exit_code == 0, result.output
+    assert "softmax of the it row" in result.stdout
+
+
+def test_a_grouped_query_heads_bad_focus_is_named_at_its_place(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = grouped_with_head_focus(tmp_path, "weights[it, pie]")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "pie" in t)
+    result = run("walk", str(path))
+    assert result.exit_code == 1
+    assert f"{path}:{line}:12: focus of head 1: the column 'pie' is not a token" in result.stderr

@@ -84,9 +84,10 @@ FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "ou
 MAX_STEP_POINTS = 1000
 VARIANT_KEYS = ("id", "of", "student", "student_id")
 QUIZ_KEYS = ("steps", "count")
-# grouped heads: with kv_groups, each entry of heads gives only name and W_Q, and kv_heads gives
-# one W_K, W_V per group; query head h reads group (h − 1) // (heads / kv_groups) + 1
-QUERY_HEAD_KEYS = ("name", "W_Q")
+# grouped heads: with kv_groups, each entry of heads gives only name, W_Q (and its own focus),
+# and kv_heads gives one W_K, W_V per group; query head h reads group
+# (h − 1) // (heads / kv_groups) + 1
+QUERY_HEAD_KEYS = ("name", "W_Q", "focus")
 KV_HEAD_KEYS = ("W_K", "W_V")
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
