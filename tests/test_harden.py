@@ -93,6 +93,22 @@ def test_a_roster_with_two_students_of_one_name_is_fine(run, tmp_path) -> None: 
     assert len(list(out.glob("*.yaml"))) == 2
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "is a folder; expected a roster file (.csv)"),
+        (lambda p: p.write_bytes(b"name,id\n\x00\x01,s1\n"), "binary file; expected a CSV roster"),
+    ],
+)
+def test_a_roster_that_is_no_csv_file_is_named_as_a_csv(run, tmp_path, make, message) -> None:  # type: ignore[no-untyped-def]
+    roster = tmp_path / "roster.csv"
+    make(roster)
+    result = run("variants", "the-cake", "--roster", str(roster), "-o", str(tmp_path / "v"))
+    assert result.exit_code == 1
+    assert f"{roster}:1:1: " in result.stderr and message in result.stderr
+    assert "YAML" not in result.stderr and ".yaml" not in result.stderr
+
+
 # ---------------------------------------------------------------------------------------------
 # walk: an empty --cell or --row is given, not left out
 

@@ -82,7 +82,7 @@ def read_roster(path: Path) -> list[Student]:
     last name) and/or an id column, any case; ``,``, ``;`` or tab between fields; a BOM is fine.
     Canvas's "Points Possible" row is skipped. Raise ``LessonError`` with the line of a problem."""
     shown = str(path)
-    text = read_text(path, "roster")  # UTF-8 (with or without BOM), small, a regular file
+    text = read_text(path, "roster", ".csv")  # UTF-8 (with or without BOM), small, a regular file
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise LessonError.at(shown, 1, 1, "the roster is empty; expected a header row (name, id)")
