@@ -250,3 +250,48 @@ def test_a_grouped_query_heads_bad_focus_is_named_at_its_place(run, tmp_path) ->
     result = run("walk", str(path))
     assert result.exit_code == 1
     assert f"{path}:{line}:12: focus of head 1: the column 'pie' is not a token" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# points: the decoding step's rows are on the sheet, so they take points too
+
+
+def test_points_go_to_the_decoding_steps_a_student_fills(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    lesson = tmp_path / "next.yaml"
+    text = (LESSONS / "the-cake-next-token.yaml").read_text(encoding="utf-8")
+    lesson.write_text(text + "points:\n  z_new: 4\n  weights_new: 3\n", encoding="utf-8")
+    sheet = tmp_path / "sheet.yaml"
+    blank = run("export", str(lesson), "--format", "sheet")
+    assert blank.exit_code == 0, blank.output
+    sheet.write_text(blank.stdout, encoding="utf-8")
+    graded = run("grade", str(lesson), str(sheet), "--json")
+    assert graded.exit_code == 0, graded.output
+    report = json.loads(graded.stdout)
+    worth = {s["step"]: (s["total"], s["out_of"]) for s in report["steps"]}
+    assert worth["z_new"][1] == 4 and worth["weights_new"][1] == 3
+    for step, (cells, out_of) in worth.items():
+        if step not in ("z_new", "weights_new"):
+            assert out_of == cells  # one point per cell
+    assert report["out_of"] == sum(out_of for _, out_of in worth.values())
+
+
+@pytest.mark.parametrize(
+    ("lesson", "points", "message"),
+    [
+        ("the-cake", "z_new: 4", "this lesson has no z_new step (no next:)"),
+        ("the-cake-next-token", "K_cache: 4", "K_cache is given by the lesson"),
+        ("the-cake-next-token", "concat_new: 4", "this lesson has no concat_new step (one head)"),
+    ],
+)
+def test_points_for_a_decoding_step_the_sheet_lacks_are_refused(
+    run, tmp_path, lesson, points, message
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "lesson.yaml"
+    text = (LESSONS / f"{lesson}.yaml").read_text(encoding="utf-8") + f"points:\n  {points}\n"
+    path.write_text(text, encoding="utf-8")
+    line = len(text.splitlines())
+    result = run("walk", str(path))
+    assert result.exit_code == 1
+    assert f"{path}:{line}:3: {message}" in result.stderr
