@@ -295,3 +295,23 @@ def test_points_for_a_decoding_step_the_sheet_lacks_are_refused(
     result = run("walk", str(path))
     assert result.exit_code == 1
     assert f"{path}:{line}:3: {message}" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# --x: a decimal comma is named, as in a lesson's rows
+
+
+@pytest.mark.parametrize(
+    ("x", "hint"),
+    [
+        ("[1, 0, 0,5]", "; looks like a decimal comma: write 0.5"),
+        ("[1,5, 0,25, 1]", "; looks like decimal commas: write 1.5 and 0.25"),
+        ("[1, 0, 0, 5]", ""),  # spaced commas: four entries, no hint
+    ],
+)
+def test_x_with_a_decimal_comma_says_so(run, x, hint) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "the-cake-next-token", "--next-token", "dog", "--x", x)
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    expected = "but X has 3 columns; the new token's row needs 3" + hint
+    assert said.endswith(expected), said

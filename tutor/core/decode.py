@@ -163,8 +163,24 @@ def read_row(text: str, width: int) -> tuple[Entry, ...]:
         raise UsageError(
             f"--x has {len(out)} {'entry' if len(out) == 1 else 'entries'}, but X has {width} "
             f"{'column' if width == 1 else 'columns'}; the new token's row needs {width}"
+            + _comma_note(body, width)
         )
     return tuple(out)
+
+
+def _comma_note(body: str, width: int) -> str:
+    """``; looks like a decimal comma: write 1.5`` for ``[1, 0, 0,5]``, as a lesson's row says.
+    The text is only composed as YAML (nodes and positions: nothing is built or run), and every
+    entry was already read as a number."""
+    import yaml
+
+    from tutor.core.decimal_comma import comma_note
+
+    try:
+        node = yaml.compose(f"[{body}]", Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return ""
+    return comma_note(node, width) if node is not None else ""
 
 
 def next_token(lesson: Lesson, token: str, x: str) -> NextToken:
