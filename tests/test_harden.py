@@ -326,3 +326,12 @@ def test_a_set_aside_sheet_with_two_problems_shows_them_on_two_lines(run, tmp_pa
     assert "\\n" not in result.stdout  # the line break between problems is not spelled out
     lines = [t for t in result.stdout.splitlines() if t.startswith(f"{sheet}:1:")]
     assert [t.split(":")[2] for t in lines] == ["12", "20"]
+
+
+def test_a_cell_with_no_row_per_token_lists_only_this_lessons_steps(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("walk", "the-cake", "--cell", "W_Q[1, 1]")
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert (
+        "W_Q has no row per token; name a cell of X, Q, K, V, scores, scaled, weights, Z," in said
+    )
