@@ -335,3 +335,16 @@ def test_a_cell_with_no_row_per_token_lists_only_this_lessons_steps(run) -> None
     assert (
         "W_Q has no row per token; name a cell of X, Q, K, V, scores, scaled, weights, Z," in said
     )
+
+
+def test_the_column_layouts_notes_speak_of_the_lessons_own_tokens(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "cols.yaml"
+    text = (LESSONS / "the-cake-grouped.yaml").read_text(encoding="utf-8")  # cake, I, ate, it
+    path.write_text(text + "layout: columns\n", encoding="utf-8")
+    result = run("walk", str(path), "--step", "X", "--step", "scores", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "X[cake, 2] is row 2 of the cake column here" in result.stdout
+    assert "scores[cake, I] (the query of cake, the key of I) sits in column cake, row I" in (
+        result.stdout
+    )
+    assert "cats" not in result.stdout
