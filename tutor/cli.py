@@ -218,7 +218,14 @@ def walk(
     from tutor.teach.walk import WalkOptions, step_pages
 
     console = make_console()
-    chosen = fc.from_cell(d, cell) if cell else fc.from_row(d, row) if row else None
+    # "" is a value given (and refused by the reader), not the option left out
+    chosen = (
+        fc.from_cell(d, cell)
+        if cell is not None
+        else fc.from_row(d, row)
+        if row is not None
+        else None
+    )
     if chosen is not None and head is not None and chosen.head not in (None, head):
         raise UsageError(
             f"--cell {cell!r} is in head {chosen.head}, but --head {head} shows only head {head}"
@@ -254,7 +261,7 @@ def _check_walk_options(
             ("--cell", cell),
             ("--row", row),
         ):
-            if given:
+            if given not in (None, False):  # --cell "" is given, too
                 raise UsageError(
                     f"{name} does not apply to --json, which prints every cell as data"
                 )

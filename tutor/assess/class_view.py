@@ -69,7 +69,7 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
     if grades.bad:
         out.append(Text(f"\nSheets not graded ({len(grades.bad)})", style=f"bold {theme.BAD}"))
         for b in grades.bad:
-            out.append(Text(visible(b.reason)))
+            out.append(Text(visible(b.reason, keep="\n")))
     return out
 
 

@@ -107,11 +107,29 @@ def sheet_files(paths: list[Path]) -> list[Path]:
 def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> ClassGrades:
     """Grade every sheet; one that cannot be read or matched is set aside with its reason."""
     out = ClassGrades()
+    files: dict[Path, Path] = {}  # each file once, however often it is given
+    ids: dict[str, Path] = {}  # a student id: the sheet that gave it first
     for path in paths:
+        same = files.setdefault(_resolved(path), path)
+        if same is not path:
+            twice = "" if str(same) == str(path) else f" (as {same} too)"
+            out.notes.append(f"{path}{twice} is given twice; it is graded once")
+            continue
         try:
             header, root = read_header(path)
             d = lessons.derived(lessons.pick(header))
             sheet = read_sheet(path, d, force, root)
+            # after reading: a broken sheet says what is wrong with it, and takes no id
+            taken = ids.setdefault(header.student_id.lower(), path) if header.student_id else path
+            if taken is not path:
+                line, col = header.at("student_id")
+                raise LessonError.at(
+                    str(path),
+                    line,
+                    col,
+                    f"student_id {header.student_id} is also on {taken}; expected one sheet "
+                    "per student (grade the right one, or correct the id)",
+                )
         except LessonError as err:
             out.bad.append(Bad(str(path), str(err)))
             continue
@@ -129,6 +147,13 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
                 out.notes.append(note)
         out.graded.append(gr.grade(d, sheet))
     return out
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of links: read_header says what is wrong
+        return path
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 
 from tutor.core.spec import (
     CONTROL_CHARS,
+    FILLED_NEXT_STEPS,
     FILLED_STEPS,
     LAYOUTS,
     MASKS,
@@ -196,7 +197,7 @@ SCHEMA: dict = {
             "description": "Points per step a student fills (default: one per cell), "
             "e.g. weights: 6. Shared evenly by the step's cells.",
             "type": "object",
-            "propertyNames": {"enum": list(FILLED_STEPS)},
+            "propertyNames": {"enum": [*FILLED_STEPS, *FILLED_NEXT_STEPS]},
             "additionalProperties": {
                 "anyOf": [
                     {"type": "integer", "minimum": 0, "maximum": MAX_STEP_POINTS},

@@ -82,7 +82,7 @@ def read_roster(path: Path) -> list[Student]:
     last name) and/or an id column, any case; ``,``, ``;`` or tab between fields; a BOM is fine.
     Canvas's "Points Possible" row is skipped. Raise ``LessonError`` with the line of a problem."""
     shown = str(path)
-    text = read_text(path, "roster")  # UTF-8 (with or without BOM), small, a regular file
+    text = read_text(path, "roster", ".csv")  # UTF-8 (with or without BOM), small, a regular file
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise LessonError.at(shown, 1, 1, "the roster is empty; expected a header row (name, id)")
@@ -93,6 +93,7 @@ def read_roster(path: Path) -> list[Student]:
         columns = _columns(header, shown)
         students: list[Student] = []
         seen: dict[tuple[str, str], int] = {}
+        ids: dict[str, Student] = {}
         for fields in reader:
             line = reader.line_num
             if not any(f.strip() for f in fields):
@@ -108,6 +109,17 @@ def read_roster(path: Path) -> list[Student]:
                     shown, line, 1, f"{student.shown} is listed twice (first on line {seen[key]})"
                 )
             seen[key] = line
+            other = ids.get(student.id.lower()) if student.id else None
+            if other is not None:  # an id names one student: two rows would share one sheet
+                raise LessonError.at(
+                    shown,
+                    line,
+                    1,
+                    f"the id {student.id} is given twice: to {other.name or 'a row'} on line "
+                    f"{other.line} and to {student.name or 'this row'}; expected one id per "
+                    "student",
+                )
+            ids[student.id.lower()] = student
             students.append(student)
     except csv.Error as err:
         raise LessonError.at(shown, reader.line_num, 1, f"not a valid CSV row: {err}") from None

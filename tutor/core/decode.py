@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from tutor.core.engine import Derivation, Kit, Ref, Step, T, concat, given, matmul, scale, softmax
 from tutor.core.errors import AnswerError, UsageError
@@ -162,8 +163,24 @@ def read_row(text: str, width: int) -> tuple[Entry, ...]:
         raise UsageError(
             f"--x has {len(out)} {'entry' if len(out) == 1 else 'entries'}, but X has {width} "
             f"{'column' if width == 1 else 'columns'}; the new token's row needs {width}"
+            + _comma_note(body, width)
         )
     return tuple(out)
+
+
+def _comma_note(body: str, width: int) -> str:
+    """``; looks like a decimal comma: write 1.5`` for ``[1, 0, 0,5]``, as a lesson's row says.
+    The text is only composed as YAML (nodes and positions: nothing is built or run), and every
+    entry was already read as a number."""
+    import yaml
+
+    from tutor.core.decimal_comma import comma_note
+
+    try:
+        node = yaml.compose(f"[{body}]", Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return ""
+    return comma_note(node, width) if node is not None else ""
 
 
 def next_token(lesson: Lesson, token: str, x: str) -> NextToken:
@@ -185,4 +202,9 @@ def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
     if token is None or x is None:
         given, missing = ("--next-token", "--x") if x is None else ("--x", "--next-token")
         raise UsageError(f"{given} needs {missing} too: the next token and its row of X")
-    return replace(lesson, next=next_token(lesson, token, x))
+    new = next_token(lesson, token, x)
+    notes = lesson.notes
+    if lesson.next is not None and lesson.next != new:
+        # the lesson's notes on its decoding steps speak of its own next token, not this one
+        notes = MappingProxyType({k: v for k, v in notes.items() if k not in NEXT_STEP_NAMES})
+    return replace(lesson, next=new, notes=notes)

@@ -25,6 +25,7 @@ from tutor.core.lesson import (
     unique_labels,
 )
 from tutor.core.spec import (
+    FILLED_NEXT_STEPS,
     FILLED_STEPS,
     HEAD_KEYS,
     MASKS,
@@ -233,7 +234,9 @@ def _build(
                 c.where[f"heads.{h}.focus"] = pos(given["focus"])
                 heads[h - 1] = replace(heads[h - 1], focus=f)
     points = (
-        _points(c, value("points"), "heads" in keys, W_O is not None) if "points" in keys else {}
+        _points(c, value("points"), "heads" in keys, W_O is not None, "next" in keys)
+        if "points" in keys
+        else {}
     )
     variant = _variant(c, value("variant")) if "variant" in keys else None
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
@@ -519,9 +522,14 @@ def _width(step: str, heads: list[Head], W_O: object) -> int:
     return len(W_O[0]) if W_O else 1  # type: ignore[index]
 
 
-def _points(c: Checker, node: yaml.Node, multi_head: bool, w_o: bool) -> dict[str, int]:
-    """``points:``: a whole number of points per step a student fills."""
-    filled = FILLED_STEPS[:7] + (("concat",) if multi_head else ()) + (("output",) if w_o else ())
+def _points(
+    c: Checker, node: yaml.Node, multi_head: bool, w_o: bool, next_step: bool = False
+) -> dict[str, int]:
+    """``points:``: a whole number of points per step a student fills (with ``next:``, the
+    decoding step's rows too: the sheet has them)."""
+    filled: tuple[str, ...] = ()
+    for steps in (FILLED_STEPS, FILLED_NEXT_STEPS) if next_step else (FILLED_STEPS,):
+        filled += steps[:7] + ((steps[7],) if multi_head else ()) + ((steps[8],) if w_o else ())
     if not isinstance(node, yaml.MappingNode):
         c.error(
             node,
@@ -543,9 +551,11 @@ def _points(c: Checker, node: yaml.Node, multi_head: bool, w_o: bool) -> dict[st
             continue
         seen[step] = pos(key_node)[0]
         if step not in filled:
-            if step in STEP_NAMES and step not in FILLED_STEPS:
+            if step in FILLED_NEXT_STEPS and not next_step:
+                why = f"this lesson has no {step} step (no next:)"
+            elif step in STEP_NAMES and step not in FILLED_STEPS + FILLED_NEXT_STEPS:
                 why = f"{step} is given by the lesson, not worked by the student"
-            elif step in FILLED_STEPS:
+            elif step in FILLED_STEPS + FILLED_NEXT_STEPS:
                 why = f"this lesson has no {step} step ({'no W_O' if multi_head else 'one head'})"
             else:
                 why = f"unknown step {step!r}{suggest(step, filled)}"

@@ -115,7 +115,8 @@ def grouped_heads(
             c.error(
                 hk[moved[0]][0],
                 f"head {i} gives {moved[0]}, but with kv_groups a query head gives only "
-                f"{' and '.join(QUERY_HEAD_KEYS)}; put W_K and W_V under 'kv_heads'",
+                f"{', '.join(QUERY_HEAD_KEYS[:-1])} and {QUERY_HEAD_KEYS[-1]}; put W_K and W_V "
+                "under 'kv_heads'",
             )
             continue
         label = (

@@ -92,12 +92,26 @@ TOP_KEYS = (
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name
 FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
+# the decoding step's (next:) rows a student fills, as FILLED_STEPS: the last two need several
+# heads, and W_O
+FILLED_NEXT_STEPS = (
+    "q_new",
+    "k_new",
+    "v_new",
+    "scores_new",
+    "scaled_new",
+    "weights_new",
+    "z_new",
+    "concat_new",
+    "output_new",
+)
 MAX_STEP_POINTS = 1000
 VARIANT_KEYS = ("id", "of", "student", "student_id")
 QUIZ_KEYS = ("steps", "count")
-# grouped heads: with kv_groups, each entry of heads gives only name and W_Q, and kv_heads gives
-# one W_K, W_V per group; query head h reads group (h − 1) // (heads / kv_groups) + 1
-QUERY_HEAD_KEYS = ("name", "W_Q")
+# grouped heads: with kv_groups, each entry of heads gives only name, W_Q (and its own focus),
+# and kv_heads gives one W_K, W_V per group; query head h reads group
+# (h − 1) // (heads / kv_groups) + 1
+QUERY_HEAD_KEYS = ("name", "W_Q", "focus")
 KV_HEAD_KEYS = ("W_K", "W_V")
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns

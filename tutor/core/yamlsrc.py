@@ -37,8 +37,9 @@ from tutor.core.spec import (
 # reading files
 
 
-def read_text(path: str | Path, what: str = "lesson") -> str:
-    """Read a small UTF-8 text file, or raise a one-line error naming the path."""
+def read_text(path: str | Path, what: str = "lesson", suffix: str = ".yaml") -> str:
+    """Read a small UTF-8 text file, or raise a one-line error naming the path (``suffix``: the
+    kind of file expected, ``.yaml`` or ``.csv``, as the messages say it)."""
     a_what = ("an " if what[0] in "aeiou" else "a ") + what  # "a lesson", "an answer sheet"
     p = Path(path)
     shown = str(path)
@@ -49,7 +50,7 @@ def read_text(path: str | Path, what: str = "lesson") -> str:
     except OSError as err:  # a name too long, a loop of links, a folder we may not enter
         raise LessonError.at(shown, 1, 1, f"cannot read the file: {err.strerror}") from None
     if stat.S_ISDIR(info.st_mode):
-        raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file (.yaml)")
+        raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file ({suffix})")
     if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer, /dev/zero never ends
         raise LessonError.at(
             shown, 1, 1, f"not a regular file (a pipe or a device); expected {a_what} file"
@@ -66,7 +67,9 @@ def read_text(path: str | Path, what: str = "lesson") -> str:
     if len(data) > MAX_FILE_BYTES:
         raise LessonError.at(shown, 1, 1, f"file is over 1 MiB; {a_what} file may be at most 1 MiB")
     if b"\x00" in data:
-        raise LessonError.at(shown, 1, 1, f"looks like a binary file; expected a YAML {what}")
+        raise LessonError.at(
+            shown, 1, 1, f"looks like a binary file; expected a {suffix[1:].upper()} {what}"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

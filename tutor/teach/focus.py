@@ -56,9 +56,10 @@ def from_cell(d: Derivation, text: str) -> Focus:
         tokens = "" if listed else f"; tokens: {', '.join(d.lesson.labels)}"
         raise UsageError(f"--cell: {said}{tokens}") from None
     if step.name not in TOKEN_ROWS:
+        here = [s for s in TOKEN_ROWS if d.has(s) or d.has(s, 1)]  # this lesson's: no masked...
         raise UsageError(
             f"--cell {name[:40]!r}: {step.key} has no row per token; name a cell of "
-            f"{', '.join(TOKEN_ROWS)}, like weights[{d.lesson.labels[-1]}, {d.lesson.labels[0]}]"
+            f"{', '.join(here)}, like weights[{d.lesson.labels[-1]}, {d.lesson.labels[0]}]"
         )
     head = None if every_head else step.head
     if step.name in N_BY_N:

@@ -610,12 +610,12 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         TURNED.reset(token)
 
 
-COLUMN_NOTES = {
+COLUMN_NOTES = {  # {a}, {b}: the lesson's first two tokens
     "X": "Layout columns: each token is a column of X (d_model × N). Cells keep their names "
-    "from the rows layout: X[cats, 2] is row 2 of the cats column here.",
+    "from the rows layout: X[{a}, 2] is row 2 of the {a} column here.",
     "scores": "Layout columns: column j holds token j's query against every key, row i is "
-    "token i's key; scores[cats, chase] (the query of cats, the key of chase) sits in column "
-    "cats, row chase.",
+    "token i's key; scores[{a}, {b}] (the query of {a}, the key of {b}) sits in column "
+    "{a}, row {b}.",
     "weights": "Layout columns: softmax runs down each column, so every column adds up to 1.",
     "Z": "Layout columns: each column of Z is one token's new vector, a blend of the columns of V.",
 }
@@ -649,7 +649,9 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
     if origin:
         parts.append(Text(origin, style="italic"))
     if TURNED.get() and step.name in COLUMN_NOTES:
-        parts.append(Text(COLUMN_NOTES[step.name], style="bold"))
+        labels = d.lesson.labels
+        a, b = labels[0], labels[min(1, len(labels) - 1)]
+        parts.append(Text(COLUMN_NOTES[step.name].format(a=a, b=b), style="bold"))
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
