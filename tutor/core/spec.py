@@ -93,18 +93,8 @@ HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name
 FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
 # the decoding step's (next:) rows a student fills, as FILLED_STEPS: the last two need several
-# heads, and W_O
-FILLED_NEXT_STEPS = (
-    "q_new",
-    "k_new",
-    "v_new",
-    "scores_new",
-    "scaled_new",
-    "weights_new",
-    "z_new",
-    "concat_new",
-    "output_new",
-)
+# heads, and W_O; x_new is given and the caches are read, not worked
+FILLED_NEXT_STEPS = tuple(s for s in NEXT_STEP_NAMES if s not in ("x_new", "K_cache", "V_cache"))
 MAX_STEP_POINTS = 1000
 VARIANT_KEYS = ("id", "of", "student", "student_id")
 QUIZ_KEYS = ("steps", "count")
