@@ -75,6 +75,23 @@ _WEIGHTS = {
     "W_V": _matrix("d_model × d_v: turns each token's features into its value."),
 }
 
+
+def _tokens(description: str) -> dict:
+    """A list of tokens (a sentence's labels): text, or a number or boolean YAML reads as one."""
+    return {
+        "description": description,
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_TOKENS,
+        "items": {
+            "anyOf": [
+                {"type": "string", "pattern": TOKEN_PATTERN},
+                {"type": ["number", "boolean"]},
+            ]
+        },
+    }
+
+
 SCHEMA: dict = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "attn-tutor lesson (format version 1)",
@@ -91,18 +108,7 @@ SCHEMA: dict = {
             "description": "Shown at the top of the walk.",
         },
         "description": {**TEXT, "description": "A sentence or two under the title."},
-        "tokens": {
-            "description": "One label per row of X; repeats are shown as the#1, the#2.",
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_TOKENS,
-            "items": {
-                "anyOf": [
-                    {"type": "string", "pattern": TOKEN_PATTERN},
-                    {"type": ["number", "boolean"]},
-                ]
-            },
-        },
+        "tokens": _tokens("One label per row of X; repeats are shown as the#1, the#2."),
         "X": _matrix("N × d_model: one row of features per token.", MAX_TOKENS),
         "E": _matrix(
             "N × d_model: token embeddings, instead of X; the walk starts with X = E + P.",
@@ -124,18 +130,7 @@ SCHEMA: dict = {
             "maxItems": MAX_DIM,
             "items": {"$ref": "#/$defs/entry"},
         },
-        "source": {
-            "description": "Cross-attention: the source sentence's tokens, one per row of X_src.",
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_TOKENS,
-            "items": {
-                "anyOf": [
-                    {"type": "string", "pattern": TOKEN_PATTERN},
-                    {"type": ["number", "boolean"]},
-                ]
-            },
-        },
+        "source": _tokens("Cross-attention: the source sentence's tokens, one per row of X_src."),
         "X_src": _matrix(
             "N_src × d_model: the source sentence's rows; keys and values come from here.",
             MAX_TOKENS,
