@@ -476,7 +476,15 @@ def why_text(d: Derivation, step: Step) -> str:
         return WHY_ADDED_X
     if d.lesson.source is not None and step.name in WHY_SOURCE:
         return WHY_SOURCE[step.name]
+    if TURNED.get() and step.name in WHY_COLUMNS:
+        return WHY_COLUMNS[step.name]
     return WHY[step.name]
+
+
+WHY_COLUMNS = {  # the column layout: each token's weights are a column
+    "weights": "Softmax turns each column into positive weights that add up to 1: take e^x of "
+    "each entry and divide by the column's total. The biggest score gets the biggest share.",
+}
 
 
 def _pick_position_cell(step: Step) -> tuple[int, int]:
@@ -616,7 +624,6 @@ COLUMN_NOTES = {  # {a}, {b}: the lesson's first two tokens
     "scores": "Layout columns: column j holds token j's query against every key, row i is "
     "token i's key; scores[{a}, {b}] (the query of {a}, the key of {b}) sits in column "
     "{a}, row {b}.",
-    "weights": "Layout columns: softmax runs down each column, so every column adds up to 1.",
     "Z": "Layout columns: each column of Z is one token's new vector, a blend of the columns of V.",
 }
 
