@@ -8,9 +8,7 @@ lesson's derivation and the explanation to show: it never imports the walk itsel
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,14 +70,12 @@ def save_passed(course: Course, passed: list[str], path: Path | None = None) -> 
     courses = data.get("courses", {})
     courses[course.name] = {"passed": passed}
     text = json.dumps({"version": 1, "courses": courses}, ensure_ascii=False, indent=1)
+    from tutor.core.files import replace_file
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(text + "\n", encoding="utf-8")
-        os.replace(temporary, path)  # all or nothing: never half a file
+        replace_file(path, text + "\n")  # all or nothing: never half a file
     except OSError as err:
-        with contextlib.suppress(OSError, UnboundLocalError):
-            temporary.unlink()
         return [f"could not save the course progress to {path}: {err.strerror or err}"]
     return []
 

@@ -269,16 +269,16 @@ def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
 def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:
     yield from _duplicate_rows(lesson)
     for h, head in enumerate(lesson.heads, 1):
-        yield from head_warnings(lesson, h, head)
-        yield from _focus_warnings(lesson, h, head)
+        worked = attention_rows(lesson, head)  # once per head, for both checks
+        yield from head_warnings(lesson, h, head, worked)
+        yield from _focus_warnings(lesson, h, head, worked[1])
 
 
-def _focus_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
+def _focus_warnings(lesson: Lesson, h: int, head: Head, rows: list[Row]) -> Iterator[Problem]:
     """A focus (the head's own, else the lesson's) on a row whose weights are all equal."""
     focus, key = (head.focus, f"heads.{h}.focus") if head.focus else (lesson.focus, "focus")
     if focus is None:
         return
-    _, rows = attention_rows(lesson, head)
     i = lesson.labels.index(focus.row)
     if any(r.i == i and r.uniform for r in rows) and not all(r.uniform for r in rows):
         line, col = lesson.where.get(key, (1, 1))
@@ -402,13 +402,19 @@ def row_faults(row: Row, precision: int, like: Row | None = None) -> list[str]:
     return faults
 
 
-def head_warnings(lesson: Lesson, h: int, head: Head) -> Iterator[Problem]:
-    """Uniform, one-hot or mostly-0.00 rows of weights, and loud scaled scores in head ``h``."""
+def head_warnings(
+    lesson: Lesson,
+    h: int,
+    head: Head,
+    worked: tuple[tuple[Step, Step, Step], list[Row]] | None = None,
+) -> Iterator[Problem]:
+    """Uniform, one-hot or mostly-0.00 rows of weights, and loud scaled scores in head ``h``
+    (``worked``: its ``attention_rows``, when the caller has them)."""
     labels = lesson.labels
     causal = lesson.mask == "causal"
     of_head = f" (head {h})" if lesson.multi_head else ""
     z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
-    (scores, scaled_step, weights), rows = attention_rows(lesson, head)
+    (scores, scaled_step, weights), rows = worked or attention_rows(lesson, head)
     zero = "0." + "0" * lesson.precision if lesson.precision else "0"
 
     def at(row: Row, message: str) -> Problem:

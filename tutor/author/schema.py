@@ -22,6 +22,7 @@ from tutor.core.spec import (
     MAX_TOKENS,
     POSITIONS,
     STEP_NAMES,
+    VARIANT_KEYS,
 )
 
 # the written forms tutor.core.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
@@ -206,9 +207,7 @@ SCHEMA: dict = {
             "type": "object",
             "required": ["id"],
             "additionalProperties": False,
-            "properties": {
-                k: {**SCALAR, "pattern": ONE_LINE} for k in ("id", "of", "student", "student_id")
-            },
+            "properties": {k: {**SCALAR, "pattern": ONE_LINE} for k in VARIANT_KEYS},
         },
     },
     # X, or E with its positions (issue 17); a source sentence comes with its X_src

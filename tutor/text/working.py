@@ -434,8 +434,7 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
                 how="", aside=f"column {j + 1} of {len(step.cols)} side by side", **common
             )
         case "append":  # the KV cache: a row read from the cache, or the new token's own
-            (src,) = src
-            where = "from the cache" if src.step is step.args[0] else "the new row"
+            where = "from the cache" if step.reused(i) else "the new row"
             return Working(how="", aside=where, **common)
         case "add":
             by_hand = sum((fmt.as_shown(r.step.cells[r.i][r.j], places) for r in src), Decimal(0))
