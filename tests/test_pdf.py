@@ -265,3 +265,11 @@ def test_a_pdf_is_not_written_to_a_terminal() -> None:
     assert child.exitstatus == 2
     assert "give --output FILE.pdf" in child.before
     assert "%PDF" not in child.before
+
+
+def test_typ_headings_use_the_walk_titles_for_new_steps(run) -> None:  # type: ignore[no-untyped-def]
+    # X worked as E + P and the turned scores have their own headings, as in the walk
+    text = run("export", "dog-bites-dog", "--format", "typ").stdout
+    assert "X = E + P, each token with its position" in text
+    rope = run("export", "ha-ha-ha-rope", "--format", "typ").stdout
+    assert "scores = Q_rot · K_rotᵀ" in rope

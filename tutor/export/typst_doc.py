@@ -251,7 +251,7 @@ def _side_by_side(blocks: list[str]) -> str:
 
 
 def _step_title(step: Step) -> str:
-    title = words.TITLES[step.name]
+    title = words.step_title(step)
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return f"{title} ({step.shape[0]} × {step.shape[1]})"
