@@ -25,9 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from typer.testing import CliRunner
 
 from tests import lessongen, students
+from tutor.assess import judge as jd
+from tutor.assess.grade import asked
+from tutor.assess.sheet import fill_steps
 from tutor.cli import app
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100", "ATTN_TUTOR_LESSONS": ""}
 
@@ -81,18 +85,16 @@ def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg
         folder = Path(tmp)
         for path in lessons(count, seed, folder):
             d = derive(load_lesson(path))
-            truth = true_shown(d)
             for habit in students.HABITS:
                 rep = grade(runner, path, d, students.Student(d, habit).work(), folder)
                 stats[f"honest {habit}"].append(rep["score"] == rep["total"])
             for kind in ("zeros", "ones", "random"):
                 written = students.junk(d, kind, seed)
+                judge = jd.judge_for(d)  # the cells that number is right for, as the quiz says
                 allowed = sum(
-                    w == t or (kind != "random" and float(t) == float(w))
-                    for key, rows in written.items()
-                    for wr, tr in zip(rows, truth[key], strict=True)
-                    for w, t in zip(wr, tr, strict=True)
-                    if t != "-inf"
+                    judge.judge(s, i, j, read_answer(written[s.key][i][j])).right
+                    for s in fill_steps(d)
+                    for i, j in asked(d, s)
                 )
                 rep = grade(runner, path, d, written, folder)
                 stats[f"junk {kind}"].append(rep["score"] <= allowed)
@@ -103,13 +105,16 @@ def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg
                     continue
                 rep = grade(runner, path, d, written, folder)
                 step, i, j = st.slipped
-                cell = next(
+                row = [
                     c
                     for c in rep["cells"]
-                    if c["step"] == step.name
-                    and c["head"] == step.head
-                    and c["row"] == step.rows[i]
-                    and c["col"] == step.cols[j]
+                    if (c["step"], c["head"], c["row"]) == (step.name, step.head, step.rows[i])
+                ]
+                # the slipped cell, or (a row slip that began in a cell the mask fills in, so
+                # not graded) the first cell of its row that is not right
+                cell = next(
+                    (c for c in row if c["col"] == step.cols[j]),
+                    next((c for c in row if c["verdict"] != "correct"), row[0]),
                 )
                 lost = rep["total"] - rep["score"]
                 if cell["verdict"] == "correct":  # an honest path reaches it too: no slip
@@ -123,12 +128,80 @@ def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg
     return stats
 
 
+def expected_loss(d, step) -> int:  # type: ignore[no-untyped-def]
+    """The cells one slip in ``step`` costs: itself, and the concat cell that copies it."""
+    copies = {"Z": "concat", "z_new": "concat_new"}.get(step.name)
+    return 1 + bool(step.head is not None and copies and d.has(copies))
+
+
+def pen_case(runner: CliRunner, path: Path, d, slip: str, rng: random.Random, folder: Path):  # type: ignore[no-untyped-def]
+    """One student with one pen slip at a random cell of a random step, then honest work:
+    (slipped step, cells lost, cells lost expected, slip names on other cells), or None when
+    the slip cannot be made there."""
+    steps = students.fill_steps(d)
+    for _ in range(8):
+        step = rng.choice(steps)
+        cells = [
+            (i, j)
+            for i in range(len(step.rows))
+            for j in range(len(step.cols))
+            if not step.cells[i][j].masked and not (step.op == "scale" and _hidden(d, step, i, j))
+        ]
+        if not cells:
+            continue
+        i, j = rng.choice(cells)
+        st = students.Student(d, rng.choice(students.HABITS), slip, at=(step.key, i, j))
+        written = st.work()
+        if st.slipped is None:
+            continue
+        rep = grade(runner, path, d, written, folder)
+        lost = rep["total"] - rep["score"]
+        at = (step.name, step.head, step.rows[i], step.cols[j])
+        named = [
+            c
+            for c in rep["cells"]
+            if (c["step"], c["head"], c["row"], c["col"]) != at and cell_slips(c)
+        ]
+        return step, lost, expected_loss(d, step), named, rep
+    return None
+
+
+def _hidden(d, step, i: int, j: int) -> bool:  # type: ignore[no-untyped-def]
+    return d.lesson.mask == "causal" and j > i
+
+
+def pen_simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg]
+    """Pen slips (``students.PEN``) at random cells of random steps, over lessons of every kind
+    and precisions 2 to 4: each should cost its cell (and a concat copy) and nothing else."""
+    runner = CliRunner()
+    rng = random.Random(seed)
+    stats: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for k in range(count):
+            kind = lessongen.KINDS[k % len(lessongen.KINDS)]
+            path = folder / f"{kind}{k}.yaml"
+            path.write_text(lessongen.kind_text(rng, kind, 2 + k % 3))
+            d = derive(load_lesson(path))
+            for slip in students.PEN:
+                got = pen_case(runner, path, d, slip, rng, folder)
+                if got is None:
+                    continue
+                step, lost, expected, named, _ = got
+                ok = lost <= expected and not named
+                stats[f"pen {slip}: costs its cell alone"].append(ok)
+                stats[f"kind {kind}: a pen slip costs its cell alone"].append(ok)
+                stats[f"step {step.name}: a pen slip costs its cell alone"].append(ok)
+    return stats
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=24)
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--pen", action="store_true", help="pen slips over every lesson kind")
     args = parser.parse_args()
-    stats = simulate(args.lessons, args.seed)
+    stats = (pen_simulate if args.pen else simulate)(args.lessons, args.seed)
     width = max(len(k) for k in stats)
     for key, results in stats.items():
         print(f"{key:<{width}}  {sum(results):>4}/{len(results):<4} as they should")

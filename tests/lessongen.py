@@ -128,3 +128,39 @@ def grouped_lesson_text(
 def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
     """A ``next:`` entry: one more token and its row of X."""
     return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"
+
+
+KINDS = (
+    *("single", "causal", "heads", "given", "sinusoidal", "rope"),
+    *("cross", "grouped", "next", "columns"),
+)
+
+
+def kind_text(rng: random.Random, kind: str, precision: int = 2) -> str:
+    """A random valid lesson of one kind (``KINDS``), at ``precision`` places."""
+    n = rng.randint(2, 3)
+    d_model = rng.randint(2, 3)
+    d_k = 2 if kind == "rope" else rng.randint(1, 3)
+    d_v = rng.randint(1, 2)
+    kinds = rng.choice(("i", "id", "idf"))
+    if kind == "grouped":
+        text = grouped_lesson_text(rng, n, d_model, d_k, d_v, 4, 2, kinds, w_o=True)
+    else:
+        text = lesson_text(
+            rng,
+            n,
+            d_model,
+            d_k,
+            d_v,
+            kinds,
+            heads=2 if kind == "heads" else 0,
+            causal=kind in ("causal", "heads") or (kind == "next" and rng.random() < 0.5),
+            w_o=kind == "heads",
+            positions=kind if kind in ("given", "sinusoidal", "rope") else "none",
+            source=rng.randint(2, 3) if kind == "cross" else 0,
+        )
+        if kind == "next":
+            text += next_entry(rng, d_model, kinds)
+        if kind == "columns":
+            text += "layout: columns\n"
+    return text + f"precision: {precision}\n"

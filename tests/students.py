@@ -26,6 +26,8 @@ MPS.dps = 50
 FILL = (
     *("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z"),
     *("concat", "output"),
+    *("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new"),
+    *("concat_new", "output_new"),
 )
 HABITS = ("exact", "round", "carry1", "carry2", "roots")
 
@@ -96,8 +98,16 @@ def text(x: Decimal | mpmath.mpf | str) -> str:
 class Student:
     """Works a lesson by hand with one habit; ``slip`` changes one cell (see ``SLIPS``)."""
 
-    def __init__(self, d: Derivation, habit: str, slip: str | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        d: Derivation,
+        habit: str,
+        slip: str | None = None,
+        seed: int = 0,
+        at: tuple[str, int, int] | None = None,
+    ) -> None:
         self.d, self.habit, self.slip = d, habit, slip
+        self.at = at  # a pen slip (``PEN``): the cell (step key, row, column) it goes into
         self.places = d.lesson.precision
         self.carry = {"exact": None, "round": 0, "carry1": 1, "carry2": 2, "roots": 0}[habit]
         self.kit = Hand(self.places if habit == "roots" else None)
@@ -110,7 +120,7 @@ class Student:
         s = ref.step
         if s.op == "input":
             return self.kit.given(s.cells[ref.i][ref.j])
-        if s.op == "mask":
+        if s.op in ("mask", "append"):
             return s.combine(ref.i, ref.j, self.value, self.kit)
         return self.values[(id(s), ref.i, ref.j)]
 
@@ -137,6 +147,14 @@ class Student:
         return MPS.mpf(str(dec(v, self.places + self.carry)))
 
     def _slip(self, step: Step, i: int, j: int, v: mpmath.mpf) -> str | None:
+        if self.slip in PEN:
+            if self.at != (step.key, i, j) or MPS.isinf(v):
+                return None
+            alt = PEN[self.slip](self, step, i, j, dec(v, self.places))
+            if alt is None or alt == dec(v, self.places):
+                return None
+            self.slipped = (step, i, j)
+            return text(alt)
         if self.slip is None or (self.slipped and self.slipped[0] is not step):
             return None
         if self.slipped and self.slip not in ROW_SLIPS:
@@ -306,6 +324,51 @@ SLIPS: dict[str, Callable] = {  # type: ignore[type-arg]
     "forgot-mask": _weights("forgot-mask"),
     "wrong-V-column": _z("column"),
     "weights-column": _z("wcol"),
+}
+
+
+def _digits(how: str):  # type: ignore[no-untyped-def]
+    """A wrong digit (the last one, one up, 9 goes down) or two neighbouring digits swapped
+    (the last two that differ)."""
+
+    def slip(st: Student, step: Step, i: int, j: int, shown: Decimal) -> Decimal | None:
+        sign, digits, exp = shown.as_tuple()
+        ds = list(digits)
+        if how == "digit":
+            ds[-1] = ds[-1] + 1 if ds[-1] != 9 else 8
+        else:
+            k = next((k for k in range(len(ds) - 1, 0, -1) if ds[k] != ds[k - 1]), None)
+            if k is None:
+                return None
+            ds[k], ds[k - 1] = ds[k - 1], ds[k]
+        return Decimal((sign, tuple(ds), exp))
+
+    return slip
+
+
+def _dropped(st: Student, step: Step, i: int, j: int, shown: Decimal) -> Decimal | None:
+    """A sum of products with one (non-zero) term left out."""
+    if step.op != "matmul":
+        return None
+    refs = step.sources(i, j)
+    terms = [st.value(a) * st.value(b) for a, b in zip(refs[::2], refs[1::2], strict=True)]
+    nonzero = [t for t in terms if t != 0]
+    if len(nonzero) < 2:
+        return None
+    return dec(MPS.fsum(terms) - nonzero[-1], st.places)
+
+
+# slips of the pen at a chosen cell, then honest work from it: each should cost that cell alone
+PEN: dict[str, Callable] = {  # type: ignore[type-arg]
+    "plus1": lambda st, s, i, j, x: x + 1,
+    "minus1": lambda st, s, i, j, x: x - 1,
+    "plus10": lambda st, s, i, j, x: x + 10,
+    "times10": lambda st, s, i, j, x: x * 10 if x else None,
+    "pen-digit": _digits("digit"),
+    "swapped-digits": _digits("swap"),
+    "pen-sign": lambda st, s, i, j, x: -x if x else None,
+    "zero": lambda st, s, i, j, x: Decimal(0) if x else None,
+    "dropped-term": _dropped,
 }
 ROW_SLIPS = ("inf-as-zero", "forgot-mask")  # made along a whole row of the weights
 UNNAMED = ("digit", "sign")  # slips of the pen: recognisable, but not a misconception

@@ -13,6 +13,7 @@ import pytest
 
 from tests import lessongen, students
 from tutor.assess import judge as jd
+from tutor.assess.grade import asked
 from tutor.assess.sheet import fill_steps
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
@@ -85,12 +86,12 @@ def test_junk_sheets_earn_only_the_cells_that_number_is_right_for(run, case) -> 
 
 
 def _cell(rep: dict, step, i: int, j: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    return next(
-        c
-        for c in rep["cells"]
-        if (c["step"], c["head"], c["row"], c["col"])
-        == (step.name, step.head, step.rows[i], step.cols[j])
-    )
+    """The report's cell (i, j); for a cell the mask fills in (not graded: a row slip began
+    there), the first cell of its row that is not right."""
+    at = (step.name, step.head, step.rows[i])
+    row = [c for c in rep["cells"] if (c["step"], c["head"], c["row"]) == at]
+    got = next((c for c in row if c["col"] == step.cols[j]), None)
+    return got or next(c for c in row if c["verdict"] != "correct")
 
 
 def test_one_slip_of_the_pen_then_honest_work_loses_exactly_one_cell(run, case) -> None:  # type: ignore[no-untyped-def]
@@ -159,9 +160,7 @@ def test_minus_infinity_where_the_walk_shows_it_earns_the_point(run, tmp_path, s
     for i, row in enumerate(written["scaled"]):
         for j in range(i + 1, len(row)):
             row[j] = spelling  # as the walk's masked table shows it
-    assert graded(run, path, d, written)["score"] == sum(
-        len(s.rows) * len(s.cols) for s in fill_steps(d)
-    )
+    assert graded(run, path, d, written)["score"] == sum(len(asked(d, s)) for s in fill_steps(d))
     judge = jd.judge_for(d)  # the quiz's judge agrees
     assert judge.judge(scaled, 0, 1, read_answer(spelling)).right
     assert not judge.judge(scaled, 1, 0, read_answer(spelling)).right  # below: not hidden
@@ -174,7 +173,8 @@ def test_forgetting_the_mask_is_said_by_name(run, tmp_path) -> None:  # type: ig
     rep = graded(run, path, d, st.work())
     assert st.slipped is not None
     step, i, _ = st.slipped
-    hidden = _cell(rep, step, i, len(step.cols) - 1)  # above the diagonal: only this explains it
-    assert hidden["slip"] == "forgot-mask"
+    row = [c for c in rep["cells"] if (c["step"], c["row"]) == (step.name, step.rows[i])]
+    assert all(c["col"] in step.cols[: i + 1] for c in row)  # the mask's 0s are given, not graded
+    assert any("forgot-mask" in c["slips"] for c in row)
     out = run("grade", str(path), str(path.with_suffix(".sheet.yaml"))).stdout
-    assert "that forgets the causal mask" in out
+    assert "forgets the causal mask" in out

@@ -7,25 +7,34 @@ by the quiz's own judge (``tutor.assess.judge``) and gets one verdict:
 * ``correct``: honest for the true inputs (a correct rounding of some value careful hand work
   gives from them), or for the student's own earlier answers when those were all correct;
 * ``follow-through``: wrong for the true inputs but honest for the student's own, where the
-  cell used at least one of the student's own wrong answers and that answer was a recognisable
-  attempt at its cell (a slip of the pen, a named slip, or itself a follow-through). The slip
-  is marked once, where it was made. A copy (concat) earns no more than the value it copies;
+  cell used at least one of the student's own wrong answers from a step that is an attempt.
+  The slip is marked once, where it was made. A copy (concat) earns no more than it copies;
 * ``wrong``: neither (also an entry that cannot be read as a number);
 * ``blank``: left null.
 
-An entry that is no recognisable attempt (0 for 2, a number from nowhere, a whole step of one
-number where the true values differ, an unreadable entry) is treated like a blank: later cells
-are judged against the true values.
+Whether work is an attempt is judged a step at a time, as a teacher reads a page: a step is an
+attempt when most of its written cells are right, follow from the student's own answers or are
+explained (a named slip, a slip of the pen), and it is not one number written everywhere nor a
+copy of a matrix the lesson gives. Every readable wrong cell of an attempted step carries
+forward, whatever its slip (±1, ×10, a sign, a 0); a step that is no attempt carries nothing, and
+the cells that lean on it are judged against the true values. A cell left blank stands for
+honest work from the student's own answers (√d_k or each e^x rounded as they like).
+
+The cells the causal mask fills in (−∞ in ``scaled``, 0 in ``weights``) are given, not asked:
+they are not graded and take no points (``given_cell``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
 
 import sympy
 
+from tutor.assess import honest as hn
 from tutor.assess import judge as jd
-from tutor.assess.honest import Range
+from tutor.assess.honest import Interval, Range
 from tutor.assess.sheet import Entry, Sheet, fill_steps
 from tutor.core.engine import Derivation, Ref, Step
 from tutor.text import format as fmt
@@ -87,13 +96,13 @@ class Report:
         return sum(g.verdict == verdict for g in self.cells)
 
     def step_points(self, step: Step) -> int:
-        """What a step is worth: the lesson's ``points:`` for it, else one point per cell."""
+        """What a step is worth: the lesson's ``points:`` for it, else one point per cell asked."""
         given = self.d.lesson.step_points(step.name)
-        return len(step.rows) * len(step.cols) if given is None else given
+        return asked_count(self.d, step) if given is None else given
 
     def cell_points(self, g: Graded) -> sympy.Rational:
-        """What one cell is worth: its step's points shared exactly by the step's cells."""
-        return sympy.Rational(self.step_points(g.step), len(g.step.rows) * len(g.step.cols))
+        """What one cell is worth: its step's points shared exactly by the cells it asks."""
+        return sympy.Rational(self.step_points(g.step), asked_count(self.d, g.step))
 
     def points_by_step(self) -> list[tuple[Step, sympy.Rational, int]]:
         """Each step with the points earned (exact) and the points it is worth."""
@@ -128,6 +137,8 @@ class _Grader:
         self.judge = jd.judge_for(d)
         self.graded: dict[tuple[int, int, int], Graded] = {}
         self._own: dict[tuple[int, int, int], Range] = {}  # ``own`` of cells already graded
+        self._attempts: dict[int, bool] = {}  # id(step) -> whether the step is an attempt
+        self.junk = junk_sheet(d, sheet)  # the sheet as a whole is no attempt
 
     def usable(self, ref: Ref) -> Entry | None:
         """The student's entry for a cell, when it may stand in for the true value: right, a
@@ -138,18 +149,43 @@ class _Grader:
         return g.entry if g.points or g.attempt else None
 
     def own(self, ref: Ref) -> Range:
-        """A ``judge.Lookup``: the student's usable entry as a range, else the true value."""
+        """A ``judge.Lookup``: the student's usable entry as a range; for a blank, what honest
+        work from the student's own answers gives; else (no attempt) the true value."""
         key = (id(ref.step), ref.i, ref.j)
         got = self._own.get(key)
         if got is None:
+            g = self.graded.get(key)
             entry = self.usable(ref)
-            if entry is None or entry.answer is None:
-                got = self.judge.carried(ref)
+            if entry is not None and entry.answer is not None:
+                got = self._written(g, entry)  # type: ignore[arg-type]
+            elif g is not None and g.verdict == "blank":
+                got = self._worked(ref, self.own)
             else:
-                got = jd.written_range(entry.answer, self.judge.places)
-            if key in self.graded:  # its verdict, hence this, no longer changes
+                got = self._worked(ref, None)
+            if g is not None:  # its verdict, hence this, no longer changes
                 self._own[key] = got
         return got
+
+    def _worked(self, ref: Ref, base: jd.Lookup | None) -> Range:
+        """A cell the student did not (usably) write, as honest work gives it from ``base``
+        (the true inputs when None), carried as a student may carry it."""
+        J = self.judge
+        r = J.range(ref.step, ref.i, ref.j, base)
+        if not isinstance(r, Interval):
+            return J.carried(ref)
+        return hn.carried(r, J.places)
+
+    def _written(self, g: Graded, entry: Entry) -> Range:
+        """A usable entry as a range: the value itself when it is exactly what its inputs give
+        (an integer score, ``1/3``), else every value it could be a rounding of."""
+        answer = entry.answer
+        assert answer is not None
+        if answer.value.is_Rational and g.step.cells[g.i][g.j].q is not None:
+            base = self.own if g.carried else None
+            r = self.judge.range(g.step, g.i, g.j, base)
+            if isinstance(r, Interval) and r.lo == r.hi == answer.value:
+                return Interval(r.lo)
+        return jd.written_range(answer, self.judge.places)
 
     def own_exact(self, step: Step, i: int, j: int) -> sympy.Expr:
         """A ``judge.Value``: the student's usable value, else the true one (for the report)."""
@@ -169,7 +205,7 @@ class _Grader:
                 out.append(ref)
         return out
 
-    def cell(self, step: Step, i: int, j: int, junk_step: bool) -> Graded:
+    def cell(self, step: Step, i: int, j: int) -> Graded:
         entry = self.sheet.entry(step, i, j)
         if entry.blank:
             return Graded(step, i, j, entry, "blank")
@@ -197,12 +233,30 @@ class _Grader:
         slips = J.slips(step, i, j, answer, self.own if carried else None)
         if not slips and any(self.usable(r) for r in leaves(step, i, j)):
             slips = J.slips(step, i, j, answer, None if carried else self.own)
-        attempt = not junk_step and (
+        explained = (
             bool(slips)
             or J.pen_slip(step, i, j, answer)
             or (verdict.kind == "fewer" and (jd.written_places(answer) or 0) >= 1)
         )
-        return Graded(step, i, j, entry, "wrong", carried=own, slips=tuple(slips), attempt=attempt)
+        slips_ = tuple(slips)
+        return Graded(step, i, j, entry, "wrong", carried=own, slips=slips_, attempt=explained)
+
+    def attempted(self, step: Step, cells: list[Graded]) -> bool:
+        """Whether a step, read as a whole, is an attempt at it (the module's docstring)."""
+        written = [g for g in cells if g.entry.answer is not None]
+        if not written or self.junk or copies_a_given(self.d, step, written):
+            return False
+        if one_number(self.d, self.sheet, step):  # one number everywhere: only if mostly right
+            return 2 * sum(g.points for g in written) >= len(written)
+        good = sum(bool(g.points or g.attempt) for g in written)
+        if 2 * good >= len(written):
+            return True
+        # a step of one or two cells says little: read it with the sheet's other steps
+        return len(written) < 3 and self._mostly_attempts()
+
+    def _mostly_attempts(self) -> bool:
+        done = list(self._attempts.values())
+        return bool(done) and 2 * sum(done) >= len(done)
 
 
 def leaves(step: Step, i: int, j: int) -> list[Ref]:
@@ -216,32 +270,105 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
     return out
 
 
-def one_number(sheet: Sheet, step: Step) -> bool:
+def one_number(d: Derivation, sheet: Sheet, step: Step) -> bool:
     """A whole step written as one repeated number where the true values differ: no attempt."""
-    rows = range(len(step.rows))
-    cols = range(len(step.cols))
-    values = {
-        sheet.entry(step, i, j).answer.value  # type: ignore[union-attr]
-        for i in rows
-        for j in cols
-        if sheet.entry(step, i, j).answer is not None
-    }
-    written = sum(sheet.entry(step, i, j).answer is not None for i in rows for j in cols)
-    truth = {fmt.as_shown(c, 10) for row in step.cells for c in row if not c.masked}
+    cells = asked(d, step)
+    answers = [sheet.entry(step, i, j).answer for i, j in cells]
+    values = {a.value for a in answers if a is not None}
+    written = sum(a is not None for a in answers)
+    truth = {fmt.as_shown(step.cells[i][j], 10) for i, j in cells}
     return written >= 2 and len(values) == 1 and len(truth) > 1
 
 
+JUNK_SHARE = 0.8  # one number in this share of a sheet's entries (when it is not the truth's)
+
+
+def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
+    """A sheet that is, read as a whole, one number written nearly everywhere (zeros, ones)
+    where the true values mostly are not that number: no step of it is an attempt."""
+    places = d.lesson.precision
+    seen: dict[object, int] = {}
+    true_share: dict[object, int] = {}
+    written = 0
+    for step in fill_steps(d):
+        for i, j in asked(d, step):
+            answer = sheet.entry(step, i, j).answer
+            shown = fmt.as_shown(step.cells[i][j], places)
+            true_share[shown] = true_share.get(shown, 0) + 1
+            if answer is not None and answer.value.is_Rational:
+                value = _rounded(answer.value, places)
+                seen[value] = seen.get(value, 0) + 1
+                written += 1
+    if written < 4 or not seen:
+        return False
+    value, n = max(seen.items(), key=lambda kv: kv[1])
+    cells = sum(true_share.values())
+    return n >= JUNK_SHARE * written and true_share.get(value, 0) < cells / 2
+
+
+def _rounded(x: sympy.Rational, places: int) -> Decimal:
+    """A rational as a decimal at ``places`` (for counting which numbers a sheet repeats)."""
+    with localcontext(prec=400):
+        return (Decimal(int(x.p)) / Decimal(int(x.q))).quantize(Decimal(1).scaleb(-places))
+
+
+def given_cell(d: Derivation, step: Step, i: int, j: int) -> bool:
+    """A cell the causal mask fills in (−∞ in ``scaled``, 0 in ``weights``): given, not asked."""
+    return step.hidden(i, j) or (
+        d.lesson.mask == "causal" and step.op == "scale" and d.has("masked", step.head) and j > i
+    )
+
+
+def asked(d: Derivation, step: Step) -> list[tuple[int, int]]:
+    """The cells of a step a sheet asks for (all but the ones the mask fills in)."""
+    return [
+        (i, j)
+        for i in range(len(step.rows))
+        for j in range(len(step.cols))
+        if not given_cell(d, step, i, j)
+    ]
+
+
+def asked_count(d: Derivation, step: Step) -> int:
+    return len(asked(d, step)) or 1
+
+
+def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
+    """Written cells that are the lesson's own numbers for another matrix of the step's shape
+    (X copied into Q), where the step's true values are not: no attempt."""
+    if len(written) < 2:
+        return False
+    for other in d.steps:
+        if other.op != "input" or other.shape != step.shape:
+            continue
+        if all(g.step.cells[g.i][g.j].q == other.cells[g.i][g.j].q for g in written):
+            continue  # the true values are that matrix's too: copying it is right
+        if all(
+            g.entry.answer is not None
+            and g.entry.answer.value.is_Rational
+            and other.cells[g.i][g.j].q == g.entry.answer.value
+            for g in written
+        ):
+            return True
+    return False
+
+
 def grade(d: Derivation, sheet: Sheet) -> Report:
-    """Judge every cell of the sheet, step by step in the order of the computation."""
+    """Judge every cell of the sheet, step by step in the order of the computation: each
+    step's cells first, then the step as a whole (is it an attempt?), then the next step."""
     grader = _Grader(d, sheet)
     report = Report(d, sheet, own=grader.own_exact)
     for step in fill_steps(d):
-        junk = one_number(sheet, step)
-        for i in range(len(step.rows)):
-            for j in range(len(step.cols)):
-                g = grader.cell(step, i, j, junk)
-                grader.graded[(id(step), i, j)] = g
-                report.cells.append(g)
+        cells = [grader.cell(step, i, j) for i, j in asked(d, step)]
+        attempt = grader.attempted(step, cells)
+        grader._attempts[id(step)] = attempt
+        for g in cells:
+            if g.verdict == "wrong" and g.entry.answer is not None:
+                g = dataclasses.replace(g, attempt=attempt)
+            elif not attempt:
+                g = dataclasses.replace(g, attempt=False)
+            grader.graded[(id(step), g.i, g.j)] = g
+            report.cells.append(g)
     return report
 
 

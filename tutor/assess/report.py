@@ -31,6 +31,7 @@ MARKS = {
 }
 STYLES = {verdict: Style.parse(style) for verdict, (_, style) in MARKS.items()}
 BOLD = Style(bold=True)
+DIM = Style(dim=True)  # a cell the mask fills in: given, not graded
 MAX_SHOWN = 10  # characters of a long entry shown in a table cell
 
 
@@ -52,10 +53,18 @@ def _balanced(
     return blocks
 
 
+def _style(g: Graded | None) -> Style:
+    return DIM if g is None else STYLES[g.verdict]
+
+
 def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]:
     """The student's entries for one step, each with its verdict mark, in tables that fit."""
     grid = {(g.i, g.j): g for g in cells}
     texts = {k: f"{_shown_entry(g)} {MARKS[g.verdict][0]}".strip() for k, g in grid.items()}
+    given = fmt.NEG_INF_TEXT if step.op == "scale" else "0"  # what the mask fills in
+    for i in range(len(step.rows)):
+        for j in range(len(step.cols)):
+            texts.setdefault((i, j), given)
     label_w = max(cell_len(r) for r in step.rows) + 4
     widths = [
         max(cell_len(c), *(cell_len(texts[(i, j)]) for i in range(len(step.rows)))) + 3
@@ -70,7 +79,7 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
         body = [
             (
                 (row, BOLD),
-                [(texts[(i, j)], STYLES[grid[(i, j)].verdict]) for j in block],
+                [(texts[i, j], _style(grid.get((i, j)))) for j in block],
             )
             for i, row in enumerate(step.rows)
         ]
