@@ -224,9 +224,8 @@ class Honest:
         self.zero = Interval(QQ(0))
         self._roots: dict[int, Interval] = {}
         self._exps: dict[tuple[object, object], Interval] = {}
-        self._rows: dict[
-            tuple[int, ...], tuple[list[Interval], list[Interval], object, object]
-        ] = {}
+        # a row's ranges (kept alive, for their ids) and its ways: (e^x each, Σ lo, Σ hi)
+        self._rows: dict[tuple[int, ...], tuple[list[Interval], list[tuple]]] = {}  # type: ignore[type-arg]
 
     def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
         if cell.q is None:  # a sinusoidal position (sin 1): read off its table, maybe rounded
@@ -283,35 +282,50 @@ class Honest:
         """e^x_j / Σ e^x_k. The share grows with e^x_j and falls with every other e^x_k, so its
         least is e^x_j at its least over the others at their most (and the reverse). (Naive
         interval division would count e^x_j twice.)"""
-        es, all_lo, all_hi = self._row(xs)
-        e = es[j]
-        others_lo, others_hi = all_lo - e.lo, all_hi - e.hi
-        lo = e.lo / (e.lo + others_hi)
-        hi = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
+        lo = hi = None
+        for es, all_lo, all_hi in self._row(xs):  # each way of working the row
+            e = es[j]
+            others_lo, others_hi = all_lo - e.lo, all_hi - e.hi
+            low = e.lo / (e.lo + others_hi)
+            high = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
+            lo = low if lo is None else min(lo, low)
+            hi = high if hi is None else max(hi, high)
         return Interval(lo, hi)
 
     def _row(self, xs: list[Interval]):  # type: ignore[no-untyped-def]
-        """A row's e^x as ``share`` takes them, and their totals: worked once per row (a row is
-        its range objects, kept here so that their ids stay theirs)."""
+        """A row's e^x as ``share`` takes them, and their totals, for each honest way of
+        working it: e^x as they stand, each rounded; and e^(x − m) after subtracting the row's
+        largest score m, each rounded (as ``attn-tutor softmax`` teaches; the shares are the
+        same exactly, not once rounded). Worked once per row (a row is its range objects,
+        kept here so that their ids stay theirs)."""
         key = tuple(map(id, xs))
         got = self._rows.get(key)
         if got is None:
-            top = max(x.hi for x in xs)
-            low = min(x.lo for x in xs)
-            es = None
-            if top <= FAR and low >= -FAR:
+            ways = []
+            top = max(xs, key=lambda x: x.hi)
+            if top.hi <= FAR and min(x.lo for x in xs) >= -FAR:
                 es = [self.e_to(x) for x in xs]
                 if sum(e.lo for e in es) <= 0:  # every e^x rounds to 0: not how anyone works
                     es = [self.e_to(x, rounded=False) for x in xs]
-            if es is None or sum(e.lo for e in es) <= 0:
+                if sum(e.lo for e in es) > 0:
+                    ways.append(es)
+            shifted = [x - top for x in xs]
+            if not ways:
                 # far from 0, or so far below it that e^x's lower bound is 0 (a score of −184
-                # alone in its row): e^(x − c) for the row's largest c (the shares are the same)
-                c = Interval(top)
-                es = [self.e_to(x - c, rounded=False) for x in xs]
-            all_lo = sum((e.lo for e in es), QQ(0))
-            all_hi = sum((e.hi for e in es), QQ(0))
-            got = self._rows[key] = (list(xs), es, all_lo, all_hi)
-        return got[1], got[2], got[3]
+                # alone in its row): e^(x − m) unrounded (the shares are the same)
+                ways.append([self.e_to(x, rounded=False) for x in shifted])
+            if top.hi > 0 or top.lo < 0:  # worked as softmax teaches: e^(x − m), each rounded
+                es = [self.e_to(x) for x in shifted]
+                if sum(e.lo for e in es) > 0:
+                    ways.append(es)
+            got = self._rows[key] = (
+                list(xs),
+                [
+                    (es, sum((e.lo for e in es), QQ(0)), sum((e.hi for e in es), QQ(0)))
+                    for es in ways
+                ],
+            )
+        return got[1]
 
     def is_hidden(self, x: Range) -> bool:
         return isinstance(x, Hidden)

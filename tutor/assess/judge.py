@@ -477,13 +477,13 @@ class Judge:
         base = base or self.carried
         if answer.value == -sympy.oo or self.honest_at(answer, step, i, j, base):
             return []
+        if self._truncated(step, i, j, answer, base):  # the right value, cut off: that is all
+            return [TRUNCATED]
         out = []
         for slip, alt in alternatives(self.d, step, i, j):
             r = alt(self, base, answer)
             if r is not None and self.honest(answer, r):
                 out.append(slip)
-        if self._truncated(step, i, j, answer, base):
-            out.append(TRUNCATED)
         return out
 
     def _truncated(self, step: Step, i: int, j: int, answer: Answer, base: Lookup) -> bool:
