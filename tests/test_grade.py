@@ -351,7 +351,7 @@ def test_json_is_exactly_the_contract(run, tmp_path) -> None:  # type: ignore[no
     data = json.loads(result.stdout)  # nothing else on stdout
     assert list(data) == [
         "lesson", "fingerprint", "variant", "sheet", "student", "student_id",
-        "score", "total", "points", "out_of", "percent", "cells", "steps",
+        "score", "total", "points", "out_of", "percent", "flags", "cells", "steps",
     ]  # fmt: skip
     assert data["points"] == data["score"] and data["out_of"] == data["total"]  # no points:
     assert data["lesson"] == "cats-chase-mice"

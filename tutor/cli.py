@@ -898,7 +898,7 @@ def grade(
         from tutor.assess import class_view
         from tutor.assess.classreport import summarize
 
-        summary = summarize(grades.graded)
+        summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad))
         if output is None:
             console = make_console()
             for part in class_view.summary_view(summary):

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from tutor.assess import grade as gr
 from tutor.assess.classgrade import ClassGrades
-from tutor.assess.classreport import ClassSummary, StepShare
+from tutor.assess.classreport import CellShare, ClassSummary, StepShare
 from tutor.text import theme
 from tutor.text.words import visible
 
@@ -35,6 +35,17 @@ PAGE, MUTED, RULE = "#ffffff", "#4a4a4a", "#d0d0d0"
 CONTRAST_PAIRS = ((INK, PAGE), (MUTED, PAGE), *((INK, bg) for _, bg, _ in BANDS))
 
 
+def _flag_word(r: gr.Report) -> str:
+    return ", ".join(FLAG_WORDS.get(f.kind, f.kind) for f in r.flags)
+
+
+FLAG_WORDS = {
+    "not-their-variant": "not their variant",
+    "identical": "identical",
+    "other-variant": "other numbers",
+}
+
+
 def band(share: float) -> tuple[str, str]:
     """The background colour and the words for a share."""
     return next((bg, words) for low, bg, words in BANDS if share >= low)
@@ -42,6 +53,13 @@ def band(share: float) -> tuple[str, str]:
 
 def pct(share: float) -> str:
     return f"{round(100 * share)}%"
+
+
+GIVEN = "—"  # a cell the mask fills in: asked of no one, in no share
+
+
+def cell_pct(c: CellShare) -> str:
+    return pct(c.share) if c.asked else GIVEN
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,7 +71,7 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
     out: list[RenderableType] = []
     table = Table(title="Class", title_justify="left", show_edge=False)
     for col, just in (("Student", "left"), ("ID", "left"), ("Sheet", "left"), ("Points", "right"),
-                      ("Out of", "right"), ("%", "right")):  # fmt: skip
+                      ("Out of", "right"), ("%", "right"), ("Flags", "left")):  # fmt: skip
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in grades.graded:
         h = r.sheet.header
@@ -64,8 +82,16 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
             gr.points_text(r.points),
             str(r.out_of),
             f"{gr.percent(r):g}",
+            Text(visible(_flag_word(r)), style=f"bold {theme.BAD}"),
         )
     out.append(table)
+    flagged = [r for r in grades.graded if r.flags]
+    if flagged:
+        out.append(Text(f"\nFlagged sheets ({len(flagged)}): scores unchanged, for you to look at",
+                        style="bold"))  # fmt: skip
+        for r in flagged:
+            for f in r.flags:
+                out.append(Text(visible(f"{r.sheet.path}: {f.message}")))
     if grades.bad:
         out.append(Text(f"\nSheets not graded ({len(grades.bad)})", style=f"bold {theme.BAD}"))
         for b in grades.bad:
@@ -87,6 +113,8 @@ def _heat(step: StepShare) -> Table:
             Text(visible(row), style="bold"),
             *(
                 Text(f" {pct(c.share)} ", style=Style(color=INK, bgcolor=band(c.share)[0]))
+                if c.asked
+                else Text(f" {GIVEN} ", style="dim")
                 for c in cells
             ),
         )
@@ -181,6 +209,17 @@ def markdown(s: ClassSummary) -> str:
         f"| {_md(st.step)} | {st.got}/{st.of} ({pct(st.share)}) | {st.points:.4g}/{st.worth} |"
         for st in s.steps
     ]
+    lines += ["", "## Students", "", "| Student | ID | Sheet | Points | % | Flags | Slips named |",
+              "|---|---|---|---:|---:|---|---|"]  # fmt: skip
+    lines += [
+        f"| {_md(st.student or '—')} | {_md(st.student_id)} | {_md(st.sheet)} | "
+        f"{st.points}/{st.out_of} | {st.percent:g} | {_md('; '.join(st.flags))} | "
+        f"{_md(', '.join(st.slips))} |"
+        for st in s.students
+    ]
+    if s.set_aside:
+        lines += ["", f"## Sheets not graded ({len(s.set_aside)})", ""]
+        lines += [f"- {_md(path)}: {_md(' '.join(reason.split()))}" for path, reason in s.set_aside]
     lines += ["", "## Named slips", ""]
     if s.slips:
         lines += [
@@ -200,7 +239,7 @@ def markdown(s: ClassSummary) -> str:
         lines.append("| | " + " | ".join(_md(c) for c in st.cols) + " |")
         lines.append("|---|" + "---:|" * len(st.cols))
         for row, cells in zip(st.rows, st.cells, strict=True):
-            lines.append(f"| **{_md(row)}** | " + " | ".join(pct(c.share) for c in cells) + " |")
+            lines.append(f"| **{_md(row)}** | " + " | ".join(cell_pct(c) for c in cells) + " |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -238,7 +277,25 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
             f'<tr><td class="l">{_h(st.step)}</td><td style="background:{bg}">'
             f"{st.got}/{st.of} ({pct(st.share)})</td><td>{st.points:.4g}/{st.worth}</td></tr>"
         )
-    parts += ["</table>", "<h2>Named slips</h2>"]
+    parts += [
+        "</table>",
+        "<h2>Students</h2>",
+        "<table><tr><th class=l>Student</th><th class=l>ID</th><th class=l>Sheet</th><th>Points"
+        "</th><th>%</th><th class=l>Flags</th><th class=l>Slips named</th></tr>",
+    ]
+    parts += [
+        f'<tr><td class="l">{_h(st.student or "—")}</td><td class="l">{_h(st.student_id)}</td>'
+        f'<td class="l">{_h(st.sheet)}</td><td>{st.points}/{st.out_of}</td>'
+        f'<td>{st.percent:g}</td><td class="l">{_h("; ".join(st.flags))}</td>'
+        f'<td class="l">{_h(", ".join(st.slips))}</td></tr>'
+        for st in s.students
+    ]
+    parts.append("</table>")
+    if s.set_aside:
+        parts.append(f"<h2>Sheets not graded ({len(s.set_aside)})</h2><ul>")
+        parts += [f"<li>{_h(path)}: {_h(reason)}</li>" for path, reason in s.set_aside]
+        parts.append("</ul>")
+    parts.append("<h2>Named slips</h2>")
     if s.slips:
         parts.append(
             "<table><tr><th>Students</th><th class=l>Slip</th><th>Cells</th><th>Perhaps</th></tr>"
@@ -280,6 +337,8 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
             parts += [
                 f'<td style="background:{band(c.share)[0]}" title="{c.got} of {c.of}">'
                 f"{pct(c.share)}</td>"
+                if c.asked
+                else f'<td class="muted" title="given by the mask">{GIVEN}</td>'
                 for c in cells
             ]
             parts.append("</tr>")

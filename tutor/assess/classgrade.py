@@ -146,6 +146,10 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
             if note not in out.notes:
                 out.notes.append(note)
         out.graded.append(gr.grade(d, sheet))
+    from tutor.assess.integrity import flag_class
+
+    variants = [lessons.derived(v) for v in lessons.lessons] if len(lessons.lessons) > 1 else []
+    flag_class(out.graded, variants)
     return out
 
 
@@ -164,7 +168,7 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
     """The gradebook as rows: a header, then one row per graded sheet.
 
     Columns: Student, ID (from the sheet, copied from the roster by ``variants``), Sheet,
-    Variant, the points of each step, Total, Out of, Percent.
+    Variant, the points of each step, Total, Out of, Percent, Flags (``integrity``).
     """
     keys: list[str] = []
     for r in grades.graded:
@@ -172,7 +176,7 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
             if step.key not in keys:
                 keys.append(step.key)
     rows: list[list[object]] = [
-        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent"]
+        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent", "Flags"]
     ]
     for r in grades.graded:
         header = r.sheet.header
@@ -188,6 +192,7 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
                 gr.points_number(r.points),
                 r.out_of,
                 gr.percent(r),
+                "; ".join(f.message for f in r.flags),
             ]
         )
     return rows

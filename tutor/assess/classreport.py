@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.assess.grade import Report
+from tutor.assess.grade import Report, percent, points_text
 
 # what each named slip of the judge (``judge.alternatives``) means, said of a student
 SLIP_SUMMARY = {
@@ -39,6 +39,9 @@ SLIP_SUMMARY = {
 HARDEST = 10  # cells listed as most often wrong
 
 
+NOT_ASKED = (0, 0, 0)  # a cell the mask fills in: on no sheet, so in no share
+
+
 @dataclass(frozen=True)
 class CellShare:
     """One cell across the class: how many earned its point, of how many sheets."""
@@ -54,6 +57,10 @@ class CellShare:
     @property
     def share(self) -> float:
         return self.got / self.of if self.of else 0.0
+
+    @property
+    def asked(self) -> bool:
+        return self.of > 0
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,20 @@ class SlipCount:
 
 
 @dataclass(frozen=True)
+class StudentLine:
+    """One sheet in the class report: who, the score, the flags, the slips named."""
+
+    student: str
+    student_id: str
+    sheet: str
+    points: str
+    out_of: int
+    percent: float
+    flags: tuple[str, ...]
+    slips: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ClassSummary:
     lesson: str  # the lesson (or the lesson the variants were made of)
     sheets: int
@@ -95,9 +116,28 @@ class ClassSummary:
     slips: tuple[SlipCount, ...]  # most frequent first
     hardest: tuple[CellShare, ...]  # least often right first (only cells someone missed)
     mean_percent: float
+    students: tuple[StudentLine, ...] = ()  # one per sheet, in the order graded
+    set_aside: tuple[tuple[str, str], ...] = ()  # (sheet, reason) of each sheet not graded
 
 
-def summarize(reports: list[Report]) -> ClassSummary:
+def student_line(r: Report) -> StudentLine:
+    h = r.sheet.header
+    named = sorted({g.slip.name for g in r.cells if g.slip is not None})
+    if any(f.kind == "other-variant" for f in r.flags):
+        named = []
+    return StudentLine(
+        r.sheet.student,
+        h.student_id if h else "",
+        r.sheet.path,
+        points_text(r.points),
+        r.out_of,
+        percent(r),
+        tuple(f.message for f in r.flags),
+        tuple(named),
+    )
+
+
+def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()) -> ClassSummary:
     """The class's summary; the cells of variants are matched by step, row and column."""
     got: dict[tuple[str, int, int], list[int]] = {}  # (step key, i, j) -> [got, of, wrong]
     steps: dict[str, dict] = {}  # step key -> facts
@@ -107,6 +147,8 @@ def summarize(reports: list[Report]) -> ClassSummary:
     lesson = ""
     for r in reports:
         lesson = lesson or (r.d.lesson.variant.of if r.d.lesson.variant else "") or r.d.lesson.name
+        # worked on another variant's numbers: its slips say nothing of a misconception
+        evidence = not any(f.kind == "other-variant" for f in r.flags)
         points = {step.key: (earned, worth) for step, earned, worth in r.points_by_step()}
         made: set[str] = set()
         tied: set[str] = set()
@@ -124,6 +166,8 @@ def summarize(reports: list[Report]) -> ClassSummary:
                 tally[2] += g.verdict == "wrong"
                 facts["got"] += bool(g.points)
                 facts["of"] += 1
+                if not evidence:
+                    continue
                 if g.slip is not None:  # one slip explains it
                     slip_cells[g.slip.name] = slip_cells.get(g.slip.name, 0) + 1
                     made.add(g.slip.name)
@@ -139,7 +183,7 @@ def summarize(reports: list[Report]) -> ClassSummary:
         step = facts["step"]
         grid = tuple(
             tuple(
-                CellShare(key, row, col, f"{key}[{row}, {col}]", *got[(key, i, j)])
+                CellShare(key, row, col, f"{key}[{row}, {col}]", *got.get((key, i, j), NOT_ASKED))
                 for j, col in enumerate(step.cols)
             )
             for i, row in enumerate(step.rows)
@@ -170,11 +214,18 @@ def summarize(reports: list[Report]) -> ClassSummary:
         ),
         key=lambda s: (-s.students, -s.cells, s.id),
     )
-    missed = [c for c in all_cells if c.got < c.of]
+    missed = [c for c in all_cells if c.asked and c.got < c.of]
     hardest = sorted(missed, key=lambda c: (c.share, -c.wrong))[:HARDEST]
     total_points = sum(float(r.points) for r in reports)
     total_worth = sum(r.out_of for r in reports)
     mean = 100 * total_points / total_worth if total_worth else 0.0
     return ClassSummary(
-        lesson, len(reports), tuple(step_shares), tuple(slips), tuple(hardest), round(mean, 1)
+        lesson,
+        len(reports),
+        tuple(step_shares),
+        tuple(slips),
+        tuple(hardest),
+        round(mean, 1),
+        tuple(student_line(r) for r in reports),
+        set_aside,
     )

@@ -79,6 +79,8 @@ class Report:
     sheet: Sheet
     cells: list[Graded] = field(default_factory=list)
     own: jd.Value = jd.true_value  # the student's own usable values (for the working shown)
+    # a class's integrity flags (``tutor.assess.integrity.Flag``): said, never scored
+    flags: list = field(default_factory=list)  # type: ignore[type-arg]
 
     def own_value(self, g: Graded) -> sympy.Expr | None:
         """What the student's own earlier answers give for a cell made from their wrong ones."""
@@ -296,7 +298,7 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
             shown = fmt.as_shown(step.cells[i][j], places)
             true_share[shown] = true_share.get(shown, 0) + 1
             if answer is not None and answer.value.is_Rational:
-                value = _rounded(answer.value, places)
+                value = rounded(answer.value, places)
                 seen[value] = seen.get(value, 0) + 1
                 written += 1
     if written < 4 or not seen:
@@ -306,7 +308,7 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
     return n >= JUNK_SHARE * written and true_share.get(value, 0) < cells / 2
 
 
-def _rounded(x: sympy.Rational, places: int) -> Decimal:
+def rounded(x: sympy.Rational, places: int) -> Decimal:
     """A rational as a decimal at ``places`` (for counting which numbers a sheet repeats)."""
     with localcontext(prec=400):
         return (Decimal(int(x.p)) / Decimal(int(x.q))).quantize(Decimal(1).scaleb(-places))
@@ -425,6 +427,7 @@ def report_json(report: Report) -> dict[str, object]:
         "points": points_number(report.points),
         "out_of": report.out_of,
         "percent": percent(report),
+        "flags": [{"kind": f.kind, "message": f.message} for f in report.flags],
         "cells": [
             {
                 "step": g.step.name,
