@@ -179,7 +179,10 @@ def test_sheet_for_heads_has_one_entry_per_head_then_concat_and_output(run) -> N
     assert data["concat"] == [[None] * 4] * 3
     assert data["output"] == [[None] * 2] * 3
     assert "masked" not in text.replace("causal mask", "")
-    assert "# causal mask: the weights above the diagonal are 0" in text
+    assert "# causal mask: the 0 entries above the diagonal are given (not graded)" in text
+    weights = data["heads"][0]["weights"]  # the mask's cells come filled in, the rest blank
+    assert weights == [[None, 0, 0], [None, None, 0], [None, None, None]]
+    assert data["heads"][1]["scaled"][0][1] == "-inf"
 
 
 # ---------------------------------------------------------------------------------------------

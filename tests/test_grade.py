@@ -18,7 +18,8 @@ from tutor.core.lessonfile import load_lesson
 from tutor.text import format as fmt
 
 TWO_HEADS = str(FIXTURES / "grade" / "two-heads-causal.yaml")
-ROW = re.compile(r"^(\s*- )\[null(?:, null)*\](.*)$")
+# a row to fill: nulls, and the causal mask's given -inf and 0 entries
+ROW = re.compile(r"^(\s*- )\[(?:null|-inf|0)(?:, (?:null|-inf|0))*\](.*)$")
 KEY = re.compile(r"^(\s*)(\w+):\s*$")
 
 

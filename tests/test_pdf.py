@@ -48,13 +48,10 @@ def test_worksheet_has_name_line_fingerprint_tokens_and_points(run, tmp_path) ->
     assert f"fingerprint {d.lesson.fingerprint}" in text
     for token in d.lesson.labels:
         assert token in text
-    points = [typst_doc.step_points(d.lesson, s) for s in fill_steps(d)]
+    points = [d.step_points(s) for s in fill_steps(d)]
     assert f"/ {sum(points)}" in text
     for step in fill_steps(d):  # every step says what it is worth
-        assert (
-            f"{step.shape[0]} × {step.shape[1]}) {typst_doc.step_points(d.lesson, step)} points"
-            in text
-        )
+        assert f"{step.shape[0]} × {step.shape[1]}) {d.step_points(step)} points" in text
     assert "0.23" not in text  # no answers on a worksheet (it → cake's weight)
 
 

@@ -21,7 +21,7 @@ the cells that lean on it are judged against the true values. A cell left blank 
 honest work from the student's own answers (√d_k or each e^x rounded as they like).
 
 The cells the causal mask fills in (−∞ in ``scaled``, 0 in ``weights``) are given, not asked:
-they are not graded and take no points (``given_cell``).
+they are not graded and take no points (``Derivation.mask_fills``).
 """
 
 from __future__ import annotations
@@ -98,9 +98,8 @@ class Report:
         return sum(g.verdict == verdict for g in self.cells)
 
     def step_points(self, step: Step) -> int:
-        """What a step is worth: the lesson's ``points:`` for it, else one point per cell asked."""
-        given = self.d.lesson.step_points(step.name)
-        return asked_count(self.d, step) if given is None else given
+        """What a step is worth (``Derivation.step_points``)."""
+        return self.d.step_points(step)
 
     def cell_points(self, g: Graded) -> sympy.Rational:
         """What one cell is worth: its step's points shared exactly by the cells it asks."""
@@ -314,25 +313,13 @@ def rounded(x: sympy.Rational, places: int) -> Decimal:
         return (Decimal(int(x.p)) / Decimal(int(x.q))).quantize(Decimal(1).scaleb(-places))
 
 
-def given_cell(d: Derivation, step: Step, i: int, j: int) -> bool:
-    """A cell the causal mask fills in (−∞ in ``scaled``, 0 in ``weights``): given, not asked."""
-    return step.hidden(i, j) or (
-        d.lesson.mask == "causal" and step.op == "scale" and d.has("masked", step.head) and j > i
-    )
-
-
 def asked(d: Derivation, step: Step) -> list[tuple[int, int]]:
-    """The cells of a step a sheet asks for (all but the ones the mask fills in)."""
-    return [
-        (i, j)
-        for i in range(len(step.rows))
-        for j in range(len(step.cols))
-        if not given_cell(d, step, i, j)
-    ]
+    """The cells of a step a sheet asks for (``Derivation.asked``)."""
+    return d.asked(step)
 
 
 def asked_count(d: Derivation, step: Step) -> int:
-    return len(asked(d, step)) or 1
+    return len(d.asked(step)) or 1
 
 
 def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:

@@ -407,13 +407,24 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
         what = f"turned, {len(rows)} × {len(cols)}"
     lines = [f"{indent}# {words.step_title(step)}: {what}; columns: {', '.join(cols)}"]
     where = "below" if turned else "above"
-    if step.name == "weights" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: the weights {where} the diagonal are 0")
-    if step.name == "scaled" and d.lesson.mask == "causal":
-        lines.append(f"{indent}# causal mask: {where} the diagonal, score / √d_k or -inf (hidden)")
+
+    def given(a: int, b: int) -> str:  # what the causal mask fills in, else a blank to fill
+        i, j = (b, a) if turned else (a, b)
+        if not d.mask_fills(step, i, j):
+            return "null"
+        return "-inf" if step.op == "scale" else "0"
+
+    body = [[given(a, b) for b in range(len(cols))] for a in range(len(rows))]
+    if any(x != "null" for line in body for x in line):
+        fill = "-inf" if step.op == "scale" else "0"
+        lines.append(
+            f"{indent}# causal mask: the {fill} entries {where} the diagonal are given (not graded)"
+        )
     lines.append(f"{indent}{step.name}:")
-    row = "[" + ", ".join(["null"] * len(cols)) + "]"
-    lines += [f"{indent}  - {row}  # {label}" for label in rows]
+    lines += [
+        f"{indent}  - [{', '.join(line)}]  # {label}"
+        for line, label in zip(body, rows, strict=True)
+    ]
     return lines
 
 

@@ -404,6 +404,31 @@ class Derivation:
     def head_count(self) -> int:
         return len(self.lesson.heads)
 
+    def mask_fills(self, step: Step, i: int, j: int) -> bool:
+        """A cell the causal mask fills in, by the mask step's own rule: −∞ in the scaled
+        scores it hides (the walk's masked table), 0 in the weights they give. Worksheets and
+        sheets show these given; grading does not ask them."""
+        if step.hidden(i, j):
+            return True
+        return step.op == "scale" and any(
+            s.op == "mask" and s.args[0] is step and not s.sources(i, j) for s in self.steps
+        )
+
+    def asked(self, step: Step) -> list[tuple[int, int]]:
+        """The cells of a step a sheet asks for: all but the ones the mask fills in."""
+        return [
+            (i, j)
+            for i in range(len(step.rows))
+            for j in range(len(step.cols))
+            if not self.mask_fills(step, i, j)
+        ]
+
+    def step_points(self, step: Step) -> int:
+        """What a step is worth: the lesson's ``points:`` for it, else one per cell asked (the
+        one rule for ``grade``, its reports and the printed sheets)."""
+        given = self.lesson.step_points(step.name)
+        return len(self.asked(step)) if given is None else given
+
 
 # ---------------------------------------------------------------------------------------------
 # primitives

@@ -24,11 +24,11 @@ from pathlib import Path
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
-from tutor.core.lesson import Lesson
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
     fill_steps,
+    given_cells,
     input_steps,
     shape_text,
 )
@@ -50,13 +50,6 @@ class Sheet:
     d: Derivation
     student: str | None = None  # printed on the name line; blank when None
     variant: str | None = None  # ``variant-07``, for a class's sheets
-
-
-def step_points(lesson: Lesson, step: Step) -> int:
-    """Points for a step: the lesson's ``points:`` for it, else one per cell the student fills
-    (as ``grade`` counts them)."""
-    given = lesson.step_points(step.name)
-    return given if given is not None else len(step.rows) * len(step.cols)
 
 
 def check_paper(paper: str) -> str:
@@ -204,8 +197,15 @@ def _columns(step: Step, width_cm: float = BOX_WIDTH_CM) -> str:
     return f"(auto, {', '.join([track] * len(step.cols))})"
 
 
-def table(step: Step, places: int, blank: bool = False, width_cm: float = BOX_WIDTH_CM) -> str:
-    """A step as a table with its row and column labels on it; blank boxes on a worksheet."""
+def table(
+    step: Step,
+    places: int,
+    blank: bool = False,
+    width_cm: float = BOX_WIDTH_CM,
+    given: list[list[str | None]] | None = None,
+) -> str:
+    """A step as a table with its row and column labels on it; blank boxes on a worksheet,
+    but for the cells ``given`` fills in (grey: given, not asked)."""
     size = "1em" if _box_width(step, width_cm) >= 1.25 else "0.75em"  # narrow: labels fit
     header = ", ".join(
         ["[]", *(f'text(weight: "bold", size: {size}, {lit(c)})' for c in step.cols)]
@@ -213,7 +213,13 @@ def table(step: Step, places: int, blank: bool = False, width_cm: float = BOX_WI
     rows = []
     for i, row in enumerate(step.cells):
         label = f'text(weight: "bold", {lit(step.rows[i])})'
-        cells = ["[]"] * len(row) if blank else [lit(fmt.shown(c, step, places)) for c in row]
+        if blank:
+            cells = [
+                f"text(fill: luma(130), {lit(given[i][j])})" if given and given[i][j] else "[]"
+                for j in range(len(row))
+            ]
+        else:
+            cells = [lit(fmt.shown(c, step, places)) for c in row]
         rows.append(", ".join([label, *cells]))
     height = f"{BOX_HEIGHT_CM}cm" if blank else "auto"
     return (
@@ -367,7 +373,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     places = lesson.precision if places is None else places
     kind = "answer key" if answers else "worksheet"
     steps = fill_steps(d)
-    total = sum(step_points(lesson, s) for s in steps)
+    total = sum(d.step_points(s) for s in steps)
     who = sheet.student or ""
     foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
     foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
@@ -406,7 +412,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         level = 4 if lesson.multi_head and step.head is not None else 3
         small = len(step.rows) <= 12
         out.append(f"#block(breakable: {'false' if small else 'true'})[")
-        out.append(_heading(step, level, step_points(lesson, step)))
+        out.append(_heading(step, level, d.step_points(step)))
         out.append(txt(f"Shape: {shape_text(step)}."))
         if step.name == "weights" and lesson.mask == "causal":
             out.append(" " + txt(MASK_NOTE))
@@ -415,7 +421,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
             shares, notes = _softmax_rows(step, places)
             out += [*shares, "]", *notes]
         else:
-            out += [table(step, places, blank=not answers), "]"]
+            given = given_cells(d, step, turned=False)
+            out += [table(step, places, blank=not answers, given=given), "]"]
             if answers:
                 out += _answers(step, places)
         out.append("")

@@ -93,6 +93,20 @@ def _turn(d: Derivation, step: Step) -> Step:
     return Step(step.name, step.head, step.cols, step.rows, cells)
 
 
+def given_cells(d: Derivation, step: Step, turned: bool | None = None) -> list[list[str | None]]:
+    """What a worksheet prints already filled in, as the lesson's layout shows the step (or
+    ``turned`` says): the causal mask's cells (−∞ in scaled, 0 in weights;
+    ``Derivation.mask_fills``), else None."""
+    fill = fmt.NEG_INF_TEXT if step.op == "scale" else "0"
+    grid: list[list[str | None]] = [
+        [fill if d.mask_fills(step, i, j) else None for j in range(len(step.cols))]
+        for i in range(len(step.rows))
+    ]
+    if d.lesson.layout == "columns" if turned is None else turned:
+        return [list(col) for col in zip(*grid, strict=True)]
+    return grid
+
+
 def input_steps(d: Derivation) -> list[Step]:
     """The matrices the lesson gives."""
     return [s for s in d.steps if s.op == "input"]
@@ -374,12 +388,21 @@ def _md_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "\\|*_`$<>[]" else ch for ch in text)
 
 
-def md_table(step: Step, places: int, answers: bool = True) -> list[str]:
+def md_table(
+    step: Step, places: int, answers: bool = True, given: list[list[str | None]] | None = None
+) -> list[str]:
+    """A step as a Markdown table: its values, or blanks (``answers`` False) but for the cells
+    ``given`` fills in (in italics: given, not asked)."""
     head = "| | " + " | ".join(_md_escape(c) for c in step.cols) + " |"
     rule = "|---|" + "---:|" * len(step.cols)
     rows = []
     for i, row in enumerate(step.cells):
-        texts = [fmt.shown(c, step, places) if answers else " " for c in row]
+        texts = [
+            fmt.shown(c, step, places)
+            if answers
+            else (f"*{given[i][j]}*" if given and given[i][j] else " ")
+            for j, c in enumerate(row)
+        ]
         rows.append(f"| **{_md_escape(step.rows[i])}** | " + " | ".join(texts) + " |")
     return [head, rule, *rows]
 
@@ -420,7 +443,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         out += [f"Shape: {shape_text(step)}{_turned_note(d, step)}", ""]
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
-        out += [*md_table(_turn(d, step), places, answers), ""]
+        out += [*md_table(_turn(d, step), places, answers, given_cells(d, step)), ""]
         if answers and step.op != "input":
             out += [
                 f"- ${cell_tex(step, i, j)} = {working(step, i, j, places)}$" for i, j in _ij(step)
@@ -464,17 +487,28 @@ def _ij(step: Step) -> Iterator[tuple[int, int]]:
 BLANK_TEX = r"\underline{\hspace{1.3cm}}"
 
 
-def tex_matrix(step: Step, places: int, answers: bool = True) -> str:
+def tex_matrix(
+    step: Step, places: int, answers: bool = True, given: list[list[str | None]] | None = None
+) -> str:
+    def blank(i: int, j: int) -> str:
+        text = given[i][j] if given else None
+        return rf"{{\color{{gray}}{tex_num(text)}}}" if text else BLANK_TEX
+
     rows = [
-        " & ".join(tex_num(fmt.shown(c, step, places)) if answers else BLANK_TEX for c in row)
-        for row in step.cells
+        " & ".join(
+            tex_num(fmt.shown(c, step, places)) if answers else blank(i, j)
+            for j, c in enumerate(row)
+        )
+        for i, row in enumerate(step.cells)
     ]
     body = " \\\\\n  ".join(rows)
     return "\\begin{bmatrix}\n  " + body + "\n\\end{bmatrix}"
 
 
-def _tex_block(step: Step, places: int, answers: bool) -> list[str]:
-    math = f"{step_tex(step)} = {tex_matrix(step, places, answers)}"
+def _tex_block(
+    step: Step, places: int, answers: bool, given: list[list[str | None]] | None = None
+) -> list[str]:
+    math = f"{step_tex(step)} = {tex_matrix(step, places, answers, given)}"
     shown = [r"\[", math, r"\]"]
     if len(step.cols) > 8:  # wide: shrink to the line rather than run off the page
         shown = [r"\begin{center}\resizebox{\linewidth}{!}{$\displaystyle", math, r"$}\end{center}"]
@@ -497,6 +531,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         r"\usepackage[T1]{fontenc}",
         r"\usepackage{amsmath,amssymb}",
         r"\usepackage{graphicx}",
+        r"\usepackage{xcolor}",  # the mask's given cells, in grey
         r"\usepackage[margin=2cm]{geometry}",
         r"\allowdisplaybreaks",  # long align* blocks of working may break across pages
         rf"\setcounter{{MaxMatrixCols}}{{{max(10, widest)}}}",
@@ -531,7 +566,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
-        out += _tex_block(_turn(d, step), places, answers)
+        out += _tex_block(_turn(d, step), places, answers, given_cells(d, step))
         if answers and step.op != "input":
             out.append(r"\begin{align*}")
             lines = [line for i, j in _ij(step) for line in tex_working_lines(step, i, j, places)]
