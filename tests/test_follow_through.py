@@ -159,3 +159,42 @@ def test_an_honest_causal_sheet_earns_every_point_asked(run, tmp_path) -> None: 
     d = derive(load_lesson(path))
     rep = graded(run, path, d, students.Student(d, "carry2").work(), tmp_path)
     assert rep["score"] == rep["total"] and rep["points"] == rep["out_of"]
+
+
+# ---------------------------------------------------------------------------------------------
+# one rule for typed answers (the quiz's judge, which grade shares)
+
+
+def _weights_verdict(text: str) -> jd.Verdict:
+    d = derive(load_lesson(CATS))
+    return jd.judge_for(d).judge(d.step("weights"), 0, 0, read_answer(text))  # 0.1646…
+
+
+@pytest.mark.parametrize(
+    ("text", "right", "says"),
+    [
+        ("0.16", True, "right to 2 places"),
+        ("0.17", False, "no careful rounding"),
+        ("e^1.4/(e^1.4+e^2.8+e^1.4)", False, "your expression gives 0.17; rounding to 1 place"),
+        ("e^1.41/(e^1.41+e^2.83+e^1.41)", True, "your expression gives 0.16"),
+        ("4/25", True, "your fraction gives 0.16"),
+        ("16/100", True, "your fraction gives 0.16"),
+        ("1/(2 + e^√2)", True, "exactly"),
+        ("1/(2 + e^(2√2))", False, "not the exact value"),
+    ],
+)
+def test_an_answer_is_judged_by_the_value_it_stands_for(text, right, says) -> None:  # type: ignore[no-untyped-def]
+    v = _weights_verdict(text)
+    assert v.right is right and says in v.message, v
+
+
+@pytest.mark.parametrize("text", ["2√2", "2 sqrt(2)", "2*sqrt(2)", "4/√2"])
+def test_the_walks_own_notation_is_read(text) -> None:  # type: ignore[no-untyped-def]
+    d = derive(load_lesson(CATS))
+    scaled = d.step("scaled")  # scaled[cats, chase] = 4/√2 = 2√2
+    assert jd.judge_for(d).judge(scaled, 0, 1, read_answer(text)).exact
+
+
+@pytest.mark.parametrize(("text", "value"), [("2e5", 200000), ("2e-3", 0.002), ("3(1+1)", 6)])
+def test_exponents_are_not_read_as_products(text, value) -> None:  # type: ignore[no-untyped-def]
+    assert float(read_answer(text).value) == value

@@ -419,11 +419,12 @@ class Judge:
             if self.hides(step, i, j) or cell.masked:
                 return Verdict(True, True, "exact", "right: the causal mask makes it −∞")
             return Verdict(False, False, "wrong", "−∞ only where the causal mask hides a score")
-        if answer.exact_form:
-            if same_value(answer.value, cell):
-                return Verdict(True, True, "exact", "right, exactly")
-            if not answer.value.is_Integer:  # a whole number is also a decimal with 0 places
-                return Verdict(False, False, "wrong", "not the exact value")
+        if answer.exact_form and same_value(answer.value, cell):
+            return Verdict(True, True, "exact", "right, exactly")
+        if answer.exact_form and not answer.value.is_Rational:  # claims exactness: √2 is not 1.41
+            return Verdict(False, False, "wrong", "not the exact value")
+        if not answer.plain or (answer.exact_form and not answer.value.is_Integer):
+            return self._as_decimal(step, i, j, answer)
         q = max(written_places(answer) or p, p)
         half = QQ(1, 2 * 10**q)
         a = answer_range(answer.value)
@@ -452,6 +453,25 @@ class Judge:
         if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
+
+    def _as_decimal(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
+        """An expression, or a fraction that is not the exact value, judged as the decimal it
+        gives (one rule, however the answer is typed): a terminating fraction as itself
+        (``4/25`` is 0.16), anything else rounded to the lesson's places. Decimals inside an
+        expression with fewer places than the lesson's are a too-early rounding, said so."""
+        value = answer.value
+        q = fmt.decimal_places(int(value.q)) if value.is_Rational else None
+        places = self.places if q is None else max(q, self.places)
+        text = fmt.expr_rounded(value, places)
+        shown = sympy.Rational(text.replace(fmt.MINUS, "-"))
+        decimal = Answer(text, shown, exact_form=shown.is_Integer, plain=True)
+        what = "fraction" if answer.exact_form and value.is_Rational else "expression"
+        v = self.judge(step, i, j, decimal)
+        says = f"your {what} gives {decimal.text}"
+        early = _literal_places(answer)
+        if not v.right and early is not None and early < self.places:
+            says += f"; rounding to {_places(early)} inside it is too early ({self.places} or more)"
+        return Verdict(v.right, False, v.kind, f"{says}: {v.message}")
 
     def _tight(self, cell: Cell) -> Range:
         if cell.masked:
@@ -925,6 +945,12 @@ MASK_AFTER = Slip(
     "mask-after-softmax",
     "that applies the mask after the softmax without sharing out again; mask first, then softmax",
 )
+
+
+def _literal_places(answer: Answer) -> int | None:
+    """The fewest decimal places of the decimals written inside an expression (None: none)."""
+    found = [len(m[1]) for m in re.finditer(r"\d\.(\d+)", answer.text)]
+    return min(found) if found else None
 
 
 def _places(q: int) -> str:

@@ -95,6 +95,9 @@ def _tidy(text: str) -> str:
         s = s.replace(a, b)
     s = re.sub(r"√\s*(\d+(?:\.\d+)?)", r"sqrt(\1)", s)
     s = s.replace("√(", "sqrt(")
+    # products written as the walk prints them: 2√2, 2e^√2, 3(1 + e), (1 + e)(2): a number or
+    # a closing bracket before a name, a function or a bracket (not 2e5 or 2e-3: exponents)
+    s = re.sub(r"(\d|\))\s*(?=(?:sqrt|exp|ln|log|pi)\b|π|\(|e(?![\d+\-\w]))", r"\1*", s)
     # 010 means ten, as in lesson files (Python's grammar would refuse the leading zero)
     s = re.sub(r"(?<![\w.])0+(?=\d)", "", s)
     return s
