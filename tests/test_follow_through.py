@@ -198,3 +198,26 @@ def test_the_walks_own_notation_is_read(text) -> None:  # type: ignore[no-untype
 @pytest.mark.parametrize(("text", "value"), [("2e5", 200000), ("2e-3", 0.002), ("3(1+1)", 6)])
 def test_exponents_are_not_read_as_products(text, value) -> None:  # type: ignore[no-untyped-def]
     assert float(read_answer(text).value) == value
+
+
+def test_the_decoding_row_left_unscaled_is_named_and_followed_through(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tutor.core.engine import Ref
+
+    path = LESSONS / "the-cake-next-token.yaml"
+    d = derive(load_lesson(path))
+    st = students.Student(d, "carry1")
+
+    def unscaled(step, i, j, v):  # type: ignore[no-untyped-def]
+        if step.name != "scaled_new":
+            return None
+        st.slipped = (step, i, j)
+        return students.text(students.dec(st.value(Ref(step.args[0], i, j)), st.places))
+
+    st._slip = unscaled  # type: ignore[method-assign]
+    rep = graded(run, path, d, st.work(), tmp_path)
+    lost = [c for c in rep["cells"] if not c["points"]]
+    assert {c["step"] for c in lost} == {"scaled_new"}  # its 4 cells, nothing after them
+    assert all(c["slips"] == ["not-scaled"] for c in lost)
+    later = [c for c in rep["cells"] if c["step"] in ("weights_new", "z_new")]
+    assert "wrong" not in {c["verdict"] for c in later}
+    assert any(c["verdict"] == "follow-through" for c in later)

@@ -177,13 +177,13 @@ class _Grader:
         return hn.carried(r, J.places)
 
     def _written(self, g: Graded, entry: Entry) -> Range:
-        """A usable entry as a range: the value itself when it is exactly what its inputs give
-        (an integer score, ``1/3``), else every value it could be a rounding of."""
+        """A usable entry as a range: the value itself when it is exactly what the student's
+        own inputs give (an integer score, ``1/3``), else every value it could round from."""
         answer = entry.answer
         assert answer is not None
         if answer.value.is_Rational and g.step.cells[g.i][g.j].q is not None:
-            base = self.own if g.carried else None
-            r = self.judge.range(g.step, g.i, g.j, base)
+            # from the student's own inputs: a right 0.36 worked from their 1.0001 is a rounding
+            r = self.judge.range(g.step, g.i, g.j, self.own)
             if isinstance(r, Interval) and r.lo == r.hi == answer.value:
                 return Interval(r.lo)
         return jd.written_range(answer, self.judge.places)

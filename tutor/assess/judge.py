@@ -626,7 +626,7 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     cell, other cells read in place of the right ones, or another divisor."""
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
-    name = step.name
+    name = DECODING.get(step.name, step.name)  # the decoding row makes the same slips
     if name in ("Q", "K", "V") and step.op == "matmul":
         X, W = step.args
         for other in ("W_Q", "W_K", "W_V"):
@@ -761,6 +761,18 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     if step.op in ("add", "rotate") or d.lesson.source is not None:
         out += position_slips(d, step, i, j)
     return out + _other_group(d, step, i, j) + _next_token(d, step, i, j)
+
+
+# the decoding step's rows (next:), as the lesson's steps they repeat for the new token
+DECODING = {
+    "q_new": "Q",
+    "k_new": "K",
+    "v_new": "V",
+    "scores_new": "scores",
+    "scaled_new": "scaled",
+    "weights_new": "weights",
+    "z_new": "Z",
+}
 
 
 def _read_as(step: Step, value: Range) -> Remap:
