@@ -38,7 +38,8 @@ def fill_steps(d: Derivation) -> list[Step]:
 
 def dec(x: mpmath.mpf, places: int, how: str = ROUND_HALF_UP) -> Decimal:
     """``x`` rounded to ``places`` decimals (half away from zero, or cut off)."""
-    with localcontext(prec=400):
+    digits = 400 + max(0, int(MPS.mag(x) * 0.302)) if x else 400  # a huge e^x keeps its digits
+    with localcontext(prec=digits):
         return Decimal(MPS.nstr(x, 60, strip_zeros=False)).quantize(
             Decimal(1).scaleb(-places), rounding=how
         )

@@ -178,3 +178,70 @@ def test_forgetting_the_mask_is_said_by_name(run, tmp_path) -> None:  # type: ig
     assert any("forgot-mask" in c["slips"] for c in row)
     out = run("grade", str(path), str(path.with_suffix(".sheet.yaml"))).stdout
     assert "forgets the causal mask" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# every lesson kind, precisions 2 to 4: honest habits, pen slips at random cells, junk
+
+
+EVERY = [(kind, k) for k, kind in enumerate(lessongen.KINDS)]
+
+
+@pytest.fixture(params=EVERY, ids=[kind for kind, _ in EVERY])
+def any_kind(request, tmp_path):  # type: ignore[no-untyped-def]
+    kind, k = request.param
+    rng = random.Random(100 + k)
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(lessongen.kind_text(rng, kind, 2 + k % 3))
+    return path, derive(load_lesson(path)), rng
+
+
+def test_every_honest_habit_gets_full_marks_on_every_kind(run, any_kind) -> None:  # type: ignore[no-untyped-def]
+    path, d, _ = any_kind
+    for habit in students.HABITS:
+        rep = graded(run, path, d, students.Student(d, habit).work())
+        assert rep["score"] == rep["total"], (habit, [c for c in rep["cells"] if not c["points"]])
+
+
+def test_a_pen_slip_of_every_kind_costs_its_cell_alone(run, any_kind) -> None:  # type: ignore[no-untyped-def]
+    path, d, rng = any_kind
+    steps = students.fill_steps(d)
+    tried = 0
+    for slip in students.PEN:
+        for _ in range(6):  # a random cell of a random step, where the slip can be made
+            step = rng.choice(steps)
+            i, j = rng.choice(asked(d, step))
+            st = students.Student(d, rng.choice(students.HABITS), slip, at=(step.key, i, j))
+            written = st.work()
+            if st.slipped is not None:
+                break
+        else:
+            continue
+        rep = graded(run, path, d, written)
+        copies = {"Z": "concat", "z_new": "concat_new"}.get(step.name)
+        allowed = 1 + bool(step.head is not None and copies and d.has(copies))
+        lost = [c for c in rep["cells"] if not c["points"]]
+        assert len(lost) <= allowed, (slip, step.key, i, j, lost)
+        at = (step.name, step.head, step.rows[i], step.cols[j])
+        named = [
+            c for c in rep["cells"]
+            if (c["step"], c["head"], c["row"], c["col"]) != at and c["slips"]
+        ]  # fmt: skip
+        assert not named, (slip, named)  # no slip is named on a follow-through
+        tried += 1
+    assert tried >= 6
+
+
+def test_junk_earns_no_more_than_what_is_truly_that_number_on_every_kind(run, any_kind) -> None:  # type: ignore[no-untyped-def]
+    path, d, _ = any_kind
+    judge = jd.judge_for(d)
+    for kind in ("zeros", "ones", "random"):
+        written = students.junk(d, kind, seed=7)
+        allowed = sum(
+            judge.judge(s, i, j, read_answer(written[s.key][i][j])).right
+            for s in fill_steps(d)
+            for i, j in asked(d, s)
+        )
+        rep = graded(run, path, d, written)
+        assert rep["score"] <= allowed, kind
+        assert not [c for c in rep["cells"] if c["verdict"] == "follow-through"], kind

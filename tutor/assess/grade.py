@@ -161,8 +161,8 @@ class _Grader:
                 got = self._written(g, entry)  # type: ignore[arg-type]
             elif g is not None and g.verdict == "blank":
                 got = self._worked(ref, self.own)
-            else:
-                got = self._worked(ref, None)
+            else:  # no attempt: the true value, as the quiz's judge carries it
+                got = self.judge.carried(ref)
             if g is not None:  # its verdict, hence this, no longer changes
                 self._own[key] = got
         return got
