@@ -648,7 +648,7 @@ def learn(
         when = datetime.now(UTC).isoformat(timespec="seconds")
         rec = {**qz.record(result, d.lesson.name, draw, when), "course": crs.name}
         problems.extend(history.append({**rec, "stage": stage.id}))
-        problems.extend(ln.save_passed(crs, now_passed))
+        problems.extend(ln.save_passed(crs, now_passed, before=passed))
 
     gc.enable()
     problems = []
