@@ -543,3 +543,16 @@ def test_a_fifo_as_course_progress_is_refused_without_waiting(tmp_path: Path) ->
     assert done.stdout.startswith("0\n"), done.stdout + done.stderr
     assert "a FIFO, not a course progress file" in done.stdout
     assert not (home / "course.json").exists()  # set aside, out of the way
+
+
+def test_show_never_reveals_a_step_still_to_be_asked(run, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = SMALL.read_text().replace("    show: [X, W_Q]\n", "    show: [scores]\n", 1)
+    path = tmp_path / "course.yaml"
+    path.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "show: [scores]" in row)
+    r = run("learn", "--course", str(path), input="")
+    assert r.exit_code == 1
+    assert (
+        f"{path}:{line}:11: show in stage 1: its tables hold Q, which this stage asks" in r.stderr
+    )
+    assert "Q[" not in r.stdout  # nothing of the table was printed

@@ -136,6 +136,27 @@ def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
                 f"stage {n} ({stage.title}): the lesson {stage.lesson} has no "
                 f"{', '.join(missing)} step",
             )
+        _show_gives_nothing_away(course, n, stage, lesson)
+
+
+def _show_gives_nothing_away(course: Course, n: int, stage: Stage, lesson: Lesson) -> None:
+    """A shown step's table, and the tables it is made from (the walk prints them beside it:
+    scores shows Q and K), may not hold a step the stage asks: that would be the answers."""
+    if not stage.show:
+        return
+    from tutor.core.engine import derive
+
+    shown = [s for s in derive(lesson).steps if s.name in stage.show and s.head in (None, 1)]
+    revealed = {s.name for s in shown} | {a.name for s in shown for a in s.args}
+    for name in sorted(revealed & set(stage.steps)):
+        line, col = stage.show_at
+        raise LessonError.at(
+            course.path,
+            line,
+            col,
+            f"show in stage {n}: its tables hold {name}, which this stage asks; show only "
+            "the steps it is made from",
+        )
 
 
 def next_stage(course: Course, passed: list[str]) -> tuple[int, Stage] | None:
