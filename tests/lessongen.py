@@ -28,23 +28,18 @@ def matrix(rng: random.Random, rows: int, cols: int, kinds: str = "idf") -> str:
     )
 
 
-def lesson_text(
+def _sentence(
     rng: random.Random,
     n: int,
     d_model: int,
     d_k: int,
-    d_v: int,
-    kinds: str = "idf",
-    heads: int = 0,
-    causal: bool = False,
-    w_o: bool = False,
-    d_out: int | None = None,
+    kinds: str,
     positions: str = "none",
     source: int = 0,
-) -> str:
-    """A valid lesson; ``heads`` > 0 gives a multi-head lesson (``d_out``: W_O's width, else
-    1 to 3). ``positions`` (given, sinusoidal, rope: d_k must then be even) and ``source``
-    (the length of a source sentence, for cross-attention) add issue 17's keys."""
+    causal: bool = False,
+) -> list[str]:
+    """A lesson's lines before its weights: title, tokens, X (or E and P), positions, a source
+    sentence and the mask."""
     tokens = [rng.choice(WORDS) for _ in range(n)]
     x_key = "E" if positions in ("given", "sinusoidal") else "X"
     lines = [
@@ -69,6 +64,27 @@ def lesson_text(
         lines.append(f"X_src: {matrix(rng, source, d_model, kinds)}")
     if causal:
         lines.append("mask: causal")
+    return lines
+
+
+def lesson_text(
+    rng: random.Random,
+    n: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    kinds: str = "idf",
+    heads: int = 0,
+    causal: bool = False,
+    w_o: bool = False,
+    d_out: int | None = None,
+    positions: str = "none",
+    source: int = 0,
+) -> str:
+    """A valid lesson; ``heads`` > 0 gives a multi-head lesson (``d_out``: W_O's width, else
+    1 to 3). ``positions`` (given, sinusoidal, rope: d_k must then be even) and ``source``
+    (the length of a source sentence, for cross-attention) add issue 17's keys."""
+    lines = _sentence(rng, n, d_model, d_k, kinds, positions, source, causal)
     if heads:
         lines.append("heads:")
         for _ in range(heads):
@@ -100,14 +116,13 @@ def grouped_lesson_text(
     kinds: str = "idf",
     causal: bool = False,
     w_o: bool = False,
+    positions: str = "none",
+    source: int = 0,
 ) -> str:
     """A valid lesson with grouped heads: ``heads`` query heads (W_Q only) sharing ``groups``
-    key/value heads (W_K, W_V)."""
-    tokens = [rng.choice(WORDS) for _ in range(n)]
-    lines = [
-        "title: Random grouped lesson",
-        f"tokens: [{', '.join(tokens)}]",
-        f"X: {matrix(rng, n, d_model, kinds)}",
+    key/value heads (W_K, W_V); ``positions`` and ``source`` as for ``lesson_text``."""
+    lines = _sentence(rng, n, d_model, d_k, kinds, positions, source, causal)
+    lines += [
         f"kv_groups: {groups}",
         "heads:",
         *(f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}" for _ in range(heads)),
@@ -118,8 +133,6 @@ def grouped_lesson_text(
             f"  - W_K: {matrix(rng, d_model, d_k, kinds)}",
             f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
         ]
-    if causal:
-        lines.append("mask: causal")
     if w_o:
         lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
     return "\n".join(lines) + "\n"

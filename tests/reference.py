@@ -83,6 +83,7 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         Zs.append(Z)
         if lesson.kv_groups is not None and (n - 1) % (len(lesson.heads) // lesson.kv_groups):
             del out[("K", h)], out[("V", h)]  # grouped: only a group's first head has K and V
+            out.pop(("K_rot", h), None)  # (and its turned keys, with RoPE)
     if lesson.multi_head:
         concat = np.concatenate(Zs, axis=1)
         out[("concat", None)] = concat

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, LESSONS
 from tutor.core.catalog import find_lesson
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
@@ -469,3 +469,17 @@ def test_a_lesson_file_name_with_a_yaml_line_break_exports_a_sheet_grade_reads(
     result = run("grade", str(lesson), str(sheet), "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["lesson"] == lesson.stem
+
+
+@pytest.mark.parametrize("target", ["sheet", "lesson"])
+def test_grade_csv_refuses_to_write_over_a_sheet_or_the_lesson(run, tmp_path, target) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "lesson.yaml"
+    lesson.write_text((LESSONS / "cats-chase-mice.yaml").read_text())
+    sheet = tmp_path / "alice.yaml"
+    sheet.write_text(run("export", str(lesson), "--format", "sheet", "-o", "-").stdout)
+    victim = sheet if target == "sheet" else lesson
+    before = victim.read_text()
+    r = run("grade", str(lesson), str(sheet), "--csv", str(victim))
+    assert r.exit_code == 2, r.output
+    assert "one of the files being graded" in r.stderr
+    assert victim.read_text() == before

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -251,7 +254,7 @@ def test_learn_status_reset_and_course_progress_file(run, home: Path) -> None:  
     r = run("learn", "--course", str(SMALL), "--reset", "--yes")
     assert r.exit_code == 0 and "starting over" in r.stdout
     data = json.loads((home / "course.json").read_text())
-    assert data["courses"]["small"]["passed"] == []
+    assert data["courses"][str(SMALL.resolve())]["passed"] == []
 
 
 def test_learn_records_each_stage_in_the_history(run, home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -488,3 +491,68 @@ def test_a_history_naming_steps_the_lesson_cannot_ask_is_not_believed(run, home:
     assert "no quizzes of it" in r.stdout
     r = run("quiz", "--seed", "0", input="")
     assert r.exit_code == 0 and "More of what you missed" not in r.stdout
+
+
+def test_a_damaged_course_progress_file_is_set_aside_not_written_over(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    home.mkdir(parents=True)
+    damaged = '{"version": 1, "courses": {"other": {"passed": ["a", "b"]}'  # three bytes short
+    (home / "course.json").write_text(damaged)
+    r = run("learn", "--course", str(SMALL), "--status")
+    assert r.exit_code == 0 and "moved it to" in r.stderr
+    (aside,) = home.glob("course.json.damaged-*")
+    assert aside.read_text() == damaged  # every course's progress is still there, by hand
+    assert ln.save_passed(load_course(SMALL), ["queries"]) == []
+    assert aside.read_text() == damaged
+
+
+def test_course_progress_is_kept_per_course_file_not_per_name(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "week1").mkdir()
+    (tmp_path / "week2").mkdir()
+    week1, week2 = tmp_path / "week1" / "small.yaml", tmp_path / "week2" / "small.yaml"
+    week1.write_text(SMALL.read_text())
+    week2.write_text(SMALL.read_text())
+    assert ln.save_passed(load_course(week1), ["queries"]) == []
+    assert ln.load_passed(load_course(week2)) == ([], [])
+    assert ln.load_passed(load_course(week1)) == (["queries"], [])
+
+
+def test_two_sessions_merge_their_progress(home: Path) -> None:
+    course = load_course(SMALL)
+    first, _ = ln.load_passed(course)  # session 1 starts
+    second, _ = ln.load_passed(course)  # session 2 starts
+    assert ln.save_passed(course, [*second, "queries"], before=second) == []
+    ids = [s.id for s in course.stages]
+    assert ln.save_passed(course, [*first, ids[1]], before=first) == []  # the older session
+    assert ln.load_passed(course)[0] == ["queries", ids[1]]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_as_course_progress_is_refused_without_waiting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    os.mkfifo(home / "course.json")
+    code = (
+        "from typer.testing import CliRunner; from tutor.cli import app; "
+        f"r = CliRunner().invoke(app, ['learn', '--course', {str(SMALL)!r}, '--status']); "
+        "print(r.exit_code); print(r.stderr)"
+    )
+    env = {**os.environ, "ATTN_TUTOR_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.stdout.startswith("0\n"), done.stdout + done.stderr
+    assert "a FIFO, not a course progress file" in done.stdout
+    assert not (home / "course.json").exists()  # set aside, out of the way
+
+
+def test_show_never_reveals_a_step_still_to_be_asked(run, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = SMALL.read_text().replace("    show: [X, W_Q]\n", "    show: [scores]\n", 1)
+    path = tmp_path / "course.yaml"
+    path.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "show: [scores]" in row)
+    r = run("learn", "--course", str(path), input="")
+    assert r.exit_code == 1
+    assert (
+        f"{path}:{line}:11: show in stage 1: its tables hold Q, which this stage asks" in r.stderr
+    )
+    assert "Q[" not in r.stdout  # nothing of the table was printed

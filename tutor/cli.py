@@ -648,7 +648,7 @@ def learn(
         when = datetime.now(UTC).isoformat(timespec="seconds")
         rec = {**qz.record(result, d.lesson.name, draw, when), "course": crs.name}
         problems.extend(history.append({**rec, "stage": stage.id}))
-        problems.extend(ln.save_passed(crs, now_passed))
+        problems.extend(ln.save_passed(crs, now_passed, before=passed))
 
     gc.enable()
     problems = []
@@ -868,6 +868,9 @@ def grade(
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
     files = cg.sheet_files(sheets)
+    inputs = [*files, *(Path(x.path) for x in lessons.lessons if x.path)]
+    for target, option in ((csv_out, "--csv"), (output, "--output")):
+        _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
     if single and csv_out is None and not report:
         return _grade_one(lessons, files[0], json_out, force)
@@ -908,6 +911,22 @@ def grade(
             write_output(page(summary), output, force=True)
     if grades.bad:
         raise typer.Exit(EXIT_INPUT)
+
+
+def _not_an_input(target: Path | None, option: str, inputs: "list[Path]") -> None:
+    """Refuse to write a gradebook or report over a sheet being graded or a lesson."""
+    if target is None or str(target) == "-":
+        return
+    for path in inputs:
+        try:
+            same = os.path.samefile(target, path)
+        except OSError:  # the target does not exist yet (or cannot be read): nothing to lose
+            same = False
+        if same:
+            raise UsageError(
+                f"{option} {target} is {path}, one of the files being graded; the gradebook "
+                "would replace it: write it to a file of its own"
+            )
 
 
 def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> None:

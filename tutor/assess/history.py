@@ -69,14 +69,17 @@ class NotHistory(OSError):
     """The history path is a FIFO, a device, a folder or far too large: not ours to use."""
 
 
-def _open_regular(path: Path, flags: int) -> int:
+def open_regular(
+    path: Path, flags: int, limit: int = MAX_BYTES, noun: str = "a history file"
+) -> int:
     """Open without blocking (a FIFO with no writer, or no reader, would wait for ever) and
-    return the descriptor only if it is a regular file of a history's size."""
+    return the descriptor only if it is a regular file of at most ``limit`` bytes (the course
+    progress reads its file this way too)."""
     nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX; Windows has no FIFOs to wait on
     flags |= nonblocking | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o666)
     try:
-        why = _not_history(os.fstat(fd))
+        why = _not_history(os.fstat(fd), limit, noun)
         if why:
             raise NotHistory(why)
         if nonblocking:
@@ -87,14 +90,16 @@ def _open_regular(path: Path, flags: int) -> int:
     return fd
 
 
-def _not_history(info: os.stat_result) -> str | None:
-    """Why a file with this status cannot be a history, or None."""
+def _not_history(
+    info: os.stat_result, limit: int = MAX_BYTES, noun: str = "a history file"
+) -> str | None:
+    """Why a file with this status cannot be ``noun`` (of at most ``limit`` bytes), or None."""
     if stat.S_ISREG(info.st_mode):
-        too_big = info.st_size > MAX_BYTES
-        return f"larger than {MAX_BYTES // 1_000_000} MB; not a history file" if too_big else None
+        size = f"{limit // 1_000_000} MB"
+        return f"larger than {size}; not {noun}" if info.st_size > limit else None
     kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device")]
     kind = next((name for test, name in kinds if test(info.st_mode)), "not a plain file")
-    return f"{kind}, not a history file"
+    return f"{kind}, not {noun}"
 
 
 def append(record: dict, path: Path | None = None) -> list[str]:  # type: ignore[type-arg]
@@ -109,8 +114,8 @@ def append(record: dict, path: Path | None = None) -> list[str]:  # type: ignore
         except FileNotFoundError:  # the first quiz (or a link to a file not made yet)
             why = None
         if why:  # not ours: set it aside and start afresh
-            problems.append(_set_aside(path, NotHistory(why)))
-        with open(_open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as f:
+            problems.append(set_aside(path, NotHistory(why)))
+        with open(open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as f:
             if f.tell() and not _ends_with_newline(path):
                 f.write(b"\n")  # a torn last line stays alone on its line
             f.write(line.encode("utf-8"))
@@ -122,7 +127,7 @@ def append(record: dict, path: Path | None = None) -> list[str]:  # type: ignore
 
 
 def _ends_with_newline(path: Path) -> bool:
-    with open(_open_regular(path, os.O_RDONLY), "rb") as f:
+    with open(open_regular(path, os.O_RDONLY), "rb") as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"
 
@@ -166,9 +171,9 @@ def _records(path: Path, scan: _Scan) -> Iterator[dict]:  # type: ignore[type-ar
     try:
         if not (path.exists() or path.is_symlink()):
             return
-        fd = _open_regular(path, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY)
     except OSError as err:
-        scan.problems.append(_set_aside(path, err))
+        scan.problems.append(set_aside(path, err))
         return
     with open(fd, "rb") as f:
         for n, line, last in _lines(f):
@@ -185,7 +190,7 @@ def _records(path: Path, scan: _Scan) -> Iterator[dict]:  # type: ignore[type-ar
         more = scan.damaged - MAX_PROBLEMS
         scan.problems.append(f"{path}: skipped {more} more damaged records")
     if not scan.records and scan.damaged:  # nothing of ours in it: keep it, but out of the way
-        scan.problems[:] = [_set_aside(path, ValueError("no quiz records in it"))]
+        scan.problems[:] = [set_aside(path, ValueError("no quiz records in it"))]
 
 
 def _record(line: bytes | None) -> dict | None:  # type: ignore[type-arg]
@@ -229,14 +234,16 @@ def stream(path: Path | None = None) -> Iterator[dict]:  # type: ignore[type-arg
     yield from _records(path, _Scan())
 
 
-def _set_aside(path: Path, err: Exception) -> str:
+def set_aside(path: Path, err: Exception, what: str = "the history") -> str:
+    """Rename an unreadable file out of the way (``NAME.damaged-<time>``), so nothing writes
+    over it; says so in words."""
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
     why = getattr(err, "strerror", None) or str(err)
     try:
         path.rename(aside)
     except OSError:
-        return f"could not read the history {path} ({why}); it was left where it is"
-    return f"could not read the history {path} ({why}); moved it to {aside} and started afresh"
+        return f"could not read {what} {path} ({why}); it was left where it is"
+    return f"could not read {what} {path} ({why}); moved it to {aside} and started afresh"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,6 +24,9 @@ MPX = mpmath.MPContext()
 MPX.prec = 256
 EXTRA = 4  # a carried value keeps the lesson's places, or up to this many more
 SLACK = QQ(1, 2**230)  # relative widening of a 256-bit evaluation: outward, with room to spare
+# a value below 2^-TINY in size is held by [0, 2^-TINY]: no answer (30 digits, 1e-30 at the
+# least) tells them apart, and a weight of e^(−10^60) has no exact bounds of sensible size
+TINY = 1000
 FAR = 300  # |exponent| beyond which a softmax row is shifted instead of evaluated as it stands
 
 
@@ -179,6 +182,9 @@ def from_mpf(x: mpmath.mpf):  # type: ignore[no-untyped-def]
 
 def around(x: mpmath.mpf, digits: int = 0) -> Interval:
     """A range surely holding the value ``x`` approximates (to 256 bits, or ``digits`` digits)."""
+    if x and MPX.mag(x) < -TINY:  # e^(−10^60) as a fraction would need 10^60 bits
+        edge = QQ(1, 2**TINY)
+        return Interval(QQ(0), edge) if x > 0 else Interval(-edge, QQ(0))
     mid = from_mpf(x)
     width = abs(mid) * SLACK + SLACK
     if digits:

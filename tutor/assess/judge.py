@@ -616,7 +616,10 @@ def _hidden_as(mask: Step, value: Range) -> Remap:
 def _e_alone(src: Step, i: int, j: int) -> Alternative:
     def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
         x = judge.resolved(base)(Ref(src, i, j))
-        return None if isinstance(x, hn.Hidden) else judge.kit.e_to(x)
+        if isinstance(x, hn.Hidden) or x.lo > hn.FAR:
+            return None  # e^300 is past every answer (1e60 at most): not this slip
+        # cut at e^300 for the same reason: e^(10^60) has no bounds of sensible size
+        return judge.kit.e_to(Interval(x.lo, min(x.hi, hn.FAR)))
 
     return alt
 

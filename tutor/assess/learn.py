@@ -9,6 +9,7 @@ lesson's derivation and the explanation to show: it never imports the walk itsel
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 STATE_FILE = "course.json"
 MAX_STATE_BYTES = 1_000_000
+NOUN = "a course progress file"
 BAR_WIDTH = 20
 
 
@@ -38,37 +40,68 @@ def state_path() -> Path:
     return history.history_dir() / STATE_FILE
 
 
+def course_key(course: Course) -> str:
+    """Where a course's progress is kept in the file: its file's full path (``week1/course.yaml``
+    and ``week2/course.yaml`` are two courses), or its name when it has no file."""
+    return str(Path(course.path).resolve()) if course.path else course.name
+
+
+def _read_state(path: Path) -> dict:  # type: ignore[type-arg]
+    """The progress file's data ({} when there is none). Read as the quiz history is: a FIFO or
+    a device is refused without waiting on it; raises ``OSError`` or ``ValueError`` when the
+    file is not ours or damaged."""
+    try:
+        fd = history.open_regular(path, os.O_RDONLY, MAX_STATE_BYTES, NOUN)
+    except FileNotFoundError:
+        return {}
+    with open(fd, "rb") as f:
+        data = json.loads(f.read(MAX_STATE_BYTES + 1).decode("utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("courses"), dict):
+        raise ValueError(NOUN.replace("a ", "not a ", 1))
+    for entry in data["courses"].values():
+        if not isinstance(entry, dict) or not isinstance(entry.get("passed"), list):
+            raise ValueError("a course's passed stages are not a list")
+    return data
+
+
+def _passed_in(data: dict, course: Course) -> list[str]:  # type: ignore[type-arg]
+    courses = data.get("courses", {})
+    entry = courses.get(course_key(course)) or courses.get(course.name)  # (older files: name)
+    return [str(s) for s in entry["passed"]] if entry else []
+
+
 def load_passed(course: Course, path: Path | None = None) -> tuple[list[str], list[str]]:
     """The ids of the course's passed stages (in course order), and problems in words. A file
-    that cannot be read is reported and treated as no progress; it is never the reason
-    ``learn`` fails."""
+    that cannot be read is set aside (renamed, as the quiz history is) and reported, and the
+    course starts afresh; it is never the reason ``learn`` fails."""
     path = path or state_path()
     try:
-        if not path.exists():
-            return [], []
-        if path.stat().st_size > MAX_STATE_BYTES:
-            raise ValueError("far too large")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        done = data["courses"][course.name]["passed"] if course.name in data["courses"] else []
-        if not isinstance(done, list):
-            raise ValueError("not a list of stages")
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        why = getattr(err, "strerror", None) or str(err)
-        return [], [f"could not read the course progress {path} ({why}); starting afresh"]
+        done = _passed_in(_read_state(path), course)
+    except (OSError, ValueError) as err:
+        return [], [history.set_aside(path, err, "the course progress")]
     return [s.id for s in course.stages if s.id in done], []  # in course order; others dropped
 
 
-def save_passed(course: Course, passed: list[str], path: Path | None = None) -> list[str]:
-    """Write the passed stages (the other courses' progress kept); problems in words."""
+def save_passed(
+    course: Course, passed: list[str], path: Path | None = None, before: list[str] | None = None
+) -> list[str]:
+    """Write the passed stages (the other courses' progress kept); problems in words.
+
+    ``before``: the stages this session read at its start. A stage the file lists now but did
+    not then was passed in another session meanwhile, and is kept (the later save merges).
+    A file damaged since it was read is set aside, never written over blind."""
     path = path or state_path()
+    problems = []
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        if not isinstance(data, dict) or not isinstance(data.get("courses"), dict):
-            data = {}
-    except (OSError, ValueError):
+        data = _read_state(path)
+    except (OSError, ValueError) as err:
+        problems.append(history.set_aside(path, err, "the course progress"))
         data = {}
     courses = data.get("courses", {})
-    courses[course.name] = {"passed": passed}
+    if before is not None:
+        meanwhile = [s for s in _passed_in(data, course) if s not in before and s not in passed]
+        passed = [s.id for s in course.stages if s.id in {*passed, *meanwhile}]
+    courses[course_key(course)] = {"passed": passed}
     text = json.dumps({"version": 1, "courses": courses}, ensure_ascii=False, indent=1)
     from tutor.core.files import replace_file
 
@@ -76,8 +109,8 @@ def save_passed(course: Course, passed: list[str], path: Path | None = None) -> 
         path.parent.mkdir(parents=True, exist_ok=True)
         replace_file(path, text + "\n")  # all or nothing: never half a file
     except OSError as err:
-        return [f"could not save the course progress to {path}: {err.strerror or err}"]
-    return []
+        return [*problems, f"could not save the course progress to {path}: {err.strerror or err}"]
+    return problems
 
 
 def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
@@ -103,6 +136,27 @@ def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
                 f"stage {n} ({stage.title}): the lesson {stage.lesson} has no "
                 f"{', '.join(missing)} step",
             )
+        _show_gives_nothing_away(course, n, stage, lesson)
+
+
+def _show_gives_nothing_away(course: Course, n: int, stage: Stage, lesson: Lesson) -> None:
+    """A shown step's table, and the tables it is made from (the walk prints them beside it:
+    scores shows Q and K), may not hold a step the stage asks: that would be the answers."""
+    if not stage.show:
+        return
+    from tutor.core.engine import derive
+
+    shown = [s for s in derive(lesson).steps if s.name in stage.show and s.head in (None, 1)]
+    revealed = {s.name for s in shown} | {a.name for s in shown for a in s.args}
+    for name in sorted(revealed & set(stage.steps)):
+        line, col = stage.show_at
+        raise LessonError.at(
+            course.path,
+            line,
+            col,
+            f"show in stage {n}: its tables hold {name}, which this stage asks; show only "
+            "the steps it is made from",
+        )
 
 
 def next_stage(course: Course, passed: list[str]) -> tuple[int, Stage] | None:

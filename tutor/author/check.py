@@ -27,7 +27,7 @@ from tutor.core.engine import Step, causal_mask, given, matmul, numbered, ration
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
 from tutor.core.lessonfile import check_lesson
-from tutor.core.spec import MAX_ERRORS
+from tutor.core.spec import MAX_ERRORS, refused
 from tutor.text.format import MINUS, decimal_places, decimal_text, number, plural, round_half_up
 
 ONE_HOT = 0.99
@@ -117,7 +117,10 @@ def teaching_warnings(lesson: Lesson) -> list[Problem]:
 def _decoding_warnings(lesson: Lesson) -> list[Problem]:
     """Issue 17's keys used in a way that teaches something else than they mean to."""
     out = []
-    if lesson.next is not None and lesson.mask != "causal":
+    # advice only the loader would accept (spec.REFUSED_COMBINATIONS): never mask: causal where
+    # a source sentence forbids it
+    causal_allowed = not refused(lesson.features | {"causal"})
+    if lesson.next is not None and lesson.mask != "causal" and causal_allowed:
         line, col = lesson.where.get("next", (1, 1))
         out.append(
             Problem(
@@ -441,9 +444,9 @@ def head_warnings(
             yield at(
                 row,
                 f"the weights of {label}{of_head} are nearly one-hot: "
-                f"{number(weights.cells[i][row.top], 3)} on {labels[row.top]}, as its scaled "
-                f"scores run from {low} to {high}; smaller entries in X, W_Q or W_K give "
-                "softmax something to share",
+                f"{number(weights.cells[i][row.top], 3)} on {weights.cols[row.top]}, as "
+                f"its scaled scores run from {low} to {high}; smaller entries in X, W_Q or "
+                "W_K give softmax something to share",
             )
             continue
         if row.zeros(lesson.precision) >= row.mostly_zero_at:

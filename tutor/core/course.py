@@ -26,7 +26,16 @@ import yaml
 from tutor.core.errors import LessonError
 from tutor.core.lesson import Lesson
 from tutor.core.spec import MAX_VALUES, STEP_NAMES
-from tutor.core.yamlsrc import Checker, Enough, compose, describe, read_text, suggest, whole_number
+from tutor.core.yamlsrc import (
+    Checker,
+    Enough,
+    compose,
+    describe,
+    pos,
+    read_text,
+    suggest,
+    whole_number,
+)
 
 COURSE_KEYS = ("version", "title", "stages")
 STAGE_KEYS = ("id", "title", "lesson", "steps", "count", "show", "warmup")
@@ -48,6 +57,7 @@ class Stage:
     show: tuple[str, ...] = ()
     warmup: tuple[tuple[int, int], ...] = ()  # exact numbers (numerator, denominator)
     line: int = 0  # where the stage starts in its file, for messages
+    show_at: tuple[int, int] = (0, 0)  # (line, col) of its show: list, for messages
 
 
 @dataclass(frozen=True)
@@ -175,8 +185,10 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
         c.error(keys["lesson"][1], f"the lesson of {what} is empty; expected a lesson's name")
     steps = _names(c, keys["steps"][1], f"the steps of {what}", QUIZ_STEP_NAMES)
     show: tuple[str, ...] = ()
+    show_at = (0, 0)
     if "show" in keys:
         show = _names(c, keys["show"][1], f"show in {what}", STEP_NAMES)
+        show_at = pos(keys["show"][1])
         for name in set(show) & set(steps):
             c.error(
                 keys["show"][1],
@@ -206,4 +218,4 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
             stage_id = None
     if not (title and lesson and steps and stage_id):
         return None
-    return Stage(stage_id, title, lesson, steps, count, show, tuple(warmup), line)
+    return Stage(stage_id, title, lesson, steps, count, show, tuple(warmup), line, show_at)

@@ -24,7 +24,7 @@ from tutor.core.engine import Derivation, Kit, Ref, Step, T, concat, given, matm
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
 from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
-from tutor.core.spec import MAX_DIM, NEXT_STEP_NAMES
+from tutor.core.spec import MAX_DIM, NEXT_STEP_NAMES, refused
 
 NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
 
@@ -203,6 +203,9 @@ def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
         given, missing = ("--next-token", "--x") if x is None else ("--x", "--next-token")
         raise UsageError(f"{given} needs {missing} too: the next token and its row of X")
     new = next_token(lesson, token, x)
+    # the loader's table of what combines (spec.REFUSED_COMBINATIONS), for the command line's step
+    for _, _, why in refused(lesson.features | {"next"}):
+        raise UsageError(f"--next-token: {why}")
     notes = lesson.notes
     if lesson.next is not None and lesson.next != new:
         # the lesson's notes on its decoding steps speak of its own next token, not this one

@@ -129,6 +129,21 @@ class Lesson:
         return unique_labels(self.source or ())
 
     @property
+    def features(self) -> frozenset[str]:
+        """The lesson's features, as ``spec.FEATURES`` names them (``spec.refused`` says which
+        pairs do not combine)."""
+        return features(
+            positions=self.positions,
+            source=self.source is not None,
+            mask=self.mask,
+            grouped=self.kv_groups is not None,
+            heads=self.multi_head,
+            W_O=self.W_O is not None,
+            next=self.next is not None,
+            layout=self.layout,
+        )
+
+    @property
     def embedded(self) -> bool:
         """Whether X is worked as E + P (the lesson gives E and its positions)."""
         return self.positions in ("given", "sinusoidal")
@@ -193,6 +208,31 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("source=" + "\x1f".join(lesson.source))
         parts.append("X_src=" + mat(lesson.X_src))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+
+
+def features(
+    positions: str,
+    source: bool,
+    mask: str,
+    grouped: bool,
+    heads: bool,
+    W_O: bool,
+    next: bool,
+    layout: str,
+) -> frozenset[str]:
+    """``spec.FEATURES`` names of a lesson's keys (the loader's, before a Lesson exists)."""
+    on = {
+        "positions": positions != "none",
+        "rope": positions == "rope",
+        "source": source,
+        "causal": mask == "causal",
+        "grouped": grouped,
+        "heads": heads,
+        "W_O": W_O,
+        "next": next,
+        "columns": layout == "columns",
+    }
+    return frozenset(name for name, yes in on.items() if yes)
 
 
 def unique_labels(tokens: tuple[str, ...] | list[str]) -> tuple[str, ...]:

@@ -22,9 +22,11 @@ from tutor.core.lesson import (
     Matrix,
     QuizDefaults,
     VariantOf,
+    features,
     unique_labels,
 )
 from tutor.core.spec import (
+    FEATURES,
     FILLED_NEXT_STEPS,
     FILLED_STEPS,
     HEAD_KEYS,
@@ -41,6 +43,7 @@ from tutor.core.spec import (
     STEP_NAMES,
     TOP_KEYS,
     VARIANT_KEYS,
+    refused,
 )
 from tutor.core.yamlsrc import (
     Checker,
@@ -189,19 +192,7 @@ def _build(
 
     next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
     layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
-    if source is not None and mask == "causal":
-        c.error(
-            keys["mask"][1],
-            "mask: causal hides the tokens after each token of one sentence; with a source "
-            "sentence (cross-attention) every target token may see every source token, so "
-            "remove the mask or the source",
-        )
-    if source is not None and positions != "none":
-        c.error(
-            keys["positions"][1] if "positions" in keys else keys[xkey][0],
-            "positions and a source sentence (cross-attention) are not combined in one lesson "
-            "yet; keep one of them",
-        )
+    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout)
     if positions == "rope":
         for k, h in enumerate(heads, 1):
             d_k = len(h.W_Q[0])
@@ -270,6 +261,36 @@ def _build(
         points=MappingProxyType(points),
         variant=variant,
     )
+
+
+def _combinations(
+    c: Checker,
+    keys: dict[str, tuple[yaml.Node, yaml.Node]],
+    xkey: str,
+    positions: str,
+    source: object,
+    mask: str,
+    heads: list[Head],
+    W_O: object,
+    next_token: object,
+    layout: str,
+) -> None:
+    """Refuse the pairs of features ``spec.REFUSED_COMBINATIONS`` lists, at the later key."""
+    found = features(
+        positions=positions,
+        source=source is not None,
+        mask=mask,
+        grouped="kv_groups" in keys,
+        heads="heads" in keys,
+        W_O=W_O is not None,
+        next=next_token is not None,
+        layout=layout,
+    )
+    for _, later, why in refused(found):
+        key = FEATURES[later]
+        if key not in keys:  # positions given by P alone: at E's (or X's) key
+            key = "P" if "P" in keys else xkey
+        c.error(keys[key][1], why)
 
 
 def _tokens(c: Checker, node: yaml.Node, key: str = "tokens", of: str = "X") -> list[str] | None:

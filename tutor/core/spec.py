@@ -112,3 +112,46 @@ POSITIONS = ("none", "given", "sinusoidal", "rope")
 # RoPE angles a student can work exactly: cos and sin of multiples of these (degrees) are
 # 0, ±1/2, ±√2/2, ±√3/2, ±1
 FRIENDLY_DEGREES = (30, 45)
+
+# Which lesson features combine (issue 24): ONE table, read by the loader (which refuses a listed
+# pair at the later feature's key), by walk's --next-token/--x (the same rule) and by check (which
+# never advises a key this table refuses). Every pair not listed works, and
+# tests/test_combinations.py cross-checks each against numpy. A feature, and the key it is at:
+FEATURES = {
+    "positions": "positions",  # E + P (given or sinusoidal) or RoPE
+    "rope": "positions",  # positions: rope
+    "source": "source",  # a source sentence: cross-attention
+    "causal": "mask",  # mask: causal
+    "grouped": "kv_groups",
+    "heads": "heads",
+    "W_O": "W_O",
+    "next": "next",  # one decoding step with the KV cache
+    "columns": "layout",  # layout: columns
+}
+# (earlier, later): why the two do not combine; reported at the later one's key
+REFUSED_COMBINATIONS = {
+    ("source", "causal"): (
+        "mask: causal hides the tokens after each token of one sentence; with a source sentence "
+        "(cross-attention) every target token may see every source token, so remove the mask or "
+        "the source"
+    ),
+    ("source", "positions"): (
+        "positions and a source sentence (cross-attention) are not combined in one lesson yet; "
+        "keep one of them"
+    ),
+    ("source", "next"): (
+        "next: (one decoding step) and a source sentence (cross-attention) are not combined in "
+        "one lesson yet: the new target token would read the source's keys, not a cache of its "
+        "own sentence's; keep one of them"
+    ),
+    ("rope", "next"): (
+        "next: (one decoding step) and positions: rope are not combined in one lesson yet: the "
+        "new token's query and key would be turned by its position, a step the decoding row "
+        "does not have; keep one of them"
+    ),
+}
+
+
+def refused(features: set[str] | frozenset[str]) -> list[tuple[str, str, str]]:
+    """The pairs of ``features`` that do not combine: (earlier, later, why), in table order."""
+    return [(a, b, why) for (a, b), why in REFUSED_COMBINATIONS.items() if {a, b} <= features]

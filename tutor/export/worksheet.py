@@ -51,6 +51,21 @@ TEX_TITLES = {
     "X_src": r"$X_{\mathrm{src}}$, the source sentence's tokens",
     "Q_rot": r"$Q_{\mathrm{rot}}$, the queries turned by position",
     "K_rot": r"$K_{\mathrm{rot}}$, the keys turned by position",
+    "masked": r"masked: the causal mask",
+    # one decoding step (next:), as words.TITLES
+    "x_new": r"$x_{\mathrm{new}}$, the next token",
+    "q_new": r"$q_{\mathrm{new}} = x_{\mathrm{new}} W_Q$, its query",
+    "k_new": r"$k_{\mathrm{new}} = x_{\mathrm{new}} W_K$, its key",
+    "v_new": r"$v_{\mathrm{new}} = x_{\mathrm{new}} W_V$, its value",
+    "K_cache": r"$K_{\mathrm{cache}}$: the cached keys, with $k_{\mathrm{new}}$ below",
+    "V_cache": r"$V_{\mathrm{cache}}$: the cached values, with $v_{\mathrm{new}}$ below",
+    "scores_new": r"$\mathrm{scores}_{\mathrm{new}} = q_{\mathrm{new}} K_{\mathrm{cache}}^\top$, "
+    "one row",
+    "scaled_new": r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
+    "weights_new": r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of the one row",
+    "z_new": r"$z_{\mathrm{new}} = \mathrm{weights}_{\mathrm{new}} \cdot V_{\mathrm{cache}}$",
+    "concat_new": r"$\mathrm{concat}_{\mathrm{new}}$: the heads' $z_{\mathrm{new}}$ side by side",
+    "output_new": r"$\mathrm{output}_{\mathrm{new}} = \mathrm{concat}_{\mathrm{new}} \cdot W_O$",
 }
 TEX_ADDED_X = r"$X = E + P$, each token with its position"
 MASK_NOTE = (
@@ -276,9 +291,14 @@ def tex_label(label: str) -> str:
 
 
 def step_tex(step: Step) -> str:
-    """A step's name in math: ``Q``, ``W_{Q}``, ``\\mathrm{scores}``, with ``^{(2)}`` for head 2."""
+    """A step's name in math: ``Q``, ``W_{Q}``, ``\\mathrm{scores}``, ``{q_{\\mathrm{new}}}``,
+    with ``^{(2)}`` for head 2."""
+    base, _, sub = step.name.partition("_")
     if step.name.startswith("W_"):
         name = f"W_{{{step.name[2:]}}}"
+    elif sub:  # braced, so a cell's own subscript follows it: {q_{new}}_{cake, 1}
+        base = base if len(base) == 1 else rf"\mathrm{{{base}}}"
+        name = rf"{{{base}_{{\mathrm{{{sub}}}}}}}"
     elif len(step.name) == 1:
         name = step.name
     else:

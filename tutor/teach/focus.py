@@ -118,11 +118,11 @@ def for_head(d: Derivation, chosen: Focus | None, head: int | None) -> Focus:
 
 def lively_row(weights: Step) -> int:
     """The most decisive row of a weights step (see the module's docstring)."""
-    n = len(weights.rows)
-    seen = [[j for j in range(n) if not weights.hidden(i, j)] for i in range(n)]
+    n, keys = len(weights.rows), len(weights.cols)  # keys: the source's, in cross-attention
+    seen = [[j for j in range(keys) if not weights.hidden(i, j)] for i in range(n)]
     candidates = [i for i in range(n) if len(seen[i]) >= 2] or list(range(n))
-    if any(len(s) < n for s in seen):  # causal: rows that see enough and hide something
-        wide = [i for i in candidates if 2 * len(seen[i]) >= n and len(seen[i]) < n]
+    if any(len(s) < keys for s in seen):  # causal: rows that see enough and hide something
+        wide = [i for i in candidates if 2 * len(seen[i]) >= keys and len(seen[i]) < keys]
         candidates = wide or candidates
 
     def spread(i: int) -> float:
