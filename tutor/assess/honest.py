@@ -315,12 +315,13 @@ class Honest:
                     es = [self.e_to(x, rounded=False) for x in xs]
                 if sum(e.lo for e in es) > 0:
                     ways.append(es)
-            shifted = [x - top for x in xs]
+            m = Interval(top.hi)  # the row's largest score, as a point: e^(x − m) ≤ 1
+            shifted = [x - m for x in xs]
             if not ways:
                 # far from 0, or so far below it that e^x's lower bound is 0 (a score of −184
                 # alone in its row): e^(x − m) unrounded (the shares are the same)
                 ways.append([self.e_to(x, rounded=False) for x in shifted])
-            if top.hi > 0 or top.lo < 0:  # worked as softmax teaches: e^(x − m), each rounded
+            if top.hi != 0:  # worked as softmax teaches: e^(x − m), each rounded
                 es = [self.e_to(x) for x in shifted]
                 if sum(e.lo for e in es) > 0:
                     ways.append(es)
