@@ -141,12 +141,7 @@ def pen_case(runner: CliRunner, path: Path, d, slip: str, rng: random.Random, fo
     steps = students.fill_steps(d)
     for _ in range(8):
         step = rng.choice(steps)
-        cells = [
-            (i, j)
-            for i in range(len(step.rows))
-            for j in range(len(step.cols))
-            if not step.cells[i][j].masked and not (step.op == "scale" and _hidden(d, step, i, j))
-        ]
+        cells = asked(d, step)  # not the cells the mask fills in: the sheet gives them
         if not cells:
             continue
         i, j = rng.choice(cells)
@@ -164,10 +159,6 @@ def pen_case(runner: CliRunner, path: Path, d, slip: str, rng: random.Random, fo
         ]
         return step, lost, expected_loss(d, step), named, rep
     return None
-
-
-def _hidden(d, step, i: int, j: int) -> bool:  # type: ignore[no-untyped-def]
-    return d.lesson.mask == "causal" and j > i
 
 
 def pen_simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg]
