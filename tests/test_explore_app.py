@@ -304,16 +304,6 @@ def test_only_explore_imports_textual(args: list[str]) -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_help_does_not_import_sympy() -> None:
-    code = (
-        "import sys; from tutor.cli import app; from typer.testing import CliRunner; "
-        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
-        "assert 'explore' in r.output; print('sympy' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
 def test_a_save_that_cannot_be_written_is_refused_in_place(tmp_path) -> None:  # type: ignore[no-untyped-def]
     async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
         await pilot.press("s", "ctrl+u", *"no/such/folder/x.yaml", "enter")
