@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.test_folders import lesson
+from tutor.core import lessonfile, summaries
 from tutor.core.summaries import CACHE_NAME
 
 
@@ -70,7 +71,8 @@ def test_a_changed_lesson_is_read_again(run, cache_home: Path, tmp_path: Path) -
     [
         "not json {",
         "[" * 100_000,
-        '{"code": 1, "files": []}',
+        '{"files": []}',
+        '{"files": {"x": 1}}',
         "null",
         "CODE",  # the right code, entries of every wrong shape
     ],
@@ -82,9 +84,9 @@ def test_a_damaged_cache_is_the_same_as_none(run, cache_home: Path, tmp_path: Pa
     if damage == "CODE":
         data = json.loads(path.read_text())
         wrong = [None, 3, "x", [], [1], [1, 2, 3, 4], [0, 0, "x"], [0, 0, [1, [1, 2], "easy"]]]
-        for i, k in enumerate(data["files"]):  # each file's current stamp, a damaged value
-            st = os.stat(k)
-            data["files"][k] = [st.st_size, st.st_mtime_ns, wrong[i % len(wrong)]]
+        for i, key in enumerate(data["files"]):  # each file's current stamp, a damaged value
+            st = os.stat(key.split(" ", 1)[1])
+            data["files"][key] = [st.st_size, st.st_mtime_ns, wrong[i % len(wrong)]]
         damage = json.dumps(data)
     path.write_text(damage)
     assert listed(run, tmp_path / "mine") == clean
@@ -97,3 +99,33 @@ def test_a_cache_folder_that_cannot_be_written_is_no_cache(run, tmp_path: Path) 
         result = run("list", env={"XDG_CACHE_HOME": nowhere, "COLUMNS": "200"})
         assert result.exit_code == 0 and result.stderr == ""
         assert "cats-chase-mice" in result.stdout and "stages 1-7" in result.stdout
+
+
+def test_two_installations_keep_their_own_summaries(cache_home, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A checkout and a pip install (other code, so other summaries) share one cache file."""
+    path = lesson(tmp_path / "mine", "mine", "My title")
+    reads = []
+
+    def make(p: Path) -> list:
+        reads.append(p)
+        return ["My title", [2, 2, 1, 1], "easy"]
+
+    for code in ("one", "other", "one", "other"):
+        monkeypatch.setattr(summaries, "_code_key", lambda code=code: code)
+        cache = summaries.Cache()
+        assert cache.remembered(path, make) == ["My title", [2, 2, 1, 1], "easy"]
+        cache.save()
+    assert reads == [path, path]  # once for each installation
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
+def test_a_file_name_that_is_not_utf8_is_remembered(cache_home, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "mine"
+    odd = Path(os.fsdecode(bytes(folder) + b"/odd\xff.yaml"))
+    lesson(folder, "plain", "My title").rename(odd)
+    for _ in range(2):
+        cache = summaries.Cache()
+        assert summaries.lesson_summary(cache, odd, odd.stem).title == "My title"
+        cache.save()
+        monkeypatch.setattr(lessonfile, "check_lesson", None)  # a second read would fail
+    assert "\\udcff" in cache_file(cache_home).read_text()

@@ -3,7 +3,8 @@
 Reading and validating every lesson and the course on each ``list`` cost more than the rest of
 the command. A summary is kept in one JSON file in the user's cache folder (platformdirs), keyed
 by the file's path, size and modification time, and by the tutor's own version and core modules
-(a change to validation forgets every summary). A cache that cannot be read, is damaged, or
+(another release, or an edit of validation, does not use it; two installations can share the
+file without forgetting each other's summaries). A cache that cannot be read, is damaged, or
 cannot be written is the same as no cache: the files are read, and nothing is said.
 """
 
@@ -33,24 +34,23 @@ class Summary:
 
 
 class Cache:
-    """The remembered summaries: look a file up with ``get``, add with ``put``, then ``save``."""
+    """The remembered summaries: ask for each file with ``remembered``, then ``save``."""
 
     def __init__(self) -> None:
         self.path = _cache_path()
         self.code = _code_key()
-        self.entries: dict[str, list] = {}
+        self.entries: dict[str, list] = {}  # "code path" -> [size, mtime_ns, value]
         self.seen: set[str] = set()
         self.changed = False
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, RecursionError):
             data = json.loads(self.path.read_text(encoding="utf-8")) if self.path else None
-            if isinstance(data, dict) and data.get("code") == self.code:
-                files = data.get("files")
-                self.entries = files if isinstance(files, dict) else {}
+            if isinstance(data, dict) and isinstance(data.get("files"), dict):
+                self.entries = data["files"]
 
     def remembered(self, path: Path, make):  # type: ignore[no-untyped-def]
         """The value remembered for ``path`` at its current size and mtime, else ``make(path)``
         (remembered for next time). ``make`` returns JSON-able data."""
-        key = os.path.abspath(path)
+        key = self._key(path)
         self.seen.add(key)
         try:
             st = os.stat(path)
@@ -65,6 +65,14 @@ class Cache:
         self.changed = True
         return value
 
+    def forget(self, path: Path) -> None:
+        """Drop what is remembered of ``path`` (it was damaged)."""
+        self.entries.pop(self._key(path), None)
+        self.changed = True
+
+    def _key(self, path: Path) -> str:
+        return f"{self.code} {os.path.abspath(path)}"
+
     def save(self) -> None:
         """Write the cache if anything was added; quietly not, where it cannot be written."""
         if not self.changed or self.path is None:
@@ -73,8 +81,9 @@ class Cache:
             self.entries = {k: v for k, v in self.entries.items() if k in self.seen}
         from tutor.core.files import replace_file
 
-        text = json.dumps({"code": self.code, "files": self.entries}, ensure_ascii=False)
-        with contextlib.suppress(OSError):
+        # ASCII: a file name that is not UTF-8 (kept by Python as surrogates) is written escaped
+        text = json.dumps({"files": self.entries})
+        with contextlib.suppress(OSError, ValueError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             replace_file(self.path, text)
 
@@ -100,8 +109,7 @@ def lesson_summary(cache: Cache, path: Path, name: str) -> Summary:
         sizes, level = rest
         n, d_model, d_k, d_v = (int(s) for s in sizes)
         return Summary(str(title), (n, d_model, d_k, d_v), str(level))
-    cache.entries.pop(os.path.abspath(path), None)  # damaged: read the file itself
-    cache.changed = True
+    cache.forget(path)  # damaged: read the file itself
     return lesson_summary(cache, path, name)
 
 
@@ -135,7 +143,10 @@ def _cache_path() -> Path | None:
 
 
 def _code_key() -> str:
-    """The tutor's version and its core modules' sizes and times: what decides a summary."""
+    """A checksum of the tutor's version and its core modules' sizes and times: what decides a
+    summary."""
+    import zlib
+
     from tutor import __version__
 
     parts = [__version__]
@@ -144,4 +155,4 @@ def _code_key() -> str:
             if entry.name.endswith(".py"):
                 st = entry.stat()
                 parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-    return "|".join(parts)
+    return f"{zlib.crc32('|'.join(parts).encode()):08x}"
