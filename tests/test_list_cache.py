@@ -129,3 +129,15 @@ def test_a_file_name_that_is_not_utf8_is_remembered(cache_home, tmp_path, monkey
         cache.save()
         monkeypatch.setattr(lessonfile, "check_lesson", None)  # a second read would fail
     assert "\\udcff" in cache_file(cache_home).read_text()
+
+
+@pytest.mark.parametrize("xdg", ["set", "empty", "unset"])
+def test_the_cache_is_in_platformdirs_cache_folder(monkeypatch, tmp_path, xdg: str) -> None:  # type: ignore[no-untyped-def]
+    import platformdirs
+
+    if xdg == "unset":
+        monkeypatch.delenv("XDG_CACHE_HOME")
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path) if xdg == "set" else " ")
+    expected = platformdirs.user_cache_path("attn-tutor", appauthor=False) / CACHE_NAME
+    assert summaries.Cache().path == expected

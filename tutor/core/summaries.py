@@ -13,12 +13,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.core.catalog import bundled_course_path
 from tutor.core.errors import LessonError
 
+APP_NAME = "attn-tutor"
 CACHE_NAME = "list-cache.json"
 MAX_ENTRIES = 1000  # beyond this, only the files of this run are kept
 _CORE = Path(__file__).resolve().parent
@@ -134,10 +136,16 @@ def course_order(cache: Cache) -> dict[str, list[int]]:
 
 
 def _cache_path() -> Path | None:
+    """The cache file in the user's cache folder, platformdirs' ``user_cache_path``. On Linux and
+    the BSDs that is the XDG rule, worked here: importing platformdirs took 10 ms, a sixth of what
+    ``list`` adds to its start-up (a test checks that both give the same folder)."""
     try:
+        if os.name == "posix" and sys.platform != "darwin" and "ANDROID_ROOT" not in os.environ:
+            base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
+            return Path(base) / APP_NAME / CACHE_NAME
         import platformdirs
 
-        return platformdirs.user_cache_path("attn-tutor", appauthor=False) / CACHE_NAME
+        return platformdirs.user_cache_path(APP_NAME, appauthor=False) / CACHE_NAME
     except Exception:  # no home at all: no cache
         return None
 
