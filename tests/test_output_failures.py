@@ -20,7 +20,11 @@ from tutor.assess import history
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes and signals")
 
-ENV = {**os.environ, **PLAIN_ENV, "PYTHONPATH": str(ROOT)}
+
+def child_env(home: Path) -> dict[str, str]:
+    """The test's environment (tests/conftest.py pins it) for a child with its own home; built
+    when the test runs, not at import, which would keep the runner's own environment."""
+    return {**os.environ, **PLAIN_ENV, "PYTHONPATH": str(ROOT), "ATTN_TUTOR_HOME": str(home)}
 
 
 def with_closed_reader(args: list[str], home: Path, stdin: bytes = b"") -> tuple[int, str]:
@@ -34,7 +38,7 @@ def with_closed_reader(args: list[str], home: Path, stdin: bytes = b"") -> tuple
             stdin=subprocess.PIPE,
             stdout=write_end,
             stderr=subprocess.PIPE,
-            env={**ENV, "ATTN_TUTOR_HOME": str(home)},
+            env=child_env(home),
         )
     finally:
         os.close(write_end)
@@ -126,7 +130,7 @@ def test_sigterm_or_sighup_at_the_prompt_saves_the_record(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**ENV, "ATTN_TUTOR_HOME": str(tmp_path)},
+        env=child_env(tmp_path),
     )
     try:
         wait_for(child, b"Question 1/2")
@@ -178,7 +182,7 @@ def test_a_quiz_started_with_sigterm_ignored_keeps_it_ignored(tmp_path: Path) ->
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env={**ENV, "ATTN_TUTOR_HOME": str(tmp_path)},
+        env=child_env(tmp_path),
         preexec_fn=ignore_term,
     )
     try:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import LESSONS
 from tutor.core.engine import derive
+from tutor.core.install import install_command
 from tutor.core.lessonfile import load_lesson
 from tutor.export import typst_doc
 from tutor.export.worksheet import fill_steps
@@ -143,7 +144,7 @@ def test_without_typst_pdf_says_how_to_install_it(run, tmp_path, monkeypatch) ->
     monkeypatch.setitem(sys.modules, "typst", None)  # import typst now raises ImportError
     result = run("export", "cats-chase-mice", "-f", "pdf", "-o", str(tmp_path / "x.pdf"))
     assert result.exit_code == 1
-    assert "pip install 'attn-tutor[pdf]'" in result.stderr
+    assert f"optional extra: {install_command('pdf')}" in result.stderr
     assert "Traceback" not in result.stderr
     assert run("export", "cats-chase-mice", "-f", "typ").exit_code == 0  # the source needs no typst
 

@@ -996,8 +996,7 @@ def explain(
 
 @app.command()
 def explore(lesson: LessonArg = "cats-chase-mice", lessons_dir: LessonsDirOpt = None) -> None:
-    """Change a number of a lesson and watch attention change (a full-screen app; needs the
-    explore extra: pip install 'attn-tutor[explore]')."""
+    """Change a number of a lesson and watch attention change (a full-screen app)."""
     from tutor.explore.launch import explore as run_explorer
     from tutor.explore.launch import need_textual
 

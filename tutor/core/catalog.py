@@ -16,11 +16,16 @@ from tutor.core.errors import LessonError, UsageError
 # finding lessons
 
 
-def bundled_dir() -> Path:
-    """The bundled lessons: inside the installed package, else the checkout's ``lessons/``."""
+def bundled_dir(folder: str = "lessons") -> Path:
+    """The bundled lessons (or ``courses``): inside the installed package, else the checkout's."""
     here = Path(__file__).resolve().parents[1]  # the tutor package
-    inside = here / "lessons"
-    return inside if inside.is_dir() else here.parent / "lessons"
+    inside = here / folder
+    return inside if inside.is_dir() else here.parent / folder
+
+
+def bundled_course_path() -> Path:
+    """The bundled course: inside the installed package, else the checkout's ``courses/``."""
+    return bundled_dir("courses") / "attention.yaml"
 
 
 LESSONS_ENV = "ATTN_TUTOR_LESSONS"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from tutor.core.catalog import bundled_course_path
 from tutor.core.errors import LessonError
 from tutor.core.lesson import Lesson
 from tutor.core.spec import MAX_VALUES, STEP_NAMES
@@ -84,13 +85,6 @@ def difficulty(lesson: Lesson) -> str:
     points = (lesson.n > 4) + (lesson.d_k > 2 or lesson.d_model > 4)
     points += (lesson.mask == "causal") + 2 * lesson.multi_head
     return LEVELS[0 if points == 0 else 1 if points <= 2 else 2]
-
-
-def bundled_course_path() -> Path:
-    """The bundled course: inside the installed package, else the checkout's ``courses/``."""
-    here = Path(__file__).resolve().parents[1]  # the tutor package
-    inside = here / "courses"
-    return (inside if inside.is_dir() else here.parent / "courses") / "attention.yaml"
 
 
 def load_course(path: str | Path | None = None) -> Course:

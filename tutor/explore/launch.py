@@ -1,4 +1,5 @@
-"""Starting the explorer: Textual is an optional extra, so say how to get it when it is missing."""
+"""Starting the explorer: Textual is imported only here, when the command runs (its import takes
+longer than the rest of the tutor's); an installation without it is told how to mend itself."""
 
 from __future__ import annotations
 
@@ -6,15 +7,17 @@ import importlib.util
 from pathlib import Path
 
 from tutor.core.errors import TutorError
+from tutor.core.install import install_command
 from tutor.core.lesson import Lesson
-
-INSTALL = "pip install 'attn-tutor[explore]'"
 
 
 def need_textual() -> None:
     """Raise ``TutorError`` with the install command when Textual is not installed."""
     if importlib.util.find_spec("textual") is None:
-        raise TutorError(f"explore needs Textual, an optional extra; install it with: {INSTALL}")
+        raise TutorError(
+            f"explore needs Textual, which this installation lacks; install it with: "
+            f"{install_command()}"
+        )
 
 
 def explore(lesson: Lesson, source: str, folder: Path | None = None) -> None:

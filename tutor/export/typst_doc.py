@@ -1,11 +1,12 @@
 """Derivation → worksheets and answer keys as typst source, and as PDF through typst.
 
-typst (the ``typst`` package on PyPI, an optional extra: ``pip install 'attn-tutor[pdf]'``) is a
-compiler in a wheel with its fonts bundled, so a PDF needs no TeX. The source is built here as
-text: every string from a lesson (title, tokens, head names, a student's name) reaches typst as
-a string literal (``lit``), never as markup, so ``#import``, ``$`` or ``]`` in a token prints as
-typed. Numbers become text only through ``tutor.text.format``, and a cell's working only through
-``tutor.text.working``; this module adds typst spelling and the page layout.
+typst (the ``typst`` package on PyPI, the optional extra ``pdf``; ``core.install`` words the
+command that installs it) is a compiler in a wheel with its fonts bundled, so a PDF needs no TeX.
+The source is built here as text: every string from a lesson (title, tokens, head names, a
+student's name) reaches typst as a string literal (``lit``), never as markup, so ``#import``,
+``$`` or ``]`` in a token prints as typed. Numbers become text only through
+``tutor.text.format``, and a cell's working only through ``tutor.text.working``; this module adds
+typst spelling and the page layout.
 
 A worksheet has a name/ID line, the lesson's fingerprint, points per step and answer boxes
 sized for handwriting; an answer key has each step's table, every cell's worked line (long sums
@@ -24,6 +25,7 @@ from pathlib import Path
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
+from tutor.core.install import install_command
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
@@ -37,7 +39,6 @@ from tutor.text import words
 from tutor.text import working as wk
 
 PAPERS = {"a4": "a4", "letter": "us-letter"}  # --paper → typst's name
-INSTALL = "pip install 'attn-tutor[pdf]'"
 BOX_WIDTH_CM = 2.0  # an answer box: room for "−0.123" written by hand
 BOX_HEIGHT_CM = 1.0
 BOXES_CM = 15.0  # at most this much of the line for boxes; more columns share it (1fr each)
@@ -493,7 +494,9 @@ def compile_pdf(text: str, font_paths: Sequence[Path] = ()) -> bytes:
     try:
         import typst
     except ImportError:
-        raise TutorError(f"--format pdf needs typst, an optional extra: {INSTALL}") from None
+        raise TutorError(
+            f"--format pdf needs typst, an optional extra: {install_command('pdf')}"
+        ) from None
     for p in font_paths:
         if not Path(p).is_dir():
             raise UsageError(f"--font-path {p}: no such folder")
