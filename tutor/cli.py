@@ -995,6 +995,65 @@ def explain(
 
 
 @app.command()
+def code(
+    lesson: LessonArg = "cats-chase-mice",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the program to FILE (- for stdout).", metavar="FILE"
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Print the lesson as a short NumPy program: one line per step, with its numbers."""
+    from tutor.core.engine import derive
+    from tutor.export.code import program
+
+    write_output(program(derive(open_lesson(lesson, lessons_dir))), output, force)
+
+
+@app.command("check-code")
+def check_code(
+    lesson: Annotated[
+        str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
+    ],
+    file: Annotated[
+        Path,
+        typer.Argument(help="Your Python file, defining attention(X, W_Q, W_K, W_V, mask=None)."),
+    ],
+    function: Annotated[
+        str, typer.Option("--function", help="The function to call.", metavar="NAME")
+    ] = "attention",
+    timeout: Annotated[
+        float,
+        typer.Option(help="Seconds your file may take.", min=1, max=600, metavar="SECONDS"),
+    ] = 20,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Check your own NumPy attention against the lesson, step by step (runs your file)."""
+    from rich.text import Text
+
+    from tutor.assess import codecheck as cc
+    from tutor.core.catalog import is_file
+    from tutor.core.engine import derive
+    from tutor.text.words import visible
+
+    if not is_file(file) or file.suffix.lower() != ".py":
+        raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
+    d = derive(open_lesson(lesson, lessons_dir))
+    report, printed = cc.check_file(d, str(file), function, timeout)
+    console = make_console()
+    if printed.strip():
+        console.print(Text("Your code printed:", style="dim"))
+        console.print(Text(visible(printed.rstrip()[-2000:], keep="\n"), style="dim"))
+    for line in cc.report_text(report):
+        console.print(Text(visible(line)))
+    if not report.ok:
+        raise typer.Exit(EXIT_INPUT)
+
+
+@app.command()
 def explore(lesson: LessonArg = "cats-chase-mice", lessons_dir: LessonsDirOpt = None) -> None:
     """Change a number of a lesson and watch attention change (a full-screen app)."""
     from tutor.explore.launch import explore as run_explorer

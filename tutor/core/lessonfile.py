@@ -69,11 +69,27 @@ def load_lesson(path: str | Path, name: str | None = None) -> Lesson:
     return lesson
 
 
+def load_lesson_text(text: str, shown: str, name: str) -> Lesson:
+    """A lesson from its YAML text (``shown`` names it in messages); as ``load_lesson``."""
+    lesson, problems = check_text(text, shown, name)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or lesson is None:
+        raise LessonError(errors)
+    return lesson
+
+
 def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | None, list[Problem]]:
     """Validate a lesson file; return the lesson (if valid) and every problem found."""
-    shown = str(path)
     try:
         text = read_text(path)
+    except LessonError as err:
+        return None, err.problems
+    return check_text(text, str(path), name or Path(path).stem)
+
+
+def check_text(text: str, shown: str, name: str) -> tuple[Lesson | None, list[Problem]]:
+    """Validate a lesson's YAML text; return the lesson (if valid) and every problem found."""
+    try:
         root = compose(text, shown, MAX_VALUES)
     except LessonError as err:
         return None, err.problems
@@ -85,7 +101,7 @@ def check_lesson(path: str | Path, name: str | None = None) -> tuple[Lesson | No
         keys = c.mapping(root, TOP_KEYS, "the lesson")
         if keys is None:
             return None, c.problems
-        lesson = _build(c, root, keys, name or Path(path).stem, shown)
+        lesson = _build(c, root, keys, name, shown)
     except Enough:
         return None, c.problems
     return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems

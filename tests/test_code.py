@@ -1,0 +1,132 @@
+"""From hand to code (issue 29): ``attn-tutor code`` prints a NumPy program that reproduces the
+lesson, checked by running it against the exact engine for every bundled lesson and random
+lessons of every kind; ``attn-tutor check-code`` runs a student's file (correct, each classic
+slip, one that raises, loops, prints or names its function otherwise)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+
+import numpy as np
+import pytest
+
+from tests import lessongen
+from tests.conftest import FIXTURES, bundled_lessons
+from tutor.core.engine import derive
+from tutor.core.lessonfile import load_lesson
+from tutor.export.code import variables
+
+CODE = FIXTURES / "code"
+
+
+def _run_program(source: str) -> dict:  # type: ignore[type-arg]
+    space: dict = {}  # type: ignore[type-arg]
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(source, "<attn-tutor code>", "exec"), space)  # our own generated program
+    return space
+
+
+def _agrees(d, space) -> list[str]:  # type: ignore[no-untyped-def]
+    bad = []
+    for name, step in variables(d).items():
+        want = np.array([[float(c.approx) for c in row] for row in step.cells])
+        got = np.asarray(space[name], dtype=np.float64)
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+            bad.append(name)
+    return bad
+
+
+@pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
+def test_the_program_reproduces_every_bundled_lesson(run, path) -> None:  # type: ignore[no-untyped-def]
+    result = run("code", str(path))
+    assert result.exit_code == 0, result.stderr
+    d = derive(load_lesson(path))
+    assert _agrees(d, _run_program(result.stdout)) == []
+
+
+@pytest.mark.parametrize("kind", lessongen.KINDS)
+def test_the_program_reproduces_random_lessons_of_every_kind(run, tmp_path, kind) -> None:  # type: ignore[no-untyped-def]
+    for seed in range(3):
+        path = tmp_path / f"{kind}{seed}.yaml"
+        path.write_text(lessongen.kind_text(random.Random(seed), kind))
+        result = run("code", str(path))
+        assert result.exit_code == 0, result.stderr
+        assert _agrees(derive(load_lesson(path)), _run_program(result.stdout)) == []
+
+
+def test_the_program_reads_like_the_formula(run) -> None:  # type: ignore[no-untyped-def]
+    text = run("code", "cats-chase-mice").stdout
+    for line in ("Q = X @ W_Q", "scores = Q @ K.T", "scaled = scores / np.sqrt(2)",
+                 "weights = softmax(scaled)", "Z = weights @ V"):  # fmt: skip
+        assert line in text
+
+
+def check(run, lesson: str, name: str, *more: str):  # type: ignore[no-untyped-def]
+    return run("check-code", lesson, str(CODE / name), *more)
+
+
+def test_a_correct_function_passes_every_step(run) -> None:  # type: ignore[no-untyped-def]
+    for lesson in ("cats-chase-mice", "the-cake-causal", "the-cake-two-heads", "the-cake-grouped"):
+        result = check(run, lesson, "good.py")
+        assert result.exit_code == 0, result.output
+        assert "Every step your function returns matches the lesson." in result.stdout
+        assert "the student's own print" in result.stdout  # shown apart, as what it printed
+
+
+@pytest.mark.parametrize(
+    ("lesson", "name", "slip"),
+    [
+        ("cats-chase-mice", "not_scaled.py", "not-scaled"),
+        ("cats-chase-mice", "divided_by_dk.py", "divided-by-dk"),
+        ("cats-chase-mice", "softmax_column.py", "softmax-column"),
+        ("the-cake-causal", "mask_after_softmax.py", "mask-after-softmax"),
+        ("the-cake-causal", "not_scaled.py", "not-scaled"),
+    ],
+)
+def test_each_classic_slip_is_named_at_its_first_cell(run, lesson, name, slip) -> None:  # type: ignore[no-untyped-def]
+    result = check(run, lesson, name)
+    assert result.exit_code == 1
+    assert f"({slip})" in result.stdout
+    assert "your code gives" in result.stdout
+
+
+def test_k_instead_of_k_transposed_is_named(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Q @ K has the scores' shape only when d_k = N: three tokens, d_k = 3
+    path = tmp_path / "square.yaml"
+    path.write_text(
+        "title: Square\ntokens: [a, b, c]\nX: [[1, 0, 2], [0, 1, 1], [1, 1, 0]]\n"
+        "W_Q: [[1, 0, 1], [0, 1, 0], [1, 1, 0]]\nW_K: [[0, 1, 0], [1, 0, 1], [1, 0, 0]]\n"
+        "W_V: [[1, 0], [0, 1], [1, 1]]\n"
+    )
+    result = run("check-code", str(path), str(CODE / "k_not_transposed.py"))
+    assert result.exit_code == 1 and "(k-not-transposed)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "more", "says"),
+    [
+        ("raises.py", (), "your code raised ValueError"),
+        ("loops.py", ("--timeout", "2"), "did not finish within 2 s"),
+        ("other_name.py", (), "has no function attention() (functions found: attn)"),
+    ],
+)
+def test_a_file_that_cannot_answer_says_why(run, name, more, says) -> None:  # type: ignore[no-untyped-def]
+    result = check(run, "cats-chase-mice", name, *more)
+    assert result.exit_code == 1
+    assert says in result.stdout
+    assert "Traceback" not in result.output
+
+
+def test_another_function_name_is_chosen_with_function(run) -> None:  # type: ignore[no-untyped-def]
+    result = check(run, "cats-chase-mice", "other_name.py", "--function", "attn")
+    assert result.exit_code == 1 and "Z has shape (3, 4); the lesson's is (3, 2)" in result.stdout
+
+
+def test_what_is_not_a_python_file_or_not_checkable_is_refused(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = run("check-code", "cats-chase-mice", str(tmp_path / "missing.py"))
+    assert result.exit_code == 1 and "expected a Python file (.py)" in result.stderr
+    result = check(run, "ha-ha-ha-rope", "good.py")
+    assert result.exit_code == 1 and "rotated (RoPE)" in result.stderr
+    assert "attn-tutor code ha-ha-ha-rope" in result.stderr
