@@ -13,7 +13,7 @@ from tests.conftest import LESSONS, bundled_lessons
 from tutor.core.engine import derive
 from tutor.core.errors import AnswerError
 from tutor.core.lessonfile import load_lesson
-from tutor.explore.model import DOWN, UP, Explorer, Settings, unsupported, variant
+from tutor.explore.model import DOWN, UP, Explorer, Settings, variant
 from tutor.text import format as fmt
 
 
@@ -27,9 +27,7 @@ def shown(step, places=6) -> list[list[str]]:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("path", bundled_lessons(), ids=lambda p: p.stem)
 def test_default_settings_work_the_lesson_as_the_engine_does(path) -> None:  # type: ignore[no-untyped-def]
-    lesson = load_lesson(path)
-    if unsupported(lesson):  # the command refuses these (test_explore_refuses_what_it_cannot_show)
-        return
+    lesson = load_lesson(path)  # every kind: the explorer's derivation is the engine's
     ours = variant(lesson, Settings(mask=lesson.mask == "causal"))
     theirs = derive(lesson)
     assert [s.key for s in ours.steps] == [s.key for s in theirs.steps]
@@ -227,13 +225,40 @@ def test_any_history_of_changes_gives_what_a_fresh_derivation_gives() -> None:
             assert e.texts[s.key] == shown(s, e.places), s.key
 
 
-def test_explore_refuses_what_it_cannot_show(run) -> None:  # type: ignore[no-untyped-def]
-    refused = [p for p in bundled_lessons() if unsupported(load_lesson(p))]
-    assert {p.stem for p in refused} >= {"the-cake-grouped", "the-cake-next-token", "go-go-go"}
-    for p in refused:
-        r = run("explore", str(p))
-        assert r.exit_code == 1, (p, r.output)
-        assert "explore works plain attention" in r.stderr and "Traceback" not in r.output
-        assert "attn-tutor walk" in r.stderr
-    # and every lesson it accepts is worked as the engine works it (the test above)
-    assert len(refused) < len(bundled_lessons())
+@pytest.mark.parametrize(
+    ("lesson", "step", "head", "cell"),
+    [
+        ("go-go-go", "E", None, (0, 0)),  # X = E + P recomputed
+        ("chat-noir-cross", "X_src", None, (0, 0)),  # the source's keys and values
+        ("the-cake-next-token", "x_new", None, (0, 0)),  # the decoding row
+        ("the-cake-grouped", "W_K", 1, (0, 0)),  # every head of the group
+        ("ha-ha-ha-rope", "W_Q", None, (0, 1)),
+        ("tokens-as-columns", "W_V", None, (0, 0)),
+    ],
+)
+def test_every_lesson_kind_is_edited_as_the_engine_works_it(lesson, step, head, cell) -> None:  # type: ignore[no-untyped-def]
+    e = Explorer(load_lesson(LESSONS / f"{lesson}.yaml"))
+    target = e.derivation.step(step, head)
+    i, j = cell
+    said = e.edit(target, i, j, "7")
+    assert said.endswith("= 7")
+    fresh = derive(e.lesson)  # the walk of the edited lesson
+    for a, b in zip(e.derivation.steps, fresh.steps, strict=True):
+        assert a.key == b.key and shown(a) == shown(b), a.key
+    if lesson == "the-cake-grouped":  # W_K belongs to the group: both its heads read 7
+        group = e.lesson.group_heads(e.lesson.group_of(1))
+        assert all(e.lesson.heads[h - 1].W_K[0][0] == (7, 1) for h in group)
+    assert e.undo() and e.lesson == e.original
+
+
+def test_a_worked_step_or_the_sine_table_cannot_be_edited() -> None:
+    from tutor.core.errors import AnswerError
+
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    with pytest.raises(AnswerError, match="worked out from other steps; edit a given matrix"):
+        e.edit(e.derivation.step("Q"), 0, 0, "1")
+
+
+def test_explore_opens_every_lesson_kind(run) -> None:  # type: ignore[no-untyped-def]
+    for p in bundled_lessons():
+        assert Explorer(load_lesson(p)).derivation.steps  # nothing refused

@@ -1061,14 +1061,6 @@ def explore(lesson: LessonArg = "cats-chase-mice", lessons_dir: LessonsDirOpt = 
 
     need_textual()
     found = open_lesson(lesson, lessons_dir)
-    from tutor.explore.model import unsupported
-
-    if missing := unsupported(found):
-        raise TutorError(
-            f"{found.path}: explore works plain attention (with a mask and heads) for now; this "
-            f"lesson uses {', '.join(missing)}. Try 'attn-tutor walk {lesson}' for it, or "
-            "explore a lesson without them"
-        )
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
     run_explorer(found, lesson)
 

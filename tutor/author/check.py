@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.core.catalog import is_dir, resolve_lesson
-from tutor.core.engine import Step, causal_mask, given, matmul, numbered, rational, scale, softmax
+from tutor.core.engine import Derivation, Step, derive, rational
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
 from tutor.core.lessonfile import check_lesson
@@ -244,29 +244,27 @@ def _entry_warnings(lesson: Lesson) -> Iterator[Problem]:
 
 
 def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
-    """One head's scores, scaled scores and weights, from the engine's primitives.
+    """One head's scores, scaled scores (masked, under a causal mask) and weights: the steps of
+    the lesson's own derivation (``engine.derive``, the one pipeline), so every lesson kind is
+    checked as the walk works it."""
 
-    Only what the warnings need: V and Z (the slow part of a whole derivation) are skipped.
-    """
-    if lesson.positions != "none" or lesson.source is not None:  # issue 17: the whole route
-        from tutor.core.engine import derive
+    d = _derived(lesson)
+    h = next(k for k, x in enumerate(lesson.heads, 1) if x is head) if lesson.multi_head else None
+    last = d.step("masked" if d.has("masked", h) else "scaled", h)
+    return d.step("scores", h), last, d.step("weights", h)
 
-        d = derive(lesson)
-        h = (
-            next(k for k, x in enumerate(lesson.heads, 1) if x is head)
-            if lesson.multi_head
-            else None
-        )
-        last = d.step("masked" if lesson.mask == "causal" else "scaled", h)
-        return d.step("scores", h), last, d.step("weights", h)
-    X = given("X", lesson.X, lesson.labels)  # (N, d_model)
-    Q = matmul("Q", X, given("W_Q", head.W_Q, numbered(len(head.W_Q))))  # (N, d_k)
-    K = matmul("K", X, given("W_K", head.W_K, numbered(len(head.W_K))))  # (N, d_k)
-    scores = matmul("scores", Q, K, transpose=True)  # (N, N)
-    scaled = scale("scaled", scores, len(head.W_K[0]))  # (N, N)
-    if lesson.mask == "causal":
-        scaled = causal_mask("masked", scaled)
-    return scores, scaled, softmax("weights", scaled)  # weights: (N, N)
+
+_DERIVED: dict[int, tuple[Lesson, Derivation]] = {}
+
+
+def _derived(lesson: Lesson) -> Derivation:
+    """The lesson's derivation, worked once for all its heads' warnings."""
+
+    got = _DERIVED.get(id(lesson))
+    if got is None or got[0] is not lesson:
+        _DERIVED.clear()
+        got = _DERIVED[id(lesson)] = (lesson, derive(lesson))
+    return got[1]
 
 
 def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:

@@ -702,33 +702,130 @@ def concat(name: str, parts: Sequence[Step]) -> Step:
 # the whole derivation
 
 
-def derive(lesson: Lesson) -> Derivation:
-    """Work every step of the lesson exactly, in order."""
+@dataclass(frozen=True)
+class Options:
+    """What the explorer varies in the computation (the defaults are the lesson's own):
+    ``mask`` on or off (None: the lesson's), the divisor of the scores (``root``: √d_k, ``one``:
+    none, ``d_k``: d_k itself) and a factor (p, q) on the scaled scores (``tempered``)."""
+
+    mask: bool | None = None
+    divisor: str = "root"
+    factor: tuple[int, int] = (1, 1)
+
+    def divisor_square(self, d_k: int) -> int:
+        """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
+        return {"root": d_k, "one": 1, "d_k": d_k * d_k}[self.divisor]
+
+
+LESSON_OWN = Options()
+Memo = dict  # a step by what it was made from (its inputs' numbers and the options)
+
+
+@dataclass(frozen=True, eq=False)
+class Times(Step):
+    """``tempered = scaled × t``: the scaled scores times the explorer's factor t.
+
+    It reads one cell, as a scale step does (so every consumer of ``sources`` follows it, and
+    ``exact_size`` counts its forms like a scaled score's); only ``combine`` differs.
+    """
+
+    factor: tuple[int, int] = (1, 1)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:  # type: ignore[override]
+        p, q = self.factor
+        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator, return-value]
+
+
+def _near_times(c: Cell, p: int, q: int, places: int) -> object:
+    extra = len(str(abs(p))) + 1  # places lost to the multiplication, at most
+    return c.near(places + extra) * p / q
+
+
+def _times_cell(c: Cell, p: int, q: int) -> Cell:
+    if p == 0:
+        return Cell(QQ(0))
+    if c.q is not None:
+        return Cell(c.q * QQ(p, q))
+    return Cell(
+        None,
+        c.approx * p / q,
+        lambda: c.exact * sympy.Rational(p, q),
+        functools.partial(_near_times, c, p, q),
+    )
+
+
+def times(name: str, scaled: Step, factor: tuple[int, int], head: int | None = None) -> Times:
+    """Every scaled score times ``factor`` (p, q)."""
+    p, q = factor
+    cells = tuple(tuple(_times_cell(c, p, q) for c in row) for row in scaled.cells)
+    return Times(
+        name, head, scaled.rows, scaled.cols, cells, "scale", (scaled,), factor=factor, divisor=1
+    )
+
+
+class _Made:
+    """Steps made through a memo: a step found under the same key (what it was made from: its
+    inputs' keys, its numbers, the options) in the last derivation's memo is reused, not worked
+    again; without a memo every step is made afresh."""
+
+    def __init__(self, memo: Memo | None) -> None:
+        self.old = dict(memo) if memo else {}
+        self.memo = memo
+        if memo is not None:
+            memo.clear()
+        self.keys: dict[int, tuple] = {}  # type: ignore[type-arg]
+
+    def key(self, x: object) -> object:
+        if isinstance(x, Step):
+            return self.keys[id(x)]
+        if isinstance(x, list | tuple):
+            return tuple(self.key(y) for y in x)
+        return x
+
+    def __call__(self, make: Callable[..., Step], *args: object, **kw: object) -> Step:
+        if self.memo is None:
+            return make(*args, **kw)
+        key = (make.__module__, make.__name__, self.key(args), tuple(sorted(kw.items())))
+        step = self.old.get(key)
+        if step is None:
+            step = make(*args, **kw)
+        self.memo[key] = step
+        self.keys[id(step)] = key
+        return step
+
+
+def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = None) -> Derivation:
+    """Work every step of the lesson exactly, in order: the one pipeline, for the walk and every
+    other consumer. ``options`` are the explorer's variations (the defaults give the lesson's
+    own steps); ``memo`` lets a derivation of an edited lesson reuse the steps it shares with
+    the last one (``_Made``)."""
+    made = _Made(memo)
     tokens = lesson.labels
     if lesson.embedded:  # X = E + P (issue 17)
         from tutor.core import positions
 
-        E = given("E", lesson.X, tokens)  # (N, d_model), the token embeddings
+        E = made(given, "E", lesson.X, tokens)  # (N, d_model), the token embeddings
         if lesson.P is not None:
-            P = given("P", lesson.P, tokens)  # (N, d_model)
+            P = made(given, "P", lesson.P, tokens)  # (N, d_model)
         else:
-            cells = positions.sinusoidal_cells(lesson.n, lesson.d_model)
-            P = Step("P", None, tokens, numbered(lesson.d_model), cells)
-        X = positions.add("X", E, P)  # (N, d_model)
+            P = made(positions.sinusoidal_step, tokens, lesson.d_model)
+        X = made(positions.add, "X", E, P)  # (N, d_model)
         steps = [E, P, X]
     else:
-        X = given("X", lesson.X, tokens)  # (N, d_model)
+        X = made(given, "X", lesson.X, tokens)  # (N, d_model)
         steps = [X]
     source = X  # keys and values come from here: X, or the source sentence's X_src
     if lesson.X_src is not None:
-        source = given("X_src", lesson.X_src, lesson.source_labels)  # (N_src, d_model)
+        source = made(given, "X_src", lesson.X_src, lesson.source_labels)  # (N_src, d_model)
         steps.append(source)
+    masked = lesson.mask == "causal" if options.mask is None else options.mask
+    masked = masked and lesson.source is None  # (a source sentence has no "after")
     outputs = []
     shared: dict[int, tuple[Step, Step]] = {}  # grouped heads: each group's K and V, made once
     for number, head in enumerate(lesson.heads, 1):
         h = number if lesson.multi_head else None
-        W_Q = given("W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
-        Q = matmul("Q", X, W_Q, head=h)  # (N, d_k)
+        W_Q = made(given, "W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
+        Q = made(matmul, "Q", X, W_Q, head=h)  # (N, d_k)
         rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
         if rope:
             from tutor.core import positions
@@ -739,37 +836,41 @@ def derive(lesson: Lesson) -> Derivation:
             K, V = shared[group]
             steps += [W_Q, Q]
             if rope:
-                Q = positions.rotate("Q_rot", Q, angles)  # (N, d_k)
+                Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
                 steps.append(Q)
         else:  # K and V of a group belong to its first head
-            W_K = given("W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
-            W_V = given("W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
-            K = matmul("K", source, W_K, head=h)  # (N_src, d_k)
-            V = matmul("V", source, W_V, head=h)  # (N_src, d_v)
+            W_K = made(given, "W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
+            W_V = made(given, "W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
+            K = made(matmul, "K", source, W_K, head=h)  # (N_src, d_k)
+            V = made(matmul, "V", source, W_V, head=h)  # (N_src, d_v)
             steps += [W_Q, W_K, W_V, Q, K, V]
             if rope:
-                Q = positions.rotate("Q_rot", Q, angles)  # (N, d_k)
-                K = positions.rotate("K_rot", K, angles)  # (N, d_k)
+                Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
+                K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
                 steps += [Q, K]
             shared[group] = K, V
-        scores = matmul("scores", Q, K, transpose=True, head=h)  # (N, N_src)
+        scores = made(matmul, "scores", Q, K, transpose=True, head=h)  # (N, N_src)
         if rope:
-            scores = positions.rational_where_exact(scores)  # √3·√3 = 3: keep it exact
-        scaled = scale("scaled", scores, len(head.W_K[0]), head=h)  # (N, N_src)
+            scores = made(positions.rational_where_exact, scores)  # √3·√3 = 3: keep it exact
+        n = options.divisor_square(len(head.W_K[0]))
+        scaled = made(scale, "scaled", scores, n, head=h)  # (N, N_src)
         steps += [scores, scaled]
-        if lesson.mask == "causal":
-            scaled = causal_mask("masked", scaled, head=h)  # (N, N), −∞ above the diagonal
+        if options.factor != (1, 1):  # the explorer's temperature: scaled × t
+            scaled = made(times, "tempered", scaled, options.factor, head=h)
             steps.append(scaled)
-        weights = softmax("weights", scaled, head=h)  # (N, N), rows sum to 1
-        Z = matmul("Z", weights, V, head=h)  # (N, d_v)
+        if masked:
+            scaled = made(causal_mask, "masked", scaled, head=h)  # (N, N), −∞ above the diagonal
+            steps.append(scaled)
+        weights = made(softmax, "weights", scaled, head=h)  # (N, N), rows sum to 1
+        Z = made(matmul, "Z", weights, V, head=h)  # (N, d_v)
         steps += [weights, Z]
         outputs.append(Z)
     if lesson.multi_head:
-        joined = concat("concat", outputs)  # (N, h·d_v)
+        joined = made(concat, "concat", outputs)  # (N, h·d_v)
         steps.append(joined)
         if lesson.W_O is not None:
-            W_O = given("W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
-            steps += [W_O, matmul("output", joined, W_O)]  # (N, d_out)
+            W_O = made(given, "W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
+            steps += [W_O, made(matmul, "output", joined, W_O)]  # (N, d_out)
     if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
         from tutor.core.decode import next_steps
 

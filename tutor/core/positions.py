@@ -60,6 +60,13 @@ def sinusoidal_cells(n: int, d: int) -> tuple[tuple[Cell, ...], ...]:
     return tuple(tuple(exact_cell(sinusoid(pos, c, d)) for c in range(d)) for pos in range(n))
 
 
+def sinusoidal_step(rows: tuple[str, ...], d: int) -> Step:
+    """P, the sin/cos table of sinusoidal positions (a given matrix, worked from its formula)."""
+    from tutor.core.engine import numbered
+
+    return Step("P", None, rows, numbered(d), sinusoidal_cells(len(rows), d))
+
+
 def _sum_near(a: Cell, b: Cell, places: int) -> mpmath.mpf:
     with MP.workdps(max(places, 0) + GUARD + max(mag10(a.approx), mag10(b.approx), 0)):
         return a.near(places + 1) + b.near(places + 1)

@@ -1,27 +1,23 @@
 """The explorer's lesson as a pure, editable model: no Textual here, so it is tested directly.
 
 ``Explorer`` holds a lesson and the explorer's own settings (mask on or off, what the scores
-are divided by, a factor on the scaled scores), works them with the engine's primitives, and
-after every change says which shown values went up or down and where a row's strongest key
-moved. Edits and settings are undoable. The variations exist only here: ``variant`` builds a
-derivation from the engine's primitives, so ``derive`` keeps today's behaviour for lessons.
+are divided by, a factor on the scaled scores), works them with the engine's own ``derive``
+(the settings are its ``Options``; a memo reuses the steps an edit did not touch), and after
+every change says which shown values went up or down and where a row's strongest key moved.
+Edits and settings are undoable. Every given matrix can be edited: X (or E and P), X_src, the
+heads' W_Q, W_K, W_V (a group's, for grouped heads), W_O and the next token's x.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import sympy
-from sympy.polys.domains import QQ
-
 from tutor.author.new import entry_text
 from tutor.core import engine as en
-from tutor.core.engine import Cell, Derivation, Kit, Ref, Step
+from tutor.core.engine import Cell, Derivation, Step
 from tutor.core.errors import AnswerError
 from tutor.core.lesson import Lesson, Matrix
 from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
@@ -50,148 +46,49 @@ class Settings:
         return str(p) if q == 1 else f"{p}/{q}"
 
 
-@dataclass(frozen=True, eq=False)
-class Times(Step):
-    """``tempered = scaled × t``: the scaled scores times the explorer's factor t.
-
-    It reads one cell, as a scale step does (so every consumer of ``sources`` follows it, and
-    ``exact_size`` counts its forms like a scaled score's); only ``combine`` differs.
-    """
-
-    factor: tuple[int, int] = (1, 1)
-
-    def combine(self, i: int, j: int, value: Callable[[Ref], object], kit: Kit) -> object:  # type: ignore[override]
-        p, q = self.factor
-        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator]
+Times = en.Times  # the tempered step (scaled × t) is the engine's: one pipeline
 
 
-def _near_times(c: Cell, p: int, q: int, places: int) -> object:
-    extra = len(str(abs(p))) + 1  # places lost to the multiplication, at most
-    return c.near(places + extra) * p / q
+Memo = en.Memo  # a step by what it was made from
 
 
-def _times_cell(c: Cell, p: int, q: int) -> Cell:
-    if p == 0:
-        return Cell(QQ(0))
-    if c.q is not None:
-        return Cell(c.q * QQ(p, q))
-    return Cell(
-        None,
-        c.approx * p / q,
-        lambda: c.exact * sympy.Rational(p, q),
-        functools.partial(_near_times, c, p, q),
-    )
-
-
-def times(name: str, scaled: Step, factor: tuple[int, int], head: int | None) -> Times:
-    """Every scaled score times ``factor`` (p, q)."""
-    p, q = factor
-    cells = tuple(tuple(_times_cell(c, p, q) for c in row) for row in scaled.cells)
-    return Times(
-        name, head, scaled.rows, scaled.cols, cells, "scale", (scaled,), factor=factor, divisor=1
-    )
-
-
-def divisor_square(settings: Settings, d_k: int) -> int:
-    """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
-    return {"root": d_k, "one": 1, "d_k": d_k * d_k}[settings.divisor]
-
-
-def unsupported(lesson: Lesson) -> list[str]:
-    """What the lesson uses that the explorer does not work yet (its own derivation knows plain
-    self-attention, the causal mask and heads); empty when it can explore the lesson."""
-    found = []
-    if lesson.kv_groups is not None:
-        found.append("grouped heads (kv_groups)")
-    if lesson.next is not None:
-        found.append("a next token (next:)")
-    if lesson.positions != "none":
-        found.append(f"positions: {lesson.positions}")
-    if lesson.source is not None:
-        found.append("a source sentence (cross-attention)")
-    if lesson.layout != "rows":
-        found.append(f"layout: {lesson.layout}")
-    return found
-
-
-Memo = dict[tuple, Step]  # type: ignore[type-arg]  # a step by what it was made from
+def options(settings: Settings) -> en.Options:
+    """The explorer's settings as the engine's options."""
+    return en.Options(mask=settings.mask, divisor=settings.divisor, factor=settings.factor)
 
 
 def variant(lesson: Lesson, settings: Settings, memo: Memo | None = None) -> Derivation:
-    """The lesson worked as ``engine.derive`` works it, with the explorer's settings: with
-    the default settings (and the lesson's mask) every step is the engine's own.
-
-    ``memo`` holds steps by what they were made from (their inputs' numbers and the settings);
-    a step found there is reused, not worked again: after an edit of W_V, Q, K, the scores and
-    the weights are the last derivation's. ``memo`` is refilled with this derivation's steps.
-    """
-    old = dict(memo) if memo else {}
-    if memo is not None:
-        memo.clear()
-
-    def get(
-        key: tuple, make: Callable[..., Step], *args: object, **kw: object
-    ) -> tuple[Step, tuple]:  # type: ignore[type-arg]
-        """The step made by ``make(*args, **kw)``, or the one made from the same ``key``."""
-        step = old.get(key)
-        if step is None:
-            step = make(*args, **kw)
-        if memo is not None:
-            memo[key] = step
-        return step, key
-
-    tokens = lesson.labels
-    X, kX = get(("X", lesson.X, tokens), en.given, "X", lesson.X, tokens)  # (N, d_model)
-    steps: list[Step] = [X]
-    outputs, kZs = [], []
-    for number, head in enumerate(lesson.heads, 1):
-        h = number if lesson.multi_head else None
-        W: dict[str, tuple[Step, tuple]] = {}  # type: ignore[type-arg]
-        for name in ("W_Q", "W_K", "W_V"):
-            m = getattr(head, name)
-            W[name] = get((name, h, m), en.given, name, m, en.numbered(len(m)), h)
-        (W_Q, kWQ), (W_K, kWK), (W_V, kWV) = W["W_Q"], W["W_K"], W["W_V"]
-        Q, kQ = get(("Q", kX, kWQ), en.matmul, "Q", X, W_Q, head=h)  # (N, d_k)
-        K, kK = get(("K", kX, kWK), en.matmul, "K", X, W_K, head=h)  # (N, d_k)
-        V, kV = get(("V", kX, kWV), en.matmul, "V", X, W_V, head=h)  # (N, d_v)
-        scores, kS = get(("scores", kQ, kK), en.matmul, "scores", Q, K, transpose=True, head=h)
-        n = divisor_square(settings, len(head.W_K[0]))
-        scaled, kIn = get(("scaled", kS, n), en.scale, "scaled", scores, n, head=h)
-        steps += [W_Q, W_K, W_V, Q, K, V, scores, scaled]
-        if settings.factor != (1, 1):
-            t = settings.factor
-            scaled, kIn = get(("tempered", kIn, t), times, "tempered", scaled, t, h)  # × t
-            steps.append(scaled)
-        if settings.mask:
-            scaled, kIn = get(("masked", kIn), en.causal_mask, "masked", scaled, head=h)  # −∞
-            steps.append(scaled)
-        weights, kW = get(("weights", kIn), en.softmax, "weights", scaled, head=h)  # (N, N)
-        Z, kZ = get(("Z", kW, kV), en.matmul, "Z", weights, V, head=h)  # (N, d_v)
-        steps += [weights, Z]
-        outputs.append(Z)
-        kZs.append(kZ)
-    if lesson.multi_head:
-        joined, kC = get(("concat", *kZs), en.concat, "concat", outputs)
-        steps.append(joined)
-        if lesson.W_O is not None:
-            W_O, kO = get(("W_O", lesson.W_O), en.given, "W_O", lesson.W_O, joined.cols)
-            out, _ = get(("output", kC, kO), en.matmul, "output", joined, W_O)
-            steps += [W_O, out]
-    return Derivation(lesson, tuple(steps))
+    """The lesson worked by ``engine.derive`` with the explorer's settings (with the default
+    settings and the lesson's mask, every step is the walk's own); ``memo`` reuses the steps
+    an edit did not touch (after an edit of W_V: Q, K, the scores and the weights)."""
+    return en.derive(lesson, options(settings), memo)
 
 
 # ---------------------------------------------------------------------------------------------
 # editing a lesson's given matrices
 
 
+EDITABLE = ("X", "E", "P", "X_src", "W_Q", "W_K", "W_V", "W_O", "x_new")
+
+
 def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
-    """The given matrix ``name`` (X, W_Q, W_K, W_V, W_O) of ``head`` (1-based, or None)."""
-    if name == "X":
+    """The given matrix ``name`` (X or E, P, X_src, W_Q, W_K, W_V, W_O, x_new) of ``head``
+    (1-based, or None); raise ``AnswerError`` for one the explorer cannot edit."""
+    if name in ("X", "E"):
         return lesson.X
-    if name == "W_O":
-        assert lesson.W_O is not None
+    if name == "P" and lesson.P is not None:
+        return lesson.P
+    if name == "X_src" and lesson.X_src is not None:
+        return lesson.X_src
+    if name == "W_O" and lesson.W_O is not None:
         return lesson.W_O
-    return getattr(lesson.heads[(head or 1) - 1], name)
+    if name == "x_new" and lesson.next is not None:
+        return (lesson.next.x,)
+    if name in ("W_Q", "W_K", "W_V"):
+        return getattr(lesson.heads[(head or 1) - 1], name)
+    if name == "P":
+        raise AnswerError("P is the sin/cos table of positions: worked from its formula, not typed")
+    raise AnswerError(f"{name} cannot be edited here; edit {', '.join(EDITABLE)}")
 
 
 def _replaced(m: Matrix, i: int, j: int, entry: tuple[int, int]) -> Matrix:
@@ -206,13 +103,22 @@ def with_entry(
 ) -> Lesson:
     """The lesson with one entry of one given matrix replaced."""
     m = _replaced(given_matrix(lesson, name, head), i, j, entry)
-    if name == "X":
+    if name in ("X", "E"):
         return dataclasses.replace(lesson, X=m)
-    if name == "W_O":
-        return dataclasses.replace(lesson, W_O=m)
-    k = (head or 1) - 1
-    heads = list(lesson.heads)
-    heads[k] = dataclasses.replace(heads[k], **{name: m})
+    if name in ("P", "X_src", "W_O"):
+        return dataclasses.replace(lesson, **{name: m})
+    if name == "x_new":
+        assert lesson.next is not None
+        return dataclasses.replace(lesson, next=dataclasses.replace(lesson.next, x=m[0]))
+    # a head's matrix; with grouped heads, W_K and W_V belong to the group: every head of it
+    number = head or 1
+    edited = (number,)
+    if name in ("W_K", "W_V") and lesson.kv_groups is not None:
+        edited = lesson.group_heads(lesson.group_of(number))
+    heads = [
+        dataclasses.replace(h, **{name: m}) if k in edited else h
+        for k, h in enumerate(lesson.heads, 1)
+    ]
     return dataclasses.replace(lesson, heads=tuple(heads))
 
 
@@ -380,9 +286,10 @@ class Explorer:
         """Replace entry (i, j) of a given matrix with the number typed; returns what was done.
         Raises ``AnswerError`` (nothing changes) when the text is not a number it may hold."""
         if step.op != "input":
+            given = sorted({s.name for s in self.derivation.steps if s.op == "input"})
             raise AnswerError(
                 f"{step.key} is worked out from other steps; edit a given matrix "
-                "(X, W_Q, W_K, W_V or W_O)"
+                f"({', '.join(given)})"
             )
         m = given_matrix(self.lesson, step.name, step.head)
         entry = read_entry(text, m, i, j, step.key)
