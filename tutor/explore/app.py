@@ -169,7 +169,7 @@ class ExploreApp(App[None]):
 
     def on_mount(self) -> None:
         self.redraw()
-        self.go_page(self.pages[-1] if not self.model.lesson.multi_head else self.pages[-2])
+        self.go_page(next(p for p in self.pages if p.id == "weights"))  # where attention shows
 
     # -- drawing -----------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from tutor.core.engine import Derivation, Ref, Step
 from tutor.explore.model import DIVISOR_TEXT, Settings, Times
 from tutor.text import format as fmt
+from tutor.text import words
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 
@@ -28,12 +29,18 @@ class Page:
 
 
 def pages(d: Derivation) -> list[Page]:
-    """The pipeline, a tab a step (the tempered and masked views are shown when present)."""
-    out = [
-        Page("q", "Q", (("X", "W_Q", "Q"),), ("Q", "W_Q", "X")),
-        Page("k", "K", (("X", "W_K", "K"),), ("K", "W_K")),
-        Page("v", "V", (("X", "W_V", "V"),), ("V", "W_V")),
-        Page("scores", "scores", (("Q", "K"), ("scores",)), ("scores",)),
+    """The pipeline, a tab a step, for every lesson kind: the views a lesson has no step for
+    are left out (positions, rotations, a source sentence, the tempered and masked scores, the
+    decoding row)."""
+    source = "X_src" if d.has("X_src") else "X"  # cross-attention: keys and values from here
+    out = []
+    if d.has("E"):
+        out.append(Page("x", "X = E + P", (("E", "P", "X"),), ("X", "E", "P")))
+    out += [
+        Page("q", "Q", (("X", "W_Q", "Q"), ("Q_rot",)), ("Q", "W_Q", "X", "Q_rot")),
+        Page("k", "K", ((source, "W_K", "K"), ("K_rot",)), ("K", "W_K", "K_rot", source)),
+        Page("v", "V", ((source, "W_V", "V"),), ("V", "W_V")),
+        Page("scores", "scores", (("Q_rot", "K_rot"), ("Q", "K"), ("scores",)), ("scores",)),
         Page(
             "scaled",
             "scaled",
@@ -44,16 +51,29 @@ def pages(d: Derivation) -> list[Page]:
     ]
     if d.lesson.multi_head:
         out.append(Page("output", "output", (("concat",), ("W_O", "output")), ("concat", "output")))
+    if d.has("x_new"):
+        rows = (
+            ("x_new", "q_new", "k_new", "v_new"),
+            ("K_cache", "V_cache"),
+            ("scores_new", "scaled_new"),
+            ("weights_new", "z_new"),
+            ("concat_new", "output_new"),
+        )
+        out.append(Page("next", "next token", rows, tuple(n for r in rows for n in r)))
     return out
 
 
 PER_HEAD = {"W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "scaled", "tempered", "masked"}
-PER_HEAD |= {"weights", "Z"}
+PER_HEAD |= {"weights", "Z", "Q_rot", "K_rot"}
+PER_HEAD |= {"q_new", "k_new", "v_new", "K_cache", "V_cache", "scores_new", "scaled_new"}
+PER_HEAD |= {"weights_new", "z_new"}
 
 
 def find(d: Derivation, name: str, head: int) -> Step | None:
     """The step ``name`` as the explorer shows it for ``head`` (1-based), if it exists."""
     h = head if d.lesson.multi_head and name in PER_HEAD else None
+    if h is not None and not d.has(name, h) and d.lesson.kv_groups is not None:
+        h = d.lesson.group_heads(d.lesson.group_of(h))[0]  # the K, V of the head's group
     return d.step(name, h) if d.has(name, h) else None
 
 
@@ -79,7 +99,9 @@ def title(step: Step, settings: Settings) -> str:
         "Z": "weights·V",
         "concat": "heads side by side",
         "output": "concat·W_O",
-    }.get(step.name, "given")
+    }.get(step.name)
+    if what is None:  # the other kinds of step: the walk's own heading (one home for it)
+        what = "given" if step.op == "input" else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
 
 
