@@ -19,6 +19,35 @@ from tutor.core.lessonfile import load_lesson
 from tutor.export.code import variables
 
 CODE = FIXTURES / "code"
+# each classic slip: fixtures/code/good.py with one line changed, as a student would get it wrong
+SLIPPED = {
+    "not_scaled.py": [("scores / np.sqrt(K.shape[1])", "scores")],
+    "divided_by_dk.py": [("scores / np.sqrt(K.shape[1])", "scores / K.shape[1]")],
+    "softmax_column.py": [("axis=1, keepdims", "axis=0, keepdims")],
+    "k_not_transposed.py": [("scores = Q @ K.T", "scores = Q @ K")],
+    "mask_after_softmax.py": [
+        ("        scaled = np.where(mask, scaled, -np.inf)\n", "        pass\n"),
+        ("    weights = e / e.sum(axis=1, keepdims=True)\n",
+         "    weights = e / e.sum(axis=1, keepdims=True)\n"
+         "    if mask is not None:\n        weights = np.where(mask, weights, 0.0)\n"),
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def code_dir(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """fixtures/code, and each slipped copy of good.py made from it."""
+    folder = tmp_path_factory.mktemp("code")
+    good = (CODE / "good.py").read_text()
+    for f in CODE.glob("*.py"):
+        (folder / f.name).write_text(f.read_text())
+    for name, changes in SLIPPED.items():
+        text = good
+        for old, new in changes:
+            assert old in text, (name, old)
+            text = text.replace(old, new)
+        (folder / name).write_text(text)
+    return folder
 
 
 def _run_program(source: str) -> dict:  # type: ignore[type-arg]
@@ -63,13 +92,17 @@ def test_the_program_reads_like_the_formula(run) -> None:  # type: ignore[no-unt
         assert line in text
 
 
-def check(run, lesson: str, name: str, *more: str):  # type: ignore[no-untyped-def]
-    return run("check-code", lesson, str(CODE / name), *more)
+@pytest.fixture
+def check(run, code_dir):  # type: ignore[no-untyped-def]
+    def go(lesson: str, name: str, *more: str):  # type: ignore[no-untyped-def]
+        return run("check-code", lesson, str(code_dir / name), *more)
+
+    return go
 
 
-def test_a_correct_function_passes_every_step(run) -> None:  # type: ignore[no-untyped-def]
+def test_a_correct_function_passes_every_step(check) -> None:  # type: ignore[no-untyped-def]
     for lesson in ("cats-chase-mice", "the-cake-causal", "the-cake-two-heads", "the-cake-grouped"):
-        result = check(run, lesson, "good.py")
+        result = check(lesson, "good.py")
         assert result.exit_code == 0, result.output
         assert "Every step your function returns matches the lesson." in result.stdout
         assert "the student's own print" in result.stdout  # shown apart, as what it printed
@@ -85,14 +118,14 @@ def test_a_correct_function_passes_every_step(run) -> None:  # type: ignore[no-u
         ("the-cake-causal", "not_scaled.py", "not-scaled"),
     ],
 )
-def test_each_classic_slip_is_named_at_its_first_cell(run, lesson, name, slip) -> None:  # type: ignore[no-untyped-def]
-    result = check(run, lesson, name)
+def test_each_classic_slip_is_named_at_its_first_cell(check, lesson, name, slip) -> None:  # type: ignore[no-untyped-def]
+    result = check(lesson, name)
     assert result.exit_code == 1
     assert f"({slip})" in result.stdout
     assert "your code gives" in result.stdout
 
 
-def test_k_instead_of_k_transposed_is_named(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_k_instead_of_k_transposed_is_named(run, tmp_path, code_dir) -> None:  # type: ignore[no-untyped-def]
     # Q @ K has the scores' shape only when d_k = N: three tokens, d_k = 3
     path = tmp_path / "square.yaml"
     path.write_text(
@@ -100,7 +133,7 @@ def test_k_instead_of_k_transposed_is_named(run, tmp_path) -> None:  # type: ign
         "W_Q: [[1, 0, 1], [0, 1, 0], [1, 1, 0]]\nW_K: [[0, 1, 0], [1, 0, 1], [1, 0, 0]]\n"
         "W_V: [[1, 0], [0, 1], [1, 1]]\n"
     )
-    result = run("check-code", str(path), str(CODE / "k_not_transposed.py"))
+    result = run("check-code", str(path), str(code_dir / "k_not_transposed.py"))
     assert result.exit_code == 1 and "(k-not-transposed)" in result.stdout
 
 
@@ -112,21 +145,21 @@ def test_k_instead_of_k_transposed_is_named(run, tmp_path) -> None:  # type: ign
         ("other_name.py", (), "has no function attention() (functions found: attn)"),
     ],
 )
-def test_a_file_that_cannot_answer_says_why(run, name, more, says) -> None:  # type: ignore[no-untyped-def]
-    result = check(run, "cats-chase-mice", name, *more)
+def test_a_file_that_cannot_answer_says_why(check, name, more, says) -> None:  # type: ignore[no-untyped-def]
+    result = check("cats-chase-mice", name, *more)
     assert result.exit_code == 1
     assert says in result.stdout
     assert "Traceback" not in result.output
 
 
-def test_another_function_name_is_chosen_with_function(run) -> None:  # type: ignore[no-untyped-def]
-    result = check(run, "cats-chase-mice", "other_name.py", "--function", "attn")
+def test_another_function_name_is_chosen_with_function(check) -> None:  # type: ignore[no-untyped-def]
+    result = check("cats-chase-mice", "other_name.py", "--function", "attn")
     assert result.exit_code == 1 and "Z has shape (3, 4); the lesson's is (3, 2)" in result.stdout
 
 
-def test_what_is_not_a_python_file_or_not_checkable_is_refused(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_what_is_not_a_python_file_or_not_checkable_is_refused(run, check, tmp_path) -> None:  # type: ignore[no-untyped-def]
     result = run("check-code", "cats-chase-mice", str(tmp_path / "missing.py"))
     assert result.exit_code == 1 and "expected a Python file (.py)" in result.stderr
-    result = check(run, "ha-ha-ha-rope", "good.py")
+    result = check("ha-ha-ha-rope", "good.py")
     assert result.exit_code == 1 and "rotated (RoPE)" in result.stderr
     assert "attn-tutor code ha-ha-ha-rope" in result.stderr

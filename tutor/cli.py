@@ -1048,7 +1048,7 @@ def check_code(
         console.print(Text("Your code printed:", style="dim"))
         console.print(Text(visible(printed.rstrip()[-2000:], keep="\n"), style="dim"))
     for line in cc.report_text(report):
-        console.print(Text(visible(line)))
+        console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
 
