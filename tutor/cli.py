@@ -1199,11 +1199,12 @@ def variants(
     from rich.text import Text
 
     from tutor.author import variants as vr
+    from tutor.core.roster import read_roster
     from tutor.text.format import plural
 
     if (count is None) == (roster is None):
         raise UsageError("give either --count N or --roster FILE (a CSV of students)")
-    students = vr.read_roster(roster) if roster is not None else None
+    students = read_roster(roster) if roster is not None else None
     original = open_lesson(lesson, lessons_dir)
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
     made = vr.make_variants(original, students, count or 0, seed)
