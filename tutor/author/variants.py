@@ -32,6 +32,8 @@ from tutor.core.roster import Student
 
 TRIES = 20  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
+
+
 @dataclass(frozen=True)
 class Variant:
     """One student's lesson."""
