@@ -112,7 +112,7 @@ def test_a_canvas_export_is_written_back_with_the_assignment_filled(klass) -> No
                  "--roster", str(tmp / "canvas.csv"), "--assignment", "Attention HW",
                  "--csv", str(out))  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    assert "3 students of the roster have no sheet" in result.stderr
+    assert "3 of the roster have no sheet, left blank: Lee04, Ann (id 5004)" in result.stderr
     before = canvas_rows((tmp / "canvas.csv").read_text(encoding="utf-8"))
     after = canvas_rows(out.read_text(encoding="utf-8"))
     assert out.read_bytes().count(b"\r\n") == len(before)  # Canvas's own line ends kept

@@ -202,16 +202,21 @@ def canvas_export(
     sheets, problems = match(reports, students)
     by_line = {s.line: s for s in students}
     out = [list(table.header)]
-    blank = 0
+    blank: list[str] = []
     for line, fields in table.rows:
         row = list(fields)
         if line in by_line:  # a student (not Points Possible, not the test student)
             row += [""] * (col + 1 - len(row))
             r = sheets.get(line)
             row[col] = "" if r is None else str(scaled(r, scale))
-            blank += r is None
+            if r is None:
+                blank.append(by_line[line].shown)
         out.append(row)
-    notes = [f"{blank} students of the roster have no sheet: left blank"] if blank else []
+    notes = (
+        [f"{len(blank)} of the roster have no sheet, left blank: {'; '.join(blank)}"]
+        if blank
+        else []
+    )
     text = _write(out, table.delimiter, table.newline, table.bom)
     return Book(text, notes, problems)
 
