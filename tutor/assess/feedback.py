@@ -110,7 +110,7 @@ def feedback_line(r: gr.Report) -> str:
     """One short line for a gradebook's feedback column: the cells lost, the slips named."""
     lost = [g.name for g in r.cells if g.verdict in LOST]
     if not lost:
-        return f"Every cell right: {gr.points_text(r.points)}/{r.out_of}."
+        return "Every cell right."
     shown = ", ".join(lost[:LINE_CELLS]) + (
         f" and {len(lost) - LINE_CELLS} more" if len(lost) > LINE_CELLS else ""
     )
@@ -189,7 +189,7 @@ def markdown(f: Feedback) -> str:
         if c.slip:
             lines.append(f"- {_md(c.slip)}")
         lines += ["", "```", visible(c.working, keep="\n"), "```", ""]
-    lines += ["", "## Follow-through", ""]
+    lines += ["## Follow-through" if not lines[-1] else "\n## Follow-through", ""]
     if f.followed:
         lines.append(
             "These cells are wrong for the lesson's numbers but right from your own earlier "
