@@ -21,10 +21,13 @@ import typer.core
 from tutor.core.errors import TutorError, UsageError
 
 if TYPE_CHECKING:
+    import sympy
     from rich.console import Console
 
-    from tutor.assess.classgrade import Lessons
+    from tutor.assess.classgrade import ClassGrades, Lessons
+    from tutor.assess.gradebooks import Book
     from tutor.core.lesson import Lesson
+    from tutor.core.roster import RosterTable
     from tutor.export.pictures import Picture
 
 app = typer.Typer(
@@ -849,9 +852,53 @@ def grade(
     force: Annotated[
         bool, typer.Option("--force", help="Grade sheets made for a lesson whose numbers changed.")
     ] = False,
+    lms: Annotated[
+        str,
+        typer.Option(
+            "--lms",
+            help="The --csv's format: plain (a spreadsheet), canvas or moodle (their grade "
+            "import).",
+            metavar="plain|canvas|moodle",
+        ),
+    ] = "plain",
+    roster: Annotated[
+        Path | None,
+        typer.Option(
+            "--roster",
+            help="With --lms: the roster exported from the platform (Canvas: the gradebook "
+            "export, written back with the assignment filled in).",
+            metavar="FILE",
+        ),
+    ] = None,
+    assignment: Annotated[
+        str | None,
+        typer.Option(
+            "--assignment",
+            help="With --lms: the assignment's column (Canvas: 'Attention HW' matches "
+            "'Attention HW (4411)'); default: the export's only one, or the lesson's name.",
+            metavar="NAME",
+        ),
+    ] = None,
+    out_of: Annotated[
+        str | None,
+        typer.Option(
+            "--out-of",
+            help="With --lms: scale each grade to N points (Canvas: default its Points Possible).",
+            metavar="N",
+        ),
+    ] = None,
+    feedback_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--feedback",
+            help="Write one feedback file per student (.md and .html) into DIR.",
+            metavar="DIR",
+        ),
+    ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report."""
+    """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
+    --feedback."""
     from rich.text import Text
 
     from tutor.assess import classgrade as cg
@@ -862,17 +909,38 @@ def grade(
         raise UsageError("--output goes with --report, to a .md or .html file")
     if report and json_out and output is None:
         raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
+    if lms not in ("plain", "canvas", "moodle"):
+        raise UsageError(f"--lms {lms!r}: expected plain, canvas or moodle")
+    if lms != "plain" and csv_out is None:
+        raise UsageError(f"--lms {lms} says the format of the --csv FILE; give --csv FILE")
+    for value, option in ((roster, "--roster"), (assignment, "--assignment"), (out_of, "--out-of")):
+        if value is not None and lms == "plain":
+            raise UsageError(f"{option} goes with --lms canvas or --lms moodle")
+    if assignment is not None and not assignment.strip():
+        raise UsageError("--assignment is empty; give the assignment's name")
+    scale = _out_of(out_of)
+    if feedback_dir is not None and feedback_dir.exists() and not feedback_dir.is_dir():
+        raise UsageError(f"--feedback {feedback_dir} is a file; give a folder (made if missing)")
     err = make_console(stderr=True)
+    table = None
+    if roster is not None:
+        from tutor.core.roster import read_table
+
+        table = read_table(roster)
     if cg.is_dir(Path(lesson)):
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
     files = cg.sheet_files(sheets)
-    inputs = [*files, *(Path(x.path) for x in lessons.lessons if x.path)]
+    inputs = [
+        *files,
+        *(Path(x.path) for x in lessons.lessons if x.path),
+        *([roster] if roster else []),
+    ]
     for target, option in ((csv_out, "--csv"), (output, "--output")):
         _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
-    if single and csv_out is None and not report:
+    if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force)
     for note in grades.notes:
@@ -895,8 +963,17 @@ def grade(
         console = make_console()
         for part in class_table(grades):
             console.print(part)
+    problems: list[str] = []
     if csv_out is not None:
-        write_output(cg.gradebook_csv(grades), csv_out, force=True)
+        book = _gradebook(grades, lms, table, assignment, scale)
+        for note in book.notes:
+            err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
+        for problem in book.problems:
+            err.print(Text(visible(problem)), soft_wrap=True)
+        problems += book.problems
+        write_output(book.text, csv_out, force=True)
+    if feedback_dir is not None:
+        _write_feedback(grades, feedback_dir, inputs)
     if report:
         from tutor.assess import class_view
         from tutor.assess.classreport import summarize
@@ -909,8 +986,58 @@ def grade(
         else:
             page = class_view.markdown if kind == "md" else class_view.html_page
             write_output(page(summary), output, force=True)
-    if grades.bad:
+    if grades.bad or problems:
         raise typer.Exit(EXIT_INPUT)
+
+
+def _out_of(text: str | None) -> "sympy.Rational | None":
+    """--out-of N as an exact number of points; a bad one is a usage error."""
+    if text is None:
+        return None
+    from tutor.assess.gradebooks import number
+
+    try:
+        return number(text, "--out-of")
+    except TutorError as e:
+        raise UsageError(str(e)) from None
+
+
+def _gradebook(
+    grades: "ClassGrades", lms: str, table: "RosterTable | None", assignment: str | None,
+    scale: "sympy.Rational | None",
+) -> "Book":  # fmt: skip
+    """The --csv file's text in the --lms format, and what to say about it."""
+    from tutor.assess import classgrade as cg
+    from tutor.assess import gradebooks as gb
+
+    graded = grades.graded
+    name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
+    name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
+    if lms == "canvas" and table is not None:
+        return gb.canvas_export(table, graded, assignment, scale)
+    if lms == "canvas":
+        return gb.canvas_minimal(graded, name, scale)
+    if lms == "moodle":
+        return gb.moodle(graded, table, name, scale)
+    return gb.Book(cg.gradebook_csv(grades))
+
+
+def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -> None:
+    """One .md and one .html per graded sheet, named after the student."""
+    from tutor.assess import feedback as fb
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {folder}: {err.strerror or err}") from None
+    stems = fb.file_stems(grades.graded)
+    for stem in stems:
+        for suffix in (".md", ".html"):
+            _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
+    for r, stem in zip(grades.graded, stems, strict=True):
+        f = fb.feedback(r)
+        write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
+        write_output(fb.html_page(f), folder / f"{stem}.html", force=True)
 
 
 def _not_an_input(target: Path | None, option: str, inputs: "list[Path]") -> None:
@@ -1249,11 +1376,12 @@ def variants(
     from rich.text import Text
 
     from tutor.author import variants as vr
+    from tutor.core.roster import read_roster
     from tutor.text.format import plural
 
     if (count is None) == (roster is None):
         raise UsageError("give either --count N or --roster FILE (a CSV of students)")
-    students = vr.read_roster(roster) if roster is not None else None
+    students = read_roster(roster) if roster is not None else None
     original = open_lesson(lesson, lessons_dir)
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
     made = vr.make_variants(original, students, count or 0, seed)

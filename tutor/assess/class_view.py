@@ -162,14 +162,15 @@ def _slips_table(s: ClassSummary) -> RenderableType:
     if not s.slips:
         return Text("No named slips.")
     t = Table(title="Named slips", title_justify="left", show_edge=False)
-    for col in ("Students", "Slip", "Cells", "Perhaps"):
-        t.add_column(col, justify="left" if col == "Slip" else "right")
+    for col in ("Students", "Slip", "Cells", "Perhaps", "Who"):
+        t.add_column(col, justify="left" if col in ("Slip", "Who") else "right")
     for sl in s.slips:
         t.add_row(
             f"{sl.students} of {s.sheets}",
             f"{sl.description} ({sl.id})",
             str(sl.cells),
             str(sl.perhaps or ""),
+            Text(visible("; ".join(sl.who))),
         )
     return t
 
@@ -225,6 +226,7 @@ def markdown(s: ClassSummary) -> str:
         lines += [
             f"- {sl.students} of {s.sheets} {_md(sl.description)} (`{sl.id}`, "
             f"{sl.cells} cells{perhaps_text(sl.perhaps)})"
+            + (f": {_md('; '.join(sl.who))}" if sl.who else "")
             for sl in s.slips
         ]
     else:
@@ -298,11 +300,13 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
     parts.append("<h2>Named slips</h2>")
     if s.slips:
         parts.append(
-            "<table><tr><th>Students</th><th class=l>Slip</th><th>Cells</th><th>Perhaps</th></tr>"
+            "<table><tr><th>Students</th><th class=l>Slip</th><th>Cells</th><th>Perhaps</th>"
+            "<th class=l>Who</th></tr>"
         )
         parts += [
             f'<tr><td>{sl.students} of {s.sheets}</td><td class="l">{_h(sl.description)} '
-            f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td><td>{sl.perhaps or ''}</td></tr>"
+            f"<code>{_h(sl.id)}</code></td><td>{sl.cells}</td><td>{sl.perhaps or ''}</td>"
+            f'<td class="l">{_h("; ".join(sl.who))}</td></tr>'
             for sl in s.slips
         ]
         parts.append("</table>")

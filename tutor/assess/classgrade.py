@@ -204,11 +204,12 @@ def gradebook_csv(grades: ClassGrades) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     for row in gradebook_rows(grades):
-        writer.writerow([_cell(x) for x in row])
+        writer.writerow([safe_cell(x) for x in row])
     return buf.getvalue()
 
 
-def _cell(x: object) -> str:
+def safe_cell(x: object) -> str:
+    """A CSV cell no spreadsheet runs as a formula."""
     text = str(x)
     # a spreadsheet runs a cell that starts with = + - @ as a formula: a student's name must not
     if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not isinstance(x, int | float):

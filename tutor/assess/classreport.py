@@ -92,6 +92,7 @@ class SlipCount:
     students: int
     cells: int
     perhaps: int = 0
+    who: tuple[str, ...] = ()  # the students it surely explains, in the order graded
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,11 @@ def student_line(r: Report) -> StudentLine:
     )
 
 
+def _who(r: Report) -> str:
+    h = r.sheet.header
+    return r.sheet.student or (h.student_id if h else "") or r.sheet.path
+
+
 def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()) -> ClassSummary:
     """The class's summary; the cells of variants are matched by step, row and column."""
     got: dict[tuple[str, int, int], list[int]] = {}  # (step key, i, j) -> [got, of, wrong]
@@ -144,6 +150,7 @@ def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()
     slip_students: dict[str, int] = {}
     slip_cells: dict[str, int] = {}
     slip_perhaps: dict[str, int] = {}
+    slip_who: dict[str, list[str]] = {}
     lesson = ""
     for r in reports:
         lesson = lesson or (r.d.lesson.variant.of if r.d.lesson.variant else "") or r.d.lesson.name
@@ -175,6 +182,7 @@ def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()
                     tied.update(sl.name for sl in g.slips)
         for name in made:
             slip_students[name] = slip_students.get(name, 0) + 1
+            slip_who.setdefault(name, []).append(_who(r))
         for name in tied - made:
             slip_perhaps[name] = slip_perhaps.get(name, 0) + 1
     step_shares = []
@@ -209,6 +217,7 @@ def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()
                 slip_students.get(name, 0),
                 slip_cells.get(name, 0),
                 slip_perhaps.get(name, 0),
+                tuple(slip_who.get(name, ())),
             )
             for name in {**slip_students, **slip_perhaps}
         ),

@@ -11,7 +11,6 @@ no two are the same, and none is the original.
 
 from __future__ import annotations
 
-import csv
 import random
 import re
 from dataclasses import dataclass, replace
@@ -27,36 +26,12 @@ from tutor.author.new import (
     wander,
     yaml_text,
 )
-from tutor.core.errors import LessonError, TutorError
+from tutor.core.errors import TutorError
 from tutor.core.lesson import Lesson
-from tutor.core.yamlsrc import read_text
+from tutor.core.roster import Student
 
-MAX_STUDENTS = 1000
 TRIES = 20  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
-NAME_COLUMNS = ("name", "student", "student name", "full name", "fullname", "display name")
-FIRST_COLUMNS = ("first name", "firstname", "given name")
-LAST_COLUMNS = ("last name", "lastname", "surname", "family name")
-ID_COLUMNS = (
-    "id", "student id", "student number", "sis user id", "sis login id", "user id", "username",
-    "login id", "id number", "email", "email address",
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Student:
-    """One row of a roster: a name, an id, or both."""
-
-    name: str
-    id: str
-    line: int  # in the roster file, for messages
-
-    @property
-    def shown(self) -> str:
-        """``Ann Lee (id 123)``, ``Ann Lee`` or ``id 123``."""
-        if self.name and self.id:
-            return f"{self.name} (id {self.id})"
-        return self.name or f"id {self.id}"
 
 
 @dataclass(frozen=True)
@@ -71,101 +46,6 @@ class Variant:
     def file_name(self) -> str:
         slug = _slug(self.student.name or self.student.id) if self.student else ""
         return f"{self.id}-{slug}.yaml" if slug else f"{self.id}.yaml"
-
-
-# ---------------------------------------------------------------------------------------------
-# the roster
-
-
-def read_roster(path: Path) -> list[Student]:
-    """Students from a CSV as an LMS exports it: a header row naming a name column (or first and
-    last name) and/or an id column, any case; ``,``, ``;`` or tab between fields; a BOM is fine.
-    Canvas's "Points Possible" row is skipped. Raise ``LessonError`` with the line of a problem."""
-    shown = str(path)
-    text = read_text(path, "roster", ".csv")  # UTF-8 (with or without BOM), small, a regular file
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise LessonError.at(shown, 1, 1, "the roster is empty; expected a header row (name, id)")
-    delimiter = max(",;\t", key=lines[0].count)
-    reader = csv.reader(lines, delimiter=delimiter, strict=True)
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-        columns = _columns(header, shown)
-        students: list[Student] = []
-        seen: dict[tuple[str, str], int] = {}
-        ids: dict[str, Student] = {}
-        for fields in reader:
-            line = reader.line_num
-            if not any(f.strip() for f in fields):
-                continue  # a blank line
-            student = _student(fields, columns, line)
-            if student.name.lower() == "points possible":
-                continue
-            if not student.name and not student.id:
-                raise LessonError.at(shown, line, 1, "this row has neither a name nor an id")
-            key = (student.name.lower(), student.id.lower())
-            if key in seen:
-                raise LessonError.at(
-                    shown, line, 1, f"{student.shown} is listed twice (first on line {seen[key]})"
-                )
-            seen[key] = line
-            other = ids.get(student.id.lower()) if student.id else None
-            if other is not None:  # an id names one student: two rows would share one sheet
-                raise LessonError.at(
-                    shown,
-                    line,
-                    1,
-                    f"the id {student.id} is given twice: to {other.name or 'a row'} on line "
-                    f"{other.line} and to {student.name or 'this row'}; expected one id per "
-                    "student",
-                )
-            ids[student.id.lower()] = student
-            students.append(student)
-    except csv.Error as err:
-        raise LessonError.at(shown, reader.line_num, 1, f"not a valid CSV row: {err}") from None
-    if not students:
-        raise LessonError.at(shown, 1, 1, "the roster lists no students, only its header")
-    if len(students) > MAX_STUDENTS:
-        raise LessonError.at(
-            shown, 1, 1, f"the roster lists {len(students)} students; at most {MAX_STUDENTS}"
-        )
-    return students
-
-
-def _columns(header: list[str], path: str) -> dict[str, int | None]:
-    def find(names: tuple[str, ...]) -> int | None:
-        return next((k for k, h in enumerate(header) if h in names), None)
-
-    columns = {
-        "name": find(NAME_COLUMNS),
-        "first": find(FIRST_COLUMNS),
-        "last": find(LAST_COLUMNS),
-        "id": find(ID_COLUMNS),
-    }
-    if all(c is None for c in columns.values()):
-        found = ", ".join(h or "(empty)" for h in header)
-        raise LessonError.at(
-            path,
-            1,
-            1,
-            f"the header names no name or id column (found: {found}); expected a column "
-            "called name, student, first name and last name, or id",
-        )
-    return columns
-
-
-def _student(fields: list[str], columns: dict[str, int | None], line: int) -> Student:
-    def get(key: str) -> str:
-        k = columns[key]
-        return fields[k].strip() if k is not None and k < len(fields) else ""
-
-    name = get("name") or " ".join(p for p in (get("first"), get("last")) if p)
-    return Student(_one_line(name), _one_line(get("id")), line)
-
-
-def _one_line(text: str) -> str:
-    """A roster's field as it may sit in a comment: printable, spaces collapsed."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
 
 
 def _slug(text: str) -> str:

@@ -1,0 +1,284 @@
+"""Gradebooks a learning platform imports as they are: Canvas (the instructor's own export written
+back, or the minimal import) and Moodle (an id column, the grade and a feedback column).
+
+Canvas's import (Grades → Import) wants ``Student, ID, SIS User ID, SIS Login ID, Section`` first
+and one column per assignment, matched by its header ``Name (id)``; its export has a ``Points
+Possible`` row under the header and a test student (``Student, Test``), both kept untouched here.
+Moodle's CSV import maps one column to the users' id number or email and each other column to a
+grade item (its maximum enforced) or to that item's feedback. Pure: reports and a roster table
+in, text and notes out; ``cli.py`` writes the file and says the notes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+import sympy
+
+from tutor.assess import grade as gr
+from tutor.assess.classgrade import safe_cell as _cell
+from tutor.assess.feedback import feedback_line
+from tutor.core.errors import TutorError
+from tutor.core.roster import RosterTable, Student, students_of
+
+CANVAS_FIRST = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+ASSIGNMENT = re.compile(r"^(.*\S)\s*\((\d+)\)$")  # "Attention HW (4411)"
+POINTS_POSSIBLE = "points possible"
+
+
+@dataclass
+class Book:
+    """A gradebook's text, and what to tell the instructor about it."""
+
+    text: str
+    notes: list[str] = field(default_factory=list)  # said, nothing lost
+    problems: list[str] = field(default_factory=list)  # a graded sheet that has no row: exit 1
+
+
+def scaled(r: gr.Report, out_of: sympy.Rational | None) -> int | float:
+    """The sheet's points on the assignment's scale (two places, half up), or as they are."""
+    if out_of is None or not r.out_of:
+        return gr.points_number(r.points)
+    return gr.points_number(sympy.Rational(r.points) * out_of / r.out_of)
+
+
+def number(text: str, what: str) -> sympy.Rational:
+    """A positive number as a person or Canvas writes it (``20``, ``20.00``); else TutorError."""
+    try:
+        x = Decimal(text.strip().replace(",", "."))
+    except InvalidOperation:
+        raise TutorError(f"{what} is {text!r}; expected a number of points such as 20") from None
+    if not x.is_finite() or x <= 0 or x > 10**6:
+        raise TutorError(f"{what} is {text!r}; expected a number of points above 0, such as 20")
+    return sympy.Rational(str(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# which sheet is whose
+
+
+def _key(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def _names(name: str) -> set[str]:
+    """``Lee, Ann`` (Canvas's sortable name) and ``Ann Lee`` name the same student."""
+    keys = {_key(name)}
+    if name.count(",") == 1:
+        last, first = name.split(",")
+        keys.add(_key(f"{first} {last}"))
+    return keys - {""}
+
+
+def match(
+    reports: list[gr.Report], students: list[Student]
+) -> tuple[dict[int, gr.Report], list[str]]:
+    """Each roster row's sheet (by the row's line): by an id the sheet carries (any of the row's
+    ID, SIS User ID, SIS Login ID, email…), else by name when one row has it. The problems: a
+    sheet no row (or two rows) fits, a row two sheets claim."""
+    by_id: dict[str, list[Student]] = {}
+    by_name: dict[str, list[Student]] = {}
+    for s in students:
+        for x in {i.casefold() for i in s.ids} | ({s.id.casefold()} if s.id else set()):
+            by_id.setdefault(x, []).append(s)
+        for k in _names(s.name):
+            by_name.setdefault(k, []).append(s)
+    rows: dict[int, gr.Report] = {}
+    problems: list[str] = []
+    for r in reports:
+        h = r.sheet.header
+        sid = (h.student_id if h else "").casefold()
+        found = by_id.get(sid, []) if sid else []
+        if not found:
+            found = list(
+                {s.line: s for k in _names(r.sheet.student) for s in by_name.get(k, [])}.values()
+            )
+        who = _who(r)
+        if not found:
+            problems.append(f"{r.sheet.path}: {who} is not on the roster; not in the gradebook")
+        elif len(found) > 1:
+            lines = ", ".join(str(s.line) for s in found)
+            problems.append(
+                f"{r.sheet.path}: {who} fits rows {lines} of the roster; not in the gradebook "
+                "(give the sheet its student_id)"
+            )
+        elif found[0].line in rows:
+            problems.append(
+                f"{r.sheet.path}: {who} is the student of {rows[found[0].line].sheet.path} too; "
+                "only that one is in the gradebook"
+            )
+        else:
+            rows[found[0].line] = r
+    return rows, problems
+
+
+def _who(r: gr.Report) -> str:
+    h = r.sheet.header
+    sid = h.student_id if h else ""
+    name = r.sheet.student or "a sheet with no name"
+    return f"{name} (id {sid})" if sid else name
+
+
+def _write(
+    rows: list[list[str]], delimiter: str = ",", newline: str = "\n", bom: bool = False
+) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
+    writer.writerows(rows)
+    return ("\ufeff" if bom else "") + buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# Canvas
+
+
+def assignment_column(header: list[str], name: str | None, path: str) -> int:
+    """The assignment's column: the header ``name`` is (``Attention HW`` matches ``Attention HW
+    (4411)``; any case), or the export's only assignment; else TutorError naming the choices."""
+    found = [(k, h.strip()) for k, h in enumerate(header) if ASSIGNMENT.match(h.strip())]
+    listed = "; ".join(h for _, h in found) or "none"
+    if name is None:
+        if len(found) == 1:
+            return found[0][0]
+        raise TutorError(
+            f"{path} has {len(found)} assignment columns ({listed}); name one with "
+            '--assignment "NAME"'
+        )
+    want = _key(name)
+    hits = [k for k, h in found if _key(h) == want]
+    hits = hits or [k for k, h in found if _key(ASSIGNMENT.match(h).group(1)) == want]  # type: ignore[union-attr]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        shown = "; ".join(header[k].strip() for k in hits)
+        raise TutorError(
+            f"--assignment {name!r} matches {len(hits)} columns of {path} ({shown}); give the "
+            "whole header, with its id in parentheses"
+        )
+    raise TutorError(f"{path} has no assignment column {name!r}; its assignments: {listed}")
+
+
+def canvas_export(
+    table: RosterTable,
+    reports: list[gr.Report],
+    assignment: str | None,
+    out_of: sympy.Rational | None,
+) -> Book:
+    """The instructor's Canvas export written back: every row and column as it was, the
+    assignment's column filled (scaled to its Points Possible, or ``out_of``), blank for a
+    student with no sheet."""
+    keys = [h.strip().lower() for h in table.header]
+    missing = [c for c in ("Student", "ID") if c.lower() not in keys]
+    if missing:
+        raise TutorError(
+            f"{table.path} is not a Canvas gradebook export: it has no {' or '.join(missing)} "
+            f"column (its header: {', '.join(h.strip() for h in table.header)}); export the "
+            "gradebook from Canvas (Grades → Export), or leave out --roster for the minimal import"
+        )
+    col = assignment_column(table.header, assignment, table.path)
+    first = keys.index("student")
+    possible_row = next(
+        (
+            f
+            for _, f in table.rows
+            if len(f) > first and f[first].strip().lower() == POINTS_POSSIBLE
+        ),
+        None,
+    )
+    scale = out_of
+    if scale is None:
+        given = possible_row[col] if possible_row is not None and col < len(possible_row) else ""
+        if not given.strip():
+            raise TutorError(
+                f"{table.path} gives no Points Possible for {table.header[col].strip()}; "
+                "give the assignment's points with --out-of N"
+            )
+        scale = number(given, f"{table.path}: Points Possible of {table.header[col].strip()}")
+    students = students_of(table)
+    sheets, problems = match(reports, students)
+    by_line = {s.line: s for s in students}
+    out = [list(table.header)]
+    blank: list[str] = []
+    for line, fields in table.rows:
+        row = list(fields)
+        if line in by_line:  # a student (not Points Possible, not the test student)
+            row += [""] * (col + 1 - len(row))
+            r = sheets.get(line)
+            row[col] = "" if r is None else str(scaled(r, scale))
+            if r is None:
+                blank.append(by_line[line].shown)
+        out.append(row)
+    notes = (
+        [f"{len(blank)} of the roster have no sheet, left blank: {'; '.join(blank)}"]
+        if blank
+        else []
+    )
+    text = _write(out, table.delimiter, table.newline, table.bom)
+    return Book(text, notes, problems)
+
+
+def canvas_minimal(
+    reports: list[gr.Report], assignment: str, out_of: sympy.Rational | None
+) -> Book:
+    """Canvas's minimal import: the five columns it requires, then the assignment's."""
+    rows = [[*CANVAS_FIRST, assignment]]
+    for r in reports:
+        h = r.sheet.header
+        rows.append([_cell(r.sheet.student), h.student_id if h else "", "", "", "",
+                     str(scaled(r, out_of))])  # fmt: skip
+    return Book(_write(rows))
+
+
+# ---------------------------------------------------------------------------------------------
+# Moodle
+
+MOODLE_IDS = ("ID number", "Email address")
+
+
+def moodle(
+    reports: list[gr.Report],
+    table: RosterTable | None,
+    item: str,
+    out_of: sympy.Rational | None,
+) -> Book:
+    """Moodle's CSV import: the users' ``ID number`` (or ``Email address``, whichever the roster
+    has), the grade on the item's scale and a feedback line per student."""
+    header = [MOODLE_IDS[0], item, f"{item} feedback"]
+    if table is None:
+        rows, problems = [], []
+        for r in reports:
+            h = r.sheet.header
+            if h is None or not h.student_id:
+                problems.append(
+                    f"{r.sheet.path}: {_who(r)} has no student_id; not in the gradebook"
+                )
+                continue
+            rows.append([_cell(h.student_id), str(scaled(r, out_of)), _cell(feedback_line(r))])
+        return Book(_write([header, *rows]), [], problems)
+    students = students_of(table)
+    sheets, problems = match(reports, students)
+    which = next(
+        (
+            (name, k)
+            for name in MOODLE_IDS
+            if (k := table.column(name.lower())) is not None
+            and all(k < len(f) and f[k].strip() for line, f in table.rows if line in sheets)
+        ),
+        None,
+    )
+    if which is None:
+        raise TutorError(
+            f"{table.path} has no ID number or Email address column filled in for every student "
+            "with a sheet; export the participants from Moodle with one of them"
+        )
+    name, k = which
+    rows = [[name, item, f"{item} feedback"]]
+    for line, fields in table.rows:
+        r = sheets.get(line)
+        if r is not None:
+            rows.append([fields[k].strip(), str(scaled(r, out_of)), _cell(feedback_line(r))])
+    return Book(_write(rows), [], problems)
