@@ -36,6 +36,11 @@ BUG = {
         ["cats-chase-mice", "--count", "2", "--output", "variants-out"],
         "tutor.author.variants.make_variants",
     ),
+    "code": (["cats-chase-mice"], "tutor.export.code.program"),
+    "check-code": (
+        ["cats-chase-mice", str(Path(__file__).resolve().parent.parent / "fixtures/code/good.py")],
+        "tutor.assess.codecheck.check_file",
+    ),
 }
 
 

@@ -1166,9 +1166,9 @@ def check_code(
     from tutor.core.engine import derive
     from tutor.text.words import visible
 
+    d = derive(open_lesson(lesson, lessons_dir))  # the lesson first: its errors name it
     if not is_file(file) or file.suffix.lower() != ".py":
         raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
-    d = derive(open_lesson(lesson, lessons_dir))
     report, printed = cc.check_file(d, str(file), function, timeout)
     console = make_console()
     if printed.strip():
