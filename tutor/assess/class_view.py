@@ -250,19 +250,27 @@ def _h(text: str) -> str:
     return html.escape(visible(text))
 
 
+def page_css(width: str) -> str:
+    """The light page of the class report and a student's feedback: text, tables, rules."""
+    return f"""
+body {{ font-family: system-ui, sans-serif; color: {INK}; background: {PAGE};
+       max-width: {width}; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }}
+table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
+th, td {{ border: 1px solid {RULE}; padding: 0.25rem 0.6rem; text-align: right; }}"""
+
+
 def html_page(s: ClassSummary) -> str:
     """The class report as one self-contained, light HTML page."""
-    css = f"""
-body {{ font-family: system-ui, sans-serif; color: {INK}; background: {PAGE};
-       max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }}
-table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
-th, td {{ border: 1px solid {RULE}; padding: 0.25rem 0.6rem; text-align: right; }}
+    css = (
+        page_css("60rem")
+        + f"""
 th:first-child, td.l, th.l {{ text-align: left; }}
 .heat {{ display: flex; flex-wrap: wrap; gap: 0 2.5rem; }}
 caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
 .muted {{ color: {MUTED}; }}
 .legend span {{ display: inline-block; padding: 0.1rem 0.5rem; margin-right: 0.3rem; }}
 """
+    )
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',

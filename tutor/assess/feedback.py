@@ -211,17 +211,16 @@ def _h(text: str) -> str:
 
 def html_page(f: Feedback) -> str:
     """The feedback as one self-contained light HTML page."""
-    from tutor.assess.class_view import INK, MUTED, PAGE, RULE
+    from tutor.assess.class_view import MUTED, page_css
 
-    css = f"""
-body {{ font-family: system-ui, sans-serif; color: {INK}; background: {PAGE};
-       max-width: 50rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.45; }}
-table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
-th, td {{ border: 1px solid {RULE}; padding: 0.25rem 0.6rem; text-align: right; }}
+    css = (
+        page_css("50rem")
+        + f"""
 th:first-child, td:first-child {{ text-align: left; }}
 pre {{ background: #f4f4f4; padding: 0.5rem 0.8rem; overflow-x: auto; }}
 .muted {{ color: {MUTED}; }}
 """
+    )
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
