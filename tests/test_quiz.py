@@ -336,7 +336,12 @@ def test_progress(run, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert "Progress over 2 quizzes" in r.stdout and "cats-chase-mice" in r.stdout
     assert "0/1 0/1" in r.stdout  # Q, over time
     assert "Practise next: " in r.stdout and "--steps" in r.stdout
-    assert "No quizzes yet" in run("progress", "the-cake").stdout
+    r = run("progress", "the-cake")  # a lesson not quizzed yet: say which are
+    assert r.exit_code == 0 and "No quizzes of the-cake yet" in r.stdout
+    assert "the lessons quizzed are: cats-chase-mice" in r.stdout
+    r = run("progress", "nope")  # no such lesson at all: an error naming the quizzed ones
+    assert r.exit_code == 1 and "no lesson 'nope' in your history" in r.stderr
+    assert "cats-chase-mice" in r.stderr
 
 
 def test_history_survives_a_torn_last_line(home: Path) -> None:

@@ -806,6 +806,21 @@ def progress(
     found = history.summarize(lesson=lesson)
     for problem in found.problems:
         err.print(Text(f"warning: {problem}"))
+    if lesson is not None and not found.quizzes:
+        quizzed = sorted(history.summarize().latest)
+        if quizzed:  # not in the history: a lesson not quizzed yet, or no lesson at all
+            from tutor.core.catalog import find_lesson
+
+            listed = ", ".join(quizzed)
+            try:
+                find_lesson(lesson)
+            except TutorError:
+                raise TutorError(
+                    f"no lesson {lesson!r} in your history (nor one of that name to find); "
+                    f"the lessons quizzed are: {listed}"
+                ) from None
+            console.print(Text(f"No quizzes of {lesson} yet; the lessons quizzed are: {listed}"))
+            return
     if json_out:
         import json
 

@@ -39,7 +39,7 @@ MAX_PROBLEMS = 5  # damaged lines named one by one; the rest are counted
 MAX_STEPS = len(STEP_NAMES) * (MAX_HEADS + 1)  # rows one lesson can have: each step, per head
 MAX_STEP_CHARS = max(map(len, STEP_NAMES))
 MAX_SLIPS = 30  # distinct slip names counted per step (the judge knows about twenty)
-MAX_SLIP_CHARS = 40
+MAX_SLIP_CHARS = 120  # a slip id, or a tie of a few ("a|b": one answer, one slip)
 RECENT_KEPT = 5  # quizzes per step that progress shows (and rates the last three of)
 
 
@@ -262,6 +262,7 @@ class StepProgress:
     missed: int = 0
     slips: dict[str, int] = field(default_factory=dict)  # a named slip -> how often
     recent_hints: list[int] = field(default_factory=list)  # right after hints, per quiz
+    recent_skips: list[int] = field(default_factory=list)  # skipped (not tried), per quiz
 
     @property
     def first_rate(self) -> float:
@@ -269,11 +270,11 @@ class StepProgress:
 
     @property
     def recent_strength(self) -> float:
-        """Like ``recent_rate``, with a right-after-hints cell worth half: a step missed
-        outright is weaker than one that needed a hint."""
+        """Like ``recent_rate``, with a right-after-hints cell worth half, and a skipped one
+        too (a skip says less than a wrong answer): a step missed outright is the weakest."""
         recent = self.per_quiz[-3:]
         asked = sum(a for _, a in recent)
-        helped = sum(self.recent_hints[-3:])
+        helped = sum(self.recent_hints[-3:]) + sum(self.recent_skips[-3:])
         return (sum(r for r, _ in recent) + helped / 2) / asked if asked else 1.0
 
     @property
@@ -332,16 +333,18 @@ def _add(table: Table, rec: dict, steps: dict[str, int]) -> None:  # type: ignor
             fits = isinstance(slip, str) and len(slip) <= MAX_SLIP_CHARS
             if fits and (slip in sp.slips or len(sp.slips) < MAX_SLIPS):
                 sp.slips[slip] = sp.slips.get(slip, 0) + 1
-        counts = per.setdefault(key, [0, 0, 0])
+        counts = per.setdefault(key, [0, 0, 0, 0])
         counts[0] += outcome == "first"
         counts[1] += 1
         counts[2] += outcome == "hints"
-    for key, (right, asked, helped) in per.items():
-        quizzes, hinted = table[key].per_quiz, table[key].recent_hints
-        quizzes.append((right, asked))
-        hinted.append(helped)
-        del quizzes[:-RECENT_KEPT]  # only the recent ones are ever shown
-        del hinted[:-RECENT_KEPT]
+        counts[3] += outcome not in ("first", "hints") and cell.get("skipped") is True
+    for key, (right, asked, helped, skipped) in per.items():
+        sp = table[key]
+        sp.per_quiz.append((right, asked))
+        sp.recent_hints.append(helped)
+        sp.recent_skips.append(skipped)
+        for kept in (sp.per_quiz, sp.recent_hints, sp.recent_skips):
+            del kept[:-RECENT_KEPT]  # only the recent ones are ever shown
 
 
 def progress(records: Iterable[dict]) -> list[StepProgress]:  # type: ignore[type-arg]

@@ -298,6 +298,9 @@ def confirmation(q: Question, verdict: jd.Verdict, places: int) -> str:
 # the ask-loop
 
 
+TIE = "|"  # between the slips that explain one answer equally well (history: one slip)
+
+
 @dataclass
 class Item:
     """How one question went."""
@@ -443,7 +446,8 @@ def ask(
             return item
         slips = judge.slips(q.step, q.i, q.j, answer)
         if slips:
-            item.slips += [slip.name for slip in slips]
+            # one wrong answer is one slip: a tie of two explanations is kept as "a|b"
+            item.slips.append(TIE.join(slip.name for slip in slips))
             said = "; or ".join(slip.message for slip in slips)
             console.print(Text(f"✗ Not quite: {said}.", style=theme.BAD))
         else:

@@ -46,7 +46,11 @@ REMINDERS = {
 
 
 def reminder(slip: str, count: int) -> str:
-    """``3 times: softmax down a column; softmax runs along each row``."""
+    """``3 times: softmax down a column; softmax runs along each row``; a tie of slips that
+    explain one answer equally (``a|b``, one slip): ``once: perhaps … or …``."""
     times = "once" if count == 1 else "twice" if count == 2 else f"{count} times"
+    if "|" in slip:
+        options = [REMINDERS.get(s, (s, ""))[0] for s in slip.split("|")]
+        return f"{times}: perhaps {' or '.join(options)}"
     what, right = REMINDERS.get(slip, (slip, ""))
     return f"{times}: {what}" + (f"; {right}" if right else "")
