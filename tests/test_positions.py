@@ -353,3 +353,15 @@ def test_judging_every_cell_never_raises(tmp_path: Path, text: str) -> None:
                     assert verdict.kind in ("exact", "rounded", "hand", "fewer", "wrong")
                     judge.slips(s, i, j, a)
                     judge.pen_slip(s, i, j, a)
+
+
+def test_a_decimal_theta_is_written_as_a_decimal_of_degrees(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 28: θ = 57.5 printed as ``cos 115/2°`` read as cos(115)/2."""
+    from tests.conftest import LESSONS
+
+    path = tmp_path / "rope575.yaml"
+    text = (LESSONS / "ha-ha-ha-rope.yaml").read_text()
+    path.write_text(text.replace("theta: [60]", "theta: [57.5]"))
+    out = run("walk", str(path)).stdout
+    assert "cos 57.5°" in out and "1 × 57.5° = 57.5°" in out
+    assert "115/2" not in out

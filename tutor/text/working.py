@@ -305,6 +305,19 @@ def degrees(step: Step, i: int, pair: int) -> object:
     return sympy.simplify(angle(step, i, pair) * 180 / sympy.pi)
 
 
+def degree_text(x) -> str:  # type: ignore[no-untyped-def]
+    """A rational number of degrees as a course writes it: ``60``, ``57.5`` (not ``115/2``,
+    which reads as cos(115)/2 after "cos"); a fraction only when it has no finite decimal."""
+    places = fmt.decimal_places(int(x.q))
+    if places is None:
+        return fmt.exact_text(x)
+    from sympy.polys.domains import QQ
+
+    from tutor.core.engine import Cell
+
+    return fmt.tidy_minus(fmt.decimal_text(fmt.round_half_up(Cell(QQ(int(x.p), int(x.q))), places)))
+
+
 def angle_text(step: Step, i: int, pair: int, places: int = 4) -> str:
     """``1 × 60° = 60°``, or in radians when θ is not a whole number of degrees."""
     import sympy
@@ -313,7 +326,7 @@ def angle_text(step: Step, i: int, pair: int, places: int = 4) -> str:
     deg = degrees(step, i, pair)
     theta_deg = sympy.simplify(step.angles[pair] * 180 / sympy.pi)
     if deg.is_Rational and theta_deg.is_Rational:  # type: ignore[attr-defined]
-        return f"{pos} × {fmt.exact_text(theta_deg)}° = {fmt.exact_text(deg)}°"
+        return f"{pos} × {degree_text(theta_deg)}° = {degree_text(deg)}°"
     theta = fmt.exact_text(step.angles[pair])
     value = fmt.expr_rounded(pos * step.angles[pair], places)
     return f"{pos} × {theta} rad ≈ {value} rad"
@@ -345,7 +358,7 @@ def turn_phrase(step: Step, i: int, j: int) -> str:
     a, b = step.sources(i, j)
     deg = degrees(step, i, j // 2)
     at = (
-        f"{fmt.exact_text(deg)}°"
+        f"{degree_text(deg)}°"
         if deg.is_Rational  # type: ignore[attr-defined]
         else f"({fmt.exact_text(step.angles[j // 2] * (i + step.shift))})"
     )
