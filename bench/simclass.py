@@ -26,7 +26,6 @@ from typer.testing import CliRunner
 
 from tests import lessongen, students
 from tutor.assess import judge as jd
-from tutor.assess.grade import asked
 from tutor.assess.sheet import fill_steps
 from tutor.cli import app
 from tutor.core.engine import derive
@@ -94,7 +93,7 @@ def simulate(count: int, seed: int) -> dict[str, list]:  # type: ignore[type-arg
                 allowed = sum(
                     judge.judge(s, i, j, read_answer(written[s.key][i][j])).right
                     for s in fill_steps(d)
-                    for i, j in asked(d, s)
+                    for i, j in d.asked(s)
                 )
                 rep = grade(runner, path, d, written, folder)
                 stats[f"junk {kind}"].append(rep["score"] <= allowed)
@@ -141,7 +140,7 @@ def pen_case(runner: CliRunner, path: Path, d, slip: str, rng: random.Random, fo
     steps = students.fill_steps(d)
     for _ in range(8):
         step = rng.choice(steps)
-        cells = asked(d, step)  # not the cells the mask fills in: the sheet gives them
+        cells = d.asked(step)  # not the cells the mask fills in: the sheet gives them
         if not cells:
             continue
         i, j = rng.choice(cells)

@@ -13,7 +13,6 @@ import pytest
 
 from tests import lessongen, students
 from tutor.assess import judge as jd
-from tutor.assess.grade import asked
 from tutor.assess.sheet import fill_steps
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
@@ -160,7 +159,7 @@ def test_minus_infinity_where_the_walk_shows_it_earns_the_point(run, tmp_path, s
     for i, row in enumerate(written["scaled"]):
         for j in range(i + 1, len(row)):
             row[j] = spelling  # as the walk's masked table shows it
-    assert graded(run, path, d, written)["score"] == sum(len(asked(d, s)) for s in fill_steps(d))
+    assert graded(run, path, d, written)["score"] == sum(len(d.asked(s)) for s in fill_steps(d))
     judge = jd.judge_for(d)  # the quiz's judge agrees
     assert judge.judge(scaled, 0, 1, read_answer(spelling)).right
     assert not judge.judge(scaled, 1, 0, read_answer(spelling)).right  # below: not hidden
@@ -210,7 +209,7 @@ def test_a_pen_slip_of_every_kind_costs_its_cell_alone(run, any_kind) -> None:  
     for slip in students.PEN:
         for _ in range(6):  # a random cell of a random step, where the slip can be made
             step = rng.choice(steps)
-            i, j = rng.choice(asked(d, step))
+            i, j = rng.choice(d.asked(step))
             st = students.Student(d, rng.choice(students.HABITS), slip, at=(step.key, i, j))
             written = st.work()
             if st.slipped is not None:
@@ -240,7 +239,7 @@ def test_junk_earns_no_more_than_what_is_truly_that_number_on_every_kind(run, an
         allowed = sum(
             judge.judge(s, i, j, read_answer(written[s.key][i][j])).right
             for s in fill_steps(d)
-            for i, j in asked(d, s)
+            for i, j in d.asked(s)
         )
         rep = graded(run, path, d, written)
         assert rep["score"] <= allowed, kind

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from decimal import Decimal, localcontext
+from decimal import Decimal
 
 import sympy
 
@@ -103,7 +103,7 @@ class Report:
 
     def cell_points(self, g: Graded) -> sympy.Rational:
         """What one cell is worth: its step's points shared exactly by the cells it asks."""
-        return sympy.Rational(self.step_points(g.step), asked_count(self.d, g.step))
+        return sympy.Rational(self.step_points(g.step), len(self.d.asked(g.step)) or 1)
 
     def points_by_step(self) -> list[tuple[Step, sympy.Rational, int]]:
         """Each step with the points earned (exact) and the points it is worth."""
@@ -273,7 +273,7 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
 
 def one_number(d: Derivation, sheet: Sheet, step: Step) -> bool:
     """A whole step written as one repeated number where the true values differ: no attempt."""
-    cells = asked(d, step)
+    cells = d.asked(step)
     answers = [sheet.entry(step, i, j).answer for i, j in cells]
     values = {a.value for a in answers if a is not None}
     written = sum(a is not None for a in answers)
@@ -292,7 +292,7 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
     true_share: dict[object, int] = {}
     written = 0
     for step in fill_steps(d):
-        for i, j in asked(d, step):
+        for i, j in d.asked(step):
             answer = sheet.entry(step, i, j).answer
             shown = fmt.as_shown(step.cells[i][j], places)
             true_share[shown] = true_share.get(shown, 0) + 1
@@ -308,18 +308,13 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
 
 
 def rounded(x: sympy.Rational, places: int) -> Decimal:
-    """A rational as a decimal at ``places`` (for counting which numbers a sheet repeats)."""
-    with localcontext(prec=400):
-        return (Decimal(int(x.p)) / Decimal(int(x.q))).quantize(Decimal(1).scaleb(-places))
+    """A written rational as a table would show it (``format.as_shown``: the one rounding rule),
+    to count which numbers a sheet repeats and which variant's numbers it fits."""
+    from sympy.polys.domains import QQ
 
+    from tutor.core.engine import Cell
 
-def asked(d: Derivation, step: Step) -> list[tuple[int, int]]:
-    """The cells of a step a sheet asks for (``Derivation.asked``)."""
-    return d.asked(step)
-
-
-def asked_count(d: Derivation, step: Step) -> int:
-    return len(d.asked(step)) or 1
+    return fmt.as_shown(Cell(QQ(int(x.p), int(x.q))), places)
 
 
 def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
@@ -348,7 +343,7 @@ def grade(d: Derivation, sheet: Sheet) -> Report:
     grader = _Grader(d, sheet)
     report = Report(d, sheet, own=grader.own_exact)
     for step in fill_steps(d):
-        cells = [grader.cell(step, i, j) for i, j in asked(d, step)]
+        cells = [grader.cell(step, i, j) for i, j in d.asked(step)]
         attempt = grader.attempted(step, cells)
         grader._attempts[id(step)] = attempt
         for g in cells:
