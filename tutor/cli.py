@@ -246,7 +246,10 @@ def walk(
     if sys.stdout is not None and sys.stdout.isatty():  # files and pipes get the walk alone
         import shlex
 
-        only = f" --steps {','.join(steps)}" if steps and set(steps) <= set(QUIZZABLE) else ""
+        from tutor.core import kinds
+
+        chosen = steps and set(steps) <= set(kinds.CHOSEN_STEPS)
+        only = f" --steps {','.join(steps)}" if chosen else ""
         line = f"Next: attn-tutor quiz {shlex.quote(lesson)}{only}  (try the cells yourself)"
         console.print(line, markup=False, soft_wrap=True)
 
@@ -307,7 +310,6 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     console.print(lesson_list(lessons_dir, console))
 
 
-QUIZZABLE = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
 EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html", "pdf", "typ")
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError
 
-ORDER = ("Q", "K", "V", "scores", "scaled", "weights", "Z")
+ORDER = kinds.CODE_STEPS  # the steps a student's function returns
 RTOL, ATOL = 1e-6, 1e-9  # float64 work against exact values: far inside any real slip
 
 

@@ -33,9 +33,11 @@ from sympy.polys.domains import QQ
 
 from tutor.assess import honest as hn
 from tutor.assess.honest import HIDDEN, Interval, Range
+from tutor.core import kinds
 from tutor.core.engine import MP, Cell, Derivation, Exact, Ref, Step
 from tutor.core.numbers import Answer
 from tutor.text import format as fmt
+from tutor.text import steps
 
 Value = Callable[[Step, int, int], sympy.Expr]  # (step, row, col) -> that cell's value
 Lookup = Callable[[Ref], Range]  # a cell -> the range a student may use for it
@@ -624,158 +626,189 @@ def _e_alone(src: Step, i: int, j: int) -> Alternative:
     return alt
 
 
-def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
-    """The classic slips for cell (i, j), each a computation by a step's own rule: another
-    cell, other cells read in place of the right ones, or another divisor."""
+def _projection_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """Q, K, V: another W, or a row of W read for its column."""
+    if step.op != "matmul":
+        return []
+    out: list[tuple[Slip, Alternative]] = []
+    X, W = step.args
+    for other in ("W_Q", "W_K", "W_V"):
+        if other == W.name or not d.has(other, step.head):
+            continue
+        W_other = d.step(other, step.head)
+        if j < len(W_other.cols):
+            slip = Slip(
+                f"used-{other}",
+                f"that is X·{other}: {step.key} is made with {W.key}, not {other}",
+            )
+            out.append((slip, _at(step, i, j, _swap_step(W, W_other))))
+    if j < len(W.rows) and len(W.cols) == len(X.cols):
+        slip = Slip(
+            "row-of-W",
+            f"that uses row {W.rows[j]} of {W.key}; the entry needs column "
+            f"{W.cols[j]} (down the column, not across the row)",
+        )
+        out.append((slip, _at(step, i, j, _transposed(W))))
+    return out
+
+
+def _scores_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """The scores: two queries, two keys, the cell across the diagonal, K not turned."""
+    if step.op != "matmul":
+        return []
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
-    name = DECODING.get(step.name, step.name)  # the decoding row makes the same slips
-    if name in ("Q", "K", "V") and step.op == "matmul":
-        X, W = step.args
-        for other in ("W_Q", "W_K", "W_V"):
-            if other == W.name or not d.has(other, step.head):
-                continue
-            W_other = d.step(other, step.head)
-            if j < len(W_other.cols):
-                slip = Slip(
-                    f"used-{other}",
-                    f"that is X·{other}: {step.key} is made with {W.key}, not {other}",
-                )
-                out.append((slip, _at(step, i, j, _swap_step(W, W_other))))
-        if j < len(W.rows) and len(W.cols) == len(X.cols):
-            slip = Slip(
-                "row-of-W",
-                f"that uses row {W.rows[j]} of {W.key}; the entry needs column "
-                f"{W.cols[j]} (down the column, not across the row)",
+    Q, K = step.args
+    col = step.cols[j]
+    why = "a score is a query · a key"
+    # (cross-attention's scores are N × N_src: a slip reading past either is left out)
+    if j < len(Q.rows):
+        out.append(
+            (
+                Slip("query-query", f"that is the query of {row_of} · the query of {col}; {why}"),
+                _at(step, i, j, _swap_step(K, Q)),
             )
-            out.append((slip, _at(step, i, j, _transposed(W))))
-    elif name == "scores" and step.op == "matmul":
-        Q, K = step.args
-        col = step.cols[j]
-        why = "a score is a query · a key"
-        # (cross-attention's scores are N × N_src: a slip reading past either is left out)
-        if j < len(Q.rows):
-            out.append(
-                (
-                    Slip(
-                        "query-query", f"that is the query of {row_of} · the query of {col}; {why}"
-                    ),
-                    _at(step, i, j, _swap_step(K, Q)),
-                )
+        )
+    if i < len(K.rows):
+        out.append(
+            (
+                Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
+                _at(step, i, j, _swap_step(Q, K)),
             )
-        if i < len(K.rows):
-            out.append(
-                (
-                    Slip("key-key", f"that is the key of {row_of} · the key of {col}; {why}"),
-                    _at(step, i, j, _swap_step(Q, K)),
-                )
-            )
-        if j < len(step.rows) and i < len(step.cols):
-            out.append(
-                (
-                    Slip(
-                        "swapped",
-                        f"that is the query of {col} · the key of {row_of}: the row is the "
-                        "query, the column the key",
-                    ),
-                    _at(step, j, i),
-                )
-            )
-        if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
-            slip = Slip(
-                "k-not-transposed",
-                "that multiplies by K, not Kᵀ: a score is the query's row · the key's row",
-            )
-            out.append((slip, _at(step, i, j, _transposed(K))))
-    elif name == "scaled" and step.op == "scale":
-        d_k = step.divisor
-        lesson = d.lesson
-        d_model = len(lesson.X[0])
-        d_v = len(lesson.heads[(step.head or 1) - 1].W_V[0])
-        by = [(1, "not-scaled"), (d_k * d_k, "divided-by-dk"), (d_model, "dmodel-for-dk")]
-        if d_v != d_model:
-            by.append((d_v, "dv-for-dk"))
-        says = {
-            "not-scaled": f"that is the raw score; divide it by √d_k = √{d_k}",
-            "divided-by-dk": f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}",
-            "dmodel-for-dk": f"that divides by √d_model = √{d_model}; divide by √d_k = √{d_k}",
-            "dv-for-dk": f"that divides by √d_v = √{d_v}; divide by √d_k = √{d_k}",
-        }
-        for n, slip_id in by:
-            if n != d_k:
-                other = dataclasses.replace(step, divisor=n)
-                out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
-    elif name == "weights" and step.op == "softmax":
-        (src,) = step.args
-        masked = src.op == "mask"
-        scaled = src.args[0] if masked else src
-        if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
-            slip = Slip(
-                "softmax-column",
-                f"that is softmax down column {step.cols[j]}; softmax runs along the "
-                f"row of {row_of}, so the row adds up to 1",
-            )
-            out.append((slip, _at(step, j, i, _transposed(src))))
+        )
+    if j < len(step.rows) and i < len(step.cols):
         out.append(
             (
                 Slip(
-                    "unnormalised", "that is e^x alone; divide it by the total of e^x over the row"
+                    "swapped",
+                    f"that is the query of {col} · the key of {row_of}: the row is the "
+                    "query, the column the key",
                 ),
-                _e_alone(src, i, j),
+                _at(step, j, i),
             )
         )
-        if scaled.op == "scale" and scaled.divisor != 1:
-            slip = Slip(
-                "softmax-of-raw-scores",
-                "that is the softmax of the raw scores; take it of the scaled scores "
-                "(divided by √d_k)",
-            )
-            out.append((slip, _at(step, i, j, _swap_step(scaled, scaled.args[0]))))
-        if masked:
-            out += [
-                (
-                    Slip(
-                        "inf-as-zero",
-                        "that takes −∞ as 0, so each hidden score adds e^0 = 1 to the total; "
-                        "e^−∞ is 0: the hidden ones add nothing",
-                    ),
-                    _at(step, i, j, _hidden_as(src, Interval(QQ(0)))),
+    if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
+        slip = Slip(
+            "k-not-transposed",
+            "that multiplies by K, not Kᵀ: a score is the query's row · the key's row",
+        )
+        out.append((slip, _at(step, i, j, _transposed(K))))
+    return out
+
+
+def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """The scaled scores: divided by another number than √d_k."""
+    if step.op != "scale":
+        return []
+    out: list[tuple[Slip, Alternative]] = []
+    d_k = step.divisor
+    lesson = d.lesson
+    d_model = len(lesson.X[0])
+    d_v = len(lesson.heads[(step.head or 1) - 1].W_V[0])
+    by = [(1, "not-scaled"), (d_k * d_k, "divided-by-dk"), (d_model, "dmodel-for-dk")]
+    if d_v != d_model:
+        by.append((d_v, "dv-for-dk"))
+    says = {
+        "not-scaled": f"that is the raw score; divide it by √d_k = √{d_k}",
+        "divided-by-dk": f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}",
+        "dmodel-for-dk": f"that divides by √d_model = √{d_model}; divide by √d_k = √{d_k}",
+        "dv-for-dk": f"that divides by √d_v = √{d_v}; divide by √d_k = √{d_k}",
+    }
+    for n, slip_id in by:
+        if n != d_k:
+            other = dataclasses.replace(step, divisor=n)
+            out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
+    return out
+
+
+def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """The weights: softmax down the column, e^x alone, of the raw scores, the mask misread."""
+    if step.op != "softmax":
+        return []
+    row_of = step.rows[i]
+    out: list[tuple[Slip, Alternative]] = []
+    (src,) = step.args
+    masked = src.op == "mask"
+    scaled = src.args[0] if masked else src
+    if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
+        slip = Slip(
+            "softmax-column",
+            f"that is softmax down column {step.cols[j]}; softmax runs along the "
+            f"row of {row_of}, so the row adds up to 1",
+        )
+        out.append((slip, _at(step, j, i, _transposed(src))))
+    out.append(
+        (
+            Slip("unnormalised", "that is e^x alone; divide it by the total of e^x over the row"),
+            _e_alone(src, i, j),
+        )
+    )
+    if scaled.op == "scale" and scaled.divisor != 1:
+        slip = Slip(
+            "softmax-of-raw-scores",
+            "that is the softmax of the raw scores; take it of the scaled scores (divided by √d_k)",
+        )
+        out.append((slip, _at(step, i, j, _swap_step(scaled, scaled.args[0]))))
+    if masked:
+        out += [
+            (
+                Slip(
+                    "inf-as-zero",
+                    "that takes −∞ as 0, so each hidden score adds e^0 = 1 to the total; "
+                    "e^−∞ is 0: the hidden ones add nothing",
                 ),
-                (FORGOT_MASK, _at(step, i, j, _swap_step(src, scaled))),
-            ]
-            if j <= i:  # above the diagonal it gives the true 0
-                out.append((MASK_AFTER, _at(step, i, j, _swap_step(src, scaled))))
-    elif name == "Z" and step.op == "matmul":
-        W, V = step.args
-        for other in range(len(V.cols)):
-            if other != j:
-                slip = Slip(
-                    "wrong-V-column",
-                    f"that blends column {V.cols[other]} of V; {step.key}[{row_of}, "
-                    f"{step.cols[j]}] blends column {V.cols[j]}",
-                )
-                out.append((slip, _at(step, i, other)))
-        if i < len(W.cols) and len(W.cols) <= len(W.rows):
+                _at(step, i, j, _hidden_as(src, Interval(QQ(0)))),
+            ),
+            (FORGOT_MASK, _at(step, i, j, _swap_step(src, scaled))),
+        ]
+        if j <= i:  # above the diagonal it gives the true 0
+            out.append((MASK_AFTER, _at(step, i, j, _swap_step(src, scaled))))
+    return out
+
+
+def _blend_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """Z: another column of V, or a column of the weights."""
+    if step.op != "matmul":
+        return []
+    row_of = step.rows[i]
+    out: list[tuple[Slip, Alternative]] = []
+    W, V = step.args
+    for other in range(len(V.cols)):
+        if other != j:
             slip = Slip(
-                "weights-column",
-                f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
+                "wrong-V-column",
+                f"that blends column {V.cols[other]} of V; {step.key}[{row_of}, "
+                f"{step.cols[j]}] blends column {V.cols[j]}",
             )
-            out.append((slip, _at(step, i, j, _transposed(W))))
+            out.append((slip, _at(step, i, other)))
+    if i < len(W.cols) and len(W.cols) <= len(W.rows):
+        slip = Slip(
+            "weights-column",
+            f"that uses column {W.cols[i]} of the weights; use the row of {row_of}",
+        )
+        out.append((slip, _at(step, i, j, _transposed(W))))
+    return out
+
+
+# each family of slips (a step's ``slips`` in tutor.text.steps) and its rule
+SLIP_RULES: dict[str, Callable[[Derivation, Step, int, int], list[tuple[Slip, Alternative]]]] = {
+    "projection": _projection_slips,
+    "scores": _scores_slips,
+    "scale": _scale_slips,
+    "softmax": _softmax_slips,
+    "blend": _blend_slips,
+}
+
+
+def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """The classic slips for cell (i, j), each a computation by a step's own rule: another
+    cell, other cells read in place of the right ones, or another divisor. Which slips a step
+    has is its words' ``slips`` (a decoding row makes those of the step it repeats)."""
+    words = steps.STEPS.get(kinds.repeated(step.name))
+    out = SLIP_RULES[words.slips](d, step, i, j) if words and words.slips else []
     if step.op in ("add", "rotate") or d.lesson.source is not None:
         out += position_slips(d, step, i, j)
     return out + _other_group(d, step, i, j) + _next_token(d, step, i, j)
-
-
-# the decoding step's rows (next:), as the lesson's steps they repeat for the new token
-DECODING = {
-    "q_new": "Q",
-    "k_new": "K",
-    "v_new": "V",
-    "scores_new": "scores",
-    "scaled_new": "scaled",
-    "weights_new": "weights",
-    "z_new": "Z",
-}
 
 
 def _read_as(step: Step, value: Range) -> Remap:

@@ -18,6 +18,7 @@ from tutor.assess import judge as jd
 from tutor.assess import quiz as qz
 from tutor.core.errors import AnswerError
 from tutor.core.numbers import read_answer
+from tutor.text import steps
 from tutor.text.theme import ACCENT, BAD, GOOD, WARN
 from tutor.text.words import visible
 
@@ -73,7 +74,7 @@ def predict(
     console.print(
         Text.assemble(("Predict ", "bold"), (q.name, f"bold {ACCENT}"), " before you see it.")
     )
-    console.print(Text(qz.FORMULAS.get(step.name, ""), style="dim"))
+    console.print(Text(steps.said(step.name, "quiz"), style="dim"))
     for line in qz.inputs(q, places):
         console.print(Text("  " + line))
     console.print(Text("Type your answer, Enter to just see the step, q to stop.", style="dim"))

@@ -18,11 +18,12 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor.assess import judge as jd
+from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import Answer, read_answer
 from tutor.text import format as fmt
-from tutor.text import theme
+from tutor.text import steps, theme
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 from tutor.text.words import visible
@@ -30,67 +31,17 @@ from tutor.text.words import visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-# one decoding step (a lesson's next:): the new token's row, asked like the lesson's own
-NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
-QUIZ_STEPS = ("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z", "output")
-QUIZ_STEPS += NEXT_QUIZ_STEPS
-# where the extra questions go when the count does not split evenly: the later, harder steps
-PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K", "Q_rot", "K_rot", "X")
-PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
+# the steps a quiz asks, in the order they are worked, and where the extra questions go when
+# the count does not split evenly (the later, harder steps first): tutor.core.kinds
+QUIZ_STEPS, PRIORITY = kinds.QUIZ_STEPS, kinds.PRIORITY
 MAX_TRIES = 3
 MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
 COMMANDS = ("hint", "skip", "show", "quit")
 
-FORMULAS = {
-    "Q": "Q = X · W_Q: a row of X times a column of W_Q",
-    "K": "K = X · W_K: a row of X times a column of W_K",
-    "V": "V = X · W_V: a row of X times a column of W_V",
-    "scores": "scores = Q · Kᵀ: the query of the row token · the key of the column token",
-    "scaled": "scaled = scores / √d_k",
-    "weights": "weights = softmax of each row: e^x / (the row's total of e^x)",
-    "Z": "Z = weights · V: the row's weights blend a column of V",
-    "output": "output = concat · W_O: a row of concat times a column of W_O",
-    "X": "X = E + P: the token's embedding plus the row of its position",
-    "Q_rot": "Q_rot: each pair (a, b) of a query turned by position × θ: "
-    "(a·cos − b·sin, a·sin + b·cos)",
-    "K_rot": "K_rot: each pair (a, b) of a key turned by position × θ: "
-    "(a·cos − b·sin, a·sin + b·cos)",
-    "q_new": "q_new = x_new · W_Q: the new token's row times a column of W_Q",
-    "k_new": "k_new = x_new · W_K: the new token's row times a column of W_K",
-    "v_new": "v_new = x_new · W_V: the new token's row times a column of W_V",
-    "scores_new": "scores_new = q_new · K_cacheᵀ: the new query · a cached key (or its own)",
-    "scaled_new": "scaled_new = scores_new / √d_k",
-    "weights_new": "weights_new = softmax of the one row: e^x / (the row's total of e^x)",
-    "z_new": "z_new = weights_new · V_cache: the weights blend a column of the cached values",
-}
-
-
-# the same formulas in the column layout (tokens as columns): each product read the other way
-COLUMN_FORMULAS = {
-    "Q": "Q = W_Q · X: a row of W_Q times a column of X",
-    "K": "K = W_K · X: a row of W_K times a column of X",
-    "V": "V = W_V · X: a row of W_V times a column of X",
-    "scores": "scores = Kᵀ · Q: the key of the row token · the query of the column token",
-    "weights": "weights = softmax down each column: e^x / (the column's total of e^x)",
-    "Z": "Z = V · weights: a row of V blended by the column's weights",
-    "output": "output = W_O · concat: a row of W_O times a column of concat",
-}
-
-
-CROSS_FORMULAS = {  # cross-attention: keys and values come from the source sentence
-    "K": "K = X_src · W_K: a row of X_src (the source sentence) times a column of W_K",
-    "V": "V = X_src · W_V: a row of X_src (the source sentence) times a column of W_V",
-    "scores": "scores = Q · Kᵀ: the query of the target token · the key of the source token",
-}
-
-
-def formula(d: Derivation, step: Step) -> str:
-    """The formula a question's cell follows, as the quiz shows it above the inputs."""
-    if d.lesson.source is not None and step.name in CROSS_FORMULAS:
-        return CROSS_FORMULAS[step.name]
-    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
-        return "scores = Q_rot · K_rotᵀ: the turned query of the row token · the turned key"
-    return FORMULAS.get(step.name, "")
+def formula(d: Derivation, step: Step, turned: bool = False) -> str:
+    """The formula a question's cell follows, as the quiz shows it above the inputs (its words
+    in ``tutor.text.steps``: cross-attention, RoPE and the column layout have their own)."""
+    return steps.say(step, "quiz", d.lesson, turned)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,7 +347,7 @@ def ask(
         Text.assemble((f"Question {number}/{total}: ", "bold"), (q.name, f"bold {theme.ACCENT}"))
     )
     columns = d.lesson.layout == "columns"  # the cell as the turned tables show it
-    shown = (columns and COLUMN_FORMULAS.get(q.step.name)) or formula(d, q.step)
+    shown = formula(d, q.step, turned=columns)
     console.print(Text(shown, style="dim"))
     if columns:
         where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from tutor.core import kinds
 from tutor.core.catalog import bundled_course_path
 from tutor.core.errors import LessonError
 from tutor.core.lesson import Lesson
@@ -40,7 +41,7 @@ from tutor.core.yamlsrc import (
 
 COURSE_KEYS = ("version", "title", "stages")
 STAGE_KEYS = ("id", "title", "lesson", "steps", "count", "show", "warmup")
-QUIZ_STEP_NAMES = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "output")
+QUIZ_STEP_NAMES = kinds.CHOSEN_STEPS
 MAX_STAGES = 50
 MAX_COUNT = 20
 MAX_WARMUP = 8

@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import yaml
 
+from tutor.core import kinds
 from tutor.core import lessonmore as more
 from tutor.core.errors import LessonError, Problem
 from tutor.core.lesson import (
@@ -472,8 +473,7 @@ _FOCUS = re.compile(
     |(?P<token>[^\[\],]+?))\s*$""",
     re.VERBOSE,
 )
-FOCUS_STEPS = ("Q", "K", "V", "scores", "scaled", "masked", "weights", "Z", "concat", "output")
-N_BY_N = ("scores", "scaled", "masked", "weights")
+FOCUS_STEPS, N_BY_N = kinds.FOCUS_STEPS, kinds.SQUARE  # what focus: may name; a column per token
 MAX_FOCUS_CHARS = 200
 
 

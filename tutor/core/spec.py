@@ -3,6 +3,8 @@
 ``attn-tutor schema`` builds the JSON Schema from these without loading YAML or sympy.
 """
 
+from tutor.core import kinds
+
 MAX_FILE_BYTES = 1024 * 1024
 # A lesson is worked by hand: a long sentence of tokens, vectors short enough to dot by hand, a
 # few heads. Every command on the largest such lesson runs in seconds (bench/bench.py --limits).
@@ -22,44 +24,8 @@ MAX_TOKEN_CHARS = 40
 # feed, DEL and C1. An escape sequence in a title would reach the terminal, or an SVG, raw.
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
-STEP_NAMES = (
-    "E",
-    "P",
-    "X",
-    "X_src",
-    "W_Q",
-    "W_K",
-    "W_V",
-    "Q",
-    "K",
-    "V",
-    "Q_rot",
-    "K_rot",
-    "scores",
-    "scaled",
-    "masked",
-    "weights",
-    "Z",
-    "concat",
-    "W_O",
-    "output",
-)
-# one decoding step with the KV cache (``next:``; tutor.core.decode), after the lesson's steps
-NEXT_STEP_NAMES = (
-    "x_new",
-    "q_new",
-    "k_new",
-    "v_new",
-    "K_cache",
-    "V_cache",
-    "scores_new",
-    "scaled_new",
-    "weights_new",
-    "z_new",
-    "concat_new",
-    "output_new",
-)
-STEP_NAMES += NEXT_STEP_NAMES
+# every step a lesson can have, and the decoding step's (next:; tutor.core.decode): tutor.core.kinds
+STEP_NAMES, NEXT_STEP_NAMES = kinds.STEP_NAMES, kinds.NEXT_STEP_NAMES
 TOP_KEYS = (
     "version",
     "title",
@@ -90,11 +56,9 @@ TOP_KEYS = (
     "variant",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
-# the steps a student fills on a sheet, and so the steps ``points:`` may name
-FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
-# the decoding step's (next:) rows a student fills, as FILLED_STEPS: the last two need several
-# heads, and W_O; x_new is given and the caches are read, not worked
-FILLED_NEXT_STEPS = tuple(s for s in NEXT_STEP_NAMES if s not in ("x_new", "K_cache", "V_cache"))
+# the steps a student fills on a sheet, and so the steps ``points:`` may name; the decoding
+# step's (next:) too: x_new is given and the caches are read, not worked (tutor.core.kinds)
+FILLED_STEPS, FILLED_NEXT_STEPS = kinds.FILLED_STEPS, kinds.FILLED_NEXT_STEPS
 MAX_STEP_POINTS = 1000
 VARIANT_KEYS = ("id", "of", "student", "student_id")
 QUIZ_KEYS = ("steps", "count")

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from tutor.author.new import entry_text
 from tutor.core import engine as en
+from tutor.core import kinds
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.core.errors import AnswerError
 from tutor.core.lesson import Lesson, Matrix
@@ -68,7 +69,7 @@ def variant(lesson: Lesson, settings: Settings, memo: Memo | None = None) -> Der
 # editing a lesson's given matrices
 
 
-EDITABLE = ("X", "E", "P", "X_src", "W_Q", "W_K", "W_V", "W_O", "x_new")
+EDITABLE = kinds.EDITABLE
 
 
 def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:

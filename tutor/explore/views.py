@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tutor.core import kinds
 from tutor.core.engine import Derivation, Ref, Step
 from tutor.explore.model import DIVISOR_TEXT, Settings, Times
 from tutor.text import format as fmt
-from tutor.text import words
+from tutor.text import steps, words
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
 
@@ -63,10 +64,7 @@ def pages(d: Derivation) -> list[Page]:
     return out
 
 
-PER_HEAD = {"W_Q", "W_K", "W_V", "Q", "K", "V", "scores", "scaled", "tempered", "masked"}
-PER_HEAD |= {"weights", "Z", "Q_rot", "K_rot"}
-PER_HEAD |= {"q_new", "k_new", "v_new", "K_cache", "V_cache", "scores_new", "scaled_new"}
-PER_HEAD |= {"weights_new", "z_new"}
+PER_HEAD = kinds.PER_HEAD
 
 
 def find(d: Derivation, name: str, head: int) -> Step | None:
@@ -87,20 +85,11 @@ def sources(step: Step, i: int, j: int) -> list[Ref]:
 def title(step: Step, settings: Settings) -> str:
     """A view's heading: what the step is, and its shape."""
     n, m = step.shape
-    what = {
-        "Q": "X·W_Q",
-        "K": "X·W_K",
-        "V": "X·W_V",
-        "scores": "Q·Kᵀ",
+    what = {  # the explorer's own variations of the divisor and the factor
         "scaled": f"scores ÷ {DIVISOR_TEXT[settings.divisor]}",
         "tempered": f"scaled × {settings.factor_text}",
-        "masked": "−∞ above the diagonal",
-        "weights": "softmax of each row",
-        "Z": "weights·V",
-        "concat": "heads side by side",
-        "output": "concat·W_O",
-    }.get(step.name)
-    if what is None:  # the other kinds of step: the walk's own heading (one home for it)
+    }.get(step.name) or steps.say(step, "short")
+    if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.op == "input" else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
 

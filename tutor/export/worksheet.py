@@ -15,59 +15,24 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.exact_size import too_long
 from tutor.core.lesson import Lesson
 from tutor.text import format as fmt
-from tutor.text import words
+from tutor.text import steps, words
 from tutor.text import working as wk
 
 T = TypeVar("T")
 
-FILL = ("Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z")  # per head
-FILL_TOP = ("concat", "output")  # after the heads, in multi-head lessons
-# one decoding step (a lesson's next:): the new row's steps per head, then its concat and output
-NEXT_FILL = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
-NEXT_FILL_TOP = ("concat_new", "output_new")
-FILL_FIRST = ("X",)  # before the heads, when X is worked (X = E + P)
+# where a sheet has each step a student fills (tutor.core.kinds): X worked as E + P before every
+# head, the steps of each head (and the decoding row's), then concat and output after the heads
+FILL = kinds.names(sheet="head", decoding=False)
+FILL_TOP = kinds.names(sheet="top", decoding=False)
+NEXT_FILL = kinds.names(sheet="head", decoding=True)
+NEXT_FILL_TOP = kinds.names(sheet="top", decoding=True)
+FILL_FIRST = kinds.names(sheet="first")
 
-TEX_TITLES = {
-    "X": r"$X$, the tokens",
-    "W_Q": r"$W_Q$, learned query weights",
-    "W_K": r"$W_K$, learned key weights",
-    "W_V": r"$W_V$, learned value weights",
-    "W_O": r"$W_O$, the output projection",
-    "Q": r"$Q = X W_Q$, the queries",
-    "K": r"$K = X W_K$, the keys",
-    "V": r"$V = X W_V$, the values",
-    "scores": r"$\mathrm{scores} = Q K^\top$",
-    "scaled": r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_k}$",
-    "weights": r"$\mathrm{weights} = \mathrm{softmax}$ of each row",
-    "Z": r"$Z = \mathrm{weights} \cdot V$",
-    "concat": "concat: the heads side by side",
-    "output": r"$\mathrm{output} = \mathrm{concat} \cdot W_O$",
-    "E": r"$E$, the token embeddings",
-    "P": r"$P$, the positions",
-    "X_src": r"$X_{\mathrm{src}}$, the source sentence's tokens",
-    "Q_rot": r"$Q_{\mathrm{rot}}$, the queries turned by position",
-    "K_rot": r"$K_{\mathrm{rot}}$, the keys turned by position",
-    "masked": r"masked: the causal mask",
-    # one decoding step (next:), as words.TITLES
-    "x_new": r"$x_{\mathrm{new}}$, the next token",
-    "q_new": r"$q_{\mathrm{new}} = x_{\mathrm{new}} W_Q$, its query",
-    "k_new": r"$k_{\mathrm{new}} = x_{\mathrm{new}} W_K$, its key",
-    "v_new": r"$v_{\mathrm{new}} = x_{\mathrm{new}} W_V$, its value",
-    "K_cache": r"$K_{\mathrm{cache}}$: the cached keys, with $k_{\mathrm{new}}$ below",
-    "V_cache": r"$V_{\mathrm{cache}}$: the cached values, with $v_{\mathrm{new}}$ below",
-    "scores_new": r"$\mathrm{scores}_{\mathrm{new}} = q_{\mathrm{new}} K_{\mathrm{cache}}^\top$, "
-    "one row",
-    "scaled_new": r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
-    "weights_new": r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of the one row",
-    "z_new": r"$z_{\mathrm{new}} = \mathrm{weights}_{\mathrm{new}} \cdot V_{\mathrm{cache}}$",
-    "concat_new": r"$\mathrm{concat}_{\mathrm{new}}$: the heads' $z_{\mathrm{new}}$ side by side",
-    "output_new": r"$\mathrm{output}_{\mathrm{new}} = \mathrm{concat}_{\mathrm{new}} \cdot W_O$",
-}
-TEX_ADDED_X = r"$X = E + P$, each token with its position"
 MASK_NOTE = (
     "Causal mask: before the softmax, every entry of scaled above the diagonal becomes −∞ "
     "(a token may not look at the tokens after it), so its weight is exactly 0."
@@ -597,7 +562,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
 
 
 def _tex_heading(step: Step, command: str) -> list[str]:
-    title = TEX_ADDED_X if step.op == "add" else TEX_TITLES[step.name]
+    title = steps.say(step, "tex")
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

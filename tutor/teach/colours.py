@@ -3,6 +3,7 @@ Q, K and V keep their colour wherever they appear, and so does the W that makes 
 The colours themselves, and why they read on light and dark backgrounds, are in
 ``tutor.text.theme``."""
 
-from tutor.text.theme import COLOURS, PLAIN
+from tutor.text.steps import COLOURS
+from tutor.text.theme import PLAIN
 
 __all__ = ["COLOURS", "PLAIN"]

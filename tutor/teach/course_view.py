@@ -10,10 +10,10 @@ from rich.text import Text
 from tutor.core.course import Stage
 from tutor.core.engine import Derivation
 from tutor.teach.colours import COLOURS, PLAIN
-from tutor.teach.walk import WHY, WalkOptions, softmax_warmup, step_section
+from tutor.teach.walk import WalkOptions, softmax_warmup, step_section
 from tutor.teach.warmup import softmax_row
 from tutor.text import format as fmt
-from tutor.text import words
+from tutor.text import steps, words
 
 
 def stage_intro(d: Derivation, stage: Stage, width: int) -> list[RenderableType]:
@@ -33,8 +33,15 @@ def stage_intro(d: Derivation, stage: Stage, width: int) -> list[RenderableType]
             out.append(step_section(d, step, opts))
     for name in stage.steps:  # the steps asked: the walk's words, not its tables (the answers)
         colour = COLOURS.get(name, PLAIN)
-        title = Text(words.TITLES[name], style=f"bold {colour}")
-        out += [Rule(title, style=colour, align="left"), Text(WHY[name])]
+        step = next((s for s in d.steps if s.name == name), None)
+        turned = d.lesson.layout == "columns"
+        if step is None:  # a step this lesson does not work: its plain words
+            heading, why = steps.said(name, "title"), steps.said(name, "why")
+        else:
+            heading = words.step_title(step, d.lesson, turned)
+            why = steps.say(step, "why", d.lesson, turned)
+        title = Text(heading, style=f"bold {colour}")
+        out += [Rule(title, style=colour, align="left"), Text(why)]
         note = d.lesson.notes.get(name)
         if note:
             out.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))

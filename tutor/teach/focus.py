@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from tutor.core import kinds
 from tutor.core.errors import UsageError
 from tutor.text.cells import parse_cell
 
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
     from tutor.core.engine import Derivation, Step
     from tutor.core.lesson import Focus as LessonFocus
 
-N_BY_N = ("scores", "scaled", "masked", "weights")  # a column per token
-TOKEN_ROWS = ("X", "Q", "K", "V", "scores", "scaled", "masked", "weights", "Z", "concat", "output")
+N_BY_N, TOKEN_ROWS = kinds.SQUARE, kinds.TOKEN_ROWS  # a column per token; a row per token
 
 
 @dataclass(frozen=True)

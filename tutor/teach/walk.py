@@ -25,7 +25,7 @@ from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import groups, nextstep, theme, words
+from tutor.text import groups, nextstep, steps, theme, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -44,67 +44,6 @@ HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(italic=True)  # a worked cell on the heatmap (its row label is reversed)
 ROW_MAX = Style(bold=True, underline=True)  # a row's largest weight, with or without colour
 BOLD = Style(bold=True)
-
-WHY = {
-    "X": "Each row describes one token before attention: the same vector whatever sentence the "
-    "word sits in. Attention will turn these plain rows into context-aware ones.",
-    "W_Q": "Learned in training. Multiplying a token's row by W_Q gives its query: what this "
-    "token is looking for.",
-    "W_K": "Learned in training. A token's row times W_K gives its key: how it advertises "
-    "itself to the other tokens' queries.",
-    "W_V": "Learned in training. A token's row times W_V gives its value: what it hands over "
-    "when someone attends to it.",
-    "Q": "Each entry is a row of X dotted with a column of W_Q. One multiplication makes the "
-    "queries of every token at once.",
-    "K": "Same recipe as Q, with W_K: a row of X dotted with a column of W_K.",
-    "V": "Same recipe again, with W_V. Values may have a different width (d_v) from queries "
-    "and keys (d_k).",
-    "scores": "Row i, column j is token i's query dotted with token j's key: large when they "
-    "point the same way. Multiplying by Kᵀ does every pair in one go.",
-    "scaled": "Dot products grow with the length of the vectors, and large inputs make softmax "
-    "give nearly everything to one token. Dividing by √d_k keeps them in a calm range.",
-    "masked": "A decoder writes left to right, so while predicting a token it must not peek at "
-    "the ones after it. Scores above the diagonal become −∞, whose e^x is exactly 0.",
-    "weights": "Softmax turns each row into positive weights that add up to 1: take e^x of "
-    "each entry and divide by the row's total. The biggest score gets the biggest share.",
-    "Z": "Each token's new vector is a blend of every token's value, mixed in the proportions "
-    "of its row of weights.",
-    "concat": "Each head attended in its own way; their outputs are placed side by side, so "
-    "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32).",
-    "W_O": "Learned in training: it mixes the concatenated heads back into one vector per token.",
-    "output": "The concatenation times W_O: every head's findings blended into one row per token.",
-    "x_new": "A decoder writes one token at a time. The next token arrives with its own row; "
-    "everything about the earlier tokens was worked already.",
-    "q_new": "Only the new token needs a query: the earlier tokens' queries were used when they "
-    "arrived and are never needed again.",
-    "k_new": "The new token's key, made once and kept: later tokens will read it from the cache.",
-    "v_new": "The new token's value, kept in the cache beside its key.",
-    "K_cache": "The keys of the earlier tokens are read from the cache, not worked again; the "
-    "new key goes below them.",
-    "V_cache": "The same for values: the earlier rows come from the cache, the last row is new.",
-    "scores_new": "One row of scores: the new query against every cached key and its own. "
-    "Nothing is masked: every key in the cache comes before the new token.",
-    "scaled_new": "Divided by √d_k, as in the lesson's own scores.",
-    "weights_new": "Softmax of the one row: the new token's weights over everything so far.",
-    "z_new": "The new token's output: a blend of the cached values and its own.",
-    "concat_new": "The heads' new rows side by side.",
-    "output_new": "The new row of the concatenation times W_O.",
-    "E": "Each row is a token's embedding: the same vector wherever the word stands. Attention "
-    "alone cannot tell word order, so a position vector is added to each row.",
-    "P": "Row i is the position vector of the i-th place in the sentence (counting from 0), "
-    "whatever word stands there.",
-    "X_src": "The second sentence, the one attended to: its tokens make the keys and values, "
-    "while the queries still come from X.",
-    "Q_rot": "Each pair of columns of a query is turned by an angle that grows with the token's "
-    "position (position × θ of the pair), so a query knows where its token stands.",
-    "K_rot": "The keys are turned the same way. A score of a turned query and a turned key "
-    "depends on how far apart the two tokens are, not on where they both are.",
-}
-WHY_ADDED_X = (
-    "Each token's embedding plus the position vector of its place: the same word at two "
-    "places now has two different rows, so attention can tell them apart."
-)
-
 
 @dataclass
 class WalkOptions:
@@ -460,31 +399,9 @@ def work_append(
 
 # -- positions and cross-attention (issue 17) ----------------------------------------------
 
-WHY_SOURCE = {
-    "K": "Same recipe as Q, but from the other sentence: a row of X_src dotted with a column "
-    "of W_K. Every source token advertises itself to the target's queries.",
-    "V": "Same recipe again, with W_V and the rows of X_src: what each source token hands over "
-    "to the target token that attends to it.",
-    "scores": "Row i, column j is target token i's query dotted with source token j's key: "
-    "one row per target token, one column per source token, so the table need not be square.",
-}
-
-
 def why_text(d: Derivation, step: Step) -> str:
     """Why the step is there, in words (cross-attention's K, V and scores say it their way)."""
-    if step.op == "add":
-        return WHY_ADDED_X
-    if d.lesson.source is not None and step.name in WHY_SOURCE:
-        return WHY_SOURCE[step.name]
-    if TURNED.get() and step.name in WHY_COLUMNS:
-        return WHY_COLUMNS[step.name]
-    return WHY[step.name]
-
-
-WHY_COLUMNS = {  # the column layout: each token's weights are a column
-    "weights": "Softmax turns each column into positive weights that add up to 1: take e^x of "
-    "each entry and divide by the column's total. The biggest score gets the biggest share.",
-}
+    return steps.say(step, "why", d.lesson, TURNED.get())
 
 
 def _pick_position_cell(step: Step) -> tuple[int, int]:
@@ -618,47 +535,24 @@ def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType
         TURNED.reset(token)
 
 
-COLUMN_NOTES = {  # {a}, {b}: the lesson's first two tokens
-    "X": "Layout columns: each token is a column of X (d_model × N). Cells keep their names "
-    "from the rows layout: X[{a}, 2] is row 2 of the {a} column here.",
-    "scores": "Layout columns: column j holds token j's query against every key, row i is "
-    "token i's key; scores[{a}, {b}] (the query of {a}, the key of {b}) sits in column "
-    "{a}, row {b}.",
-    "Z": "Layout columns: each column of Z is one token's new vector, a blend of the columns of V.",
-}
-
-
-def _title(step: Step) -> str:
-    return (TURNED.get() and COLUMN_TITLES.get(step.name)) or words.step_title(step)
-
-
-COLUMN_TITLES = {  # the formulas of the column layout: each product read the other way round
-    "Q": "Q = W_Q · X, the queries",
-    "K": "K = W_K · X, the keys",
-    "V": "V = W_V · X, the values",
-    "scores": "scores = Kᵀ · Q",
-    "weights": "weights = softmax down each column",
-    "Z": "Z = V · weights",
-    "output": "output = W_O · concat",
-}
-
-
 def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
     places = opts.precision if opts.precision is not None else d.lesson.precision
     width = opts.width
     colour = COLOURS.get(step.name, PLAIN)
     head = f"head {step.head}: " if step.head else ""
+    title = words.step_title(step, d.lesson, TURNED.get())
     parts: list[RenderableType] = [
-        Rule(Text(head + _title(step), style=f"bold {colour}"), style=colour, align="left"),
+        Rule(Text(head + title, style=f"bold {colour}"), style=colour, align="left"),
         Text(why_text(d, step)),
     ]
     origin = words.origin(d.lesson, step)
     if origin:
         parts.append(Text(origin, style="italic"))
-    if TURNED.get() and step.name in COLUMN_NOTES:
+    note = steps.say(step, "note", d.lesson, TURNED.get())
+    if note:
         labels = d.lesson.labels
         a, b = labels[0], labels[min(1, len(labels) - 1)]
-        parts.append(Text(COLUMN_NOTES[step.name].format(a=a, b=b), style="bold"))
+        parts.append(Text(note.format(a=a, b=b), style="bold"))
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))

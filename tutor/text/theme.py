@@ -17,45 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# one colour per kind of matrix: Q, K and V keep their colour wherever they appear, and so does
-# the W that makes each
-COLOURS = {
-    "X": "#827700",  # olive: the yellow family, dark enough for a white page
-    "W_Q": "#5f5fff",
-    "Q": "#5f5fff",
-    "W_K": "#00875f",
-    "K": "#00875f",
-    "W_V": "#875fd7",
-    "V": "#875fd7",
-    "scores": "#00828e",
-    "scaled": "#00828e",
-    "masked": "#00828e",
+# one colour per family of matrix: Q, K and V keep their colour wherever they appear, and so do
+# the W that makes each and the rows the decoding step adds; which step is of which family is
+# said once, in tutor.text.steps (``COLOURS`` there)
+PALETTE = {
+    "tokens": "#827700",  # X, E, P, X_src: olive, the yellow family, dark enough for a white page
+    "query": "#5f5fff",
+    "key": "#00875f",
+    "value": "#875fd7",
+    "scores": "#00828e",  # scores, scaled, masked
     "weights": "#bd5800",
-    "Z": "#d700af",
-    "concat": "#d700af",
-    "W_O": "#af5f5f",
-    "output": "#af5f5f",
-}
-# positions and a source sentence: E, P and X_src read as X does; turned Q and K keep theirs
-COLOURS |= {"E": COLOURS["X"], "P": COLOURS["X"], "X_src": COLOURS["X"]}
-COLOURS |= {"Q_rot": COLOURS["Q"], "K_rot": COLOURS["K"]}
-# one decoding step (the KV cache): each new row keeps the colour of the matrix it extends
-COLOURS |= {
-    new: COLOURS[old]
-    for new, old in (
-        ("x_new", "X"),
-        ("q_new", "Q"),
-        ("k_new", "K"),
-        ("K_cache", "K"),
-        ("v_new", "V"),
-        ("V_cache", "V"),
-        ("scores_new", "scores"),
-        ("scaled_new", "scaled"),
-        ("weights_new", "weights"),
-        ("z_new", "Z"),
-        ("concat_new", "concat"),
-        ("output_new", "output"),
-    )
+    "blend": "#d700af",  # Z and concat
+    "output": "#af5f5f",  # W_O and output
 }
 PLAIN = "#767676"  # a step without a colour of its own; also the grey of notes in exports
 
@@ -86,7 +59,7 @@ PAGE_LIGHT = ("#ffffff", "#1f2328")  # background, text
 PAGE_DARK = ("#000000", "#e6edf3")  # black: the colours have no margin to spare
 HIGHLIGHT_EXPORT = ("#ffffff", "#4d5561")  # text, background of a reversed cell on either page
 
-TEXT_COLOURS = (*COLOURS.values(), PLAIN, GOOD, BAD, WARN, ACCENT)
+TEXT_COLOURS = (*PALETTE.values(), PLAIN, GOOD, BAD, WARN, ACCENT)
 
 
 def rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -10,55 +10,17 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tutor.text import steps
+
 if TYPE_CHECKING:
     from tutor.core.engine import Step
     from tutor.core.lesson import Lesson
 
-TITLES = {
-    "X": "X, the tokens",
-    "W_Q": "W_Q, learned query weights",
-    "W_K": "W_K, learned key weights",
-    "W_V": "W_V, learned value weights",
-    "Q": "Q = X · W_Q, the queries",
-    "K": "K = X · W_K, the keys",
-    "V": "V = X · W_V, the values",
-    "scores": "scores = Q · Kᵀ",
-    "scaled": "scaled = scores / √d_k",
-    "masked": "masked: the causal mask",
-    "weights": "weights = softmax of each row",
-    "Z": "Z = weights · V",
-    "concat": "concat: the heads side by side",
-    "W_O": "W_O, the output projection",
-    "output": "output = concat · W_O",
-    "x_new": "x_new, the next token",
-    "q_new": "q_new = x_new · W_Q, its query",
-    "k_new": "k_new = x_new · W_K, its key",
-    "v_new": "v_new = x_new · W_V, its value",
-    "K_cache": "K_cache: the cached keys, with k_new below",
-    "V_cache": "V_cache: the cached values, with v_new below",
-    "scores_new": "scores_new = q_new · K_cacheᵀ, one row",
-    "scaled_new": "scaled_new = scores_new / √d_k",
-    "weights_new": "weights_new = softmax of the one row",
-    "z_new": "z_new = weights_new · V_cache",
-    "concat_new": "concat_new: the heads' z_new side by side",
-    "output_new": "output_new = concat_new · W_O",
-    # issue 17: positions and cross-attention
-    "E": "E, the token embeddings",
-    "P": "P, the positions",
-    "X_src": "X_src, the source sentence's tokens",
-    "Q_rot": "Q_rot, the queries turned by position",
-    "K_rot": "K_rot, the keys turned by position",
-}
-ADDED_X = "X = E + P, each token with its position"
 
-
-def step_title(step: Step) -> str:
-    """A step's heading: ``TITLES``, but X worked as E + P has its own."""
-    if step.op == "add":
-        return ADDED_X
-    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
-        return "scores = Q_rot · K_rotᵀ"
-    return TITLES[step.name]
+def step_title(step: Step, lesson: Lesson | None = None, turned: bool = False) -> str:
+    """A step's heading, from its words in ``tutor.text.steps`` (X worked as E + P, the turned
+    scores and the column layout have their own)."""
+    return steps.say(step, "title", lesson, turned)
 
 
 def extra_formulas(lesson: Lesson) -> list[str]:
@@ -87,22 +49,7 @@ def origin(lesson: Lesson, step: Step) -> str | None:
     """Which sentence a step's rows come from, in a cross-attention lesson (else None)."""
     if lesson.source is None:
         return None
-    target, source = "the target sentence", "the source sentence"
-    match step.name:
-        case "X":
-            return f"X holds {target}: its tokens ask the questions (the queries come from here)"
-        case "X_src":
-            return f"X_src holds {source}: its tokens answer (the keys and values come from here)"
-        case "Q":
-            return f"from {target}: Q = X · W_Q, one row per target token"
-        case "K" | "V":
-            name = "W_K" if step.name == "K" else "W_V"
-            return f"from {source}: {step.name} = X_src · {name}, one row per source token"
-        case "scores" | "scaled" | "weights":
-            return "rows: target tokens (queries); columns: source tokens (keys)"
-        case "Z":
-            return "one row per target token, blended from the source tokens' values"
-    return None
+    return steps.say(step, "origin", lesson) or None
 
 
 def plain_math(formula: str) -> str:

@@ -1,0 +1,227 @@
+"""Every kind of step, once: what the rest of the program needs to know about a step by its name.
+
+The engine (``tutor.core.engine``) says how a step is worked; this table says where it goes:
+whether a quiz asks it, where a sheet has it, what ``focus:`` and ``points:`` may name, which
+steps repeat per head, which lesson step a decoding row repeats. Its words (titles, why,
+formulas, colour, slips) are in ``tutor.text.steps``, keyed by the same names. Every list of
+step names elsewhere is read from here, and tests/test_step_kinds.py walks every kind through
+every consumer, so a new kind of step is one line here and one entry there.
+
+Import-free: ``spec`` (and so ``attn-tutor --help`` and ``schema``) reads it without sympy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of step. The flags say which consumers take it; the table's order is the order
+    the engine works the steps in, and so the order every list read from it keeps."""
+
+    name: str
+    lesson: bool = True  # a lesson's own step (not only the explorer's)
+    decoding: bool = False  # a row of the decoding step (``next:``)
+    repeats: str | None = None  # the lesson step a decoding row repeats (its slips, its words)
+    per_head: bool = False  # one per head in a multi-head lesson
+    asked: bool = False  # a quiz may ask it (when the lesson works it, not gives it)
+    priority: int | None = None  # where a quiz's extra questions go first (0: first)
+    chosen: bool = False  # ``quiz --steps`` and a course's ``steps:`` may name it
+    sheet: str | None = None  # where a sheet has it: "first" (before the heads), "head", "top"
+    points: bool = False  # ``points:`` may name it (a step a student fills)
+    focus: bool = False  # ``focus:`` may name it
+    token_rows: bool = False  # one row per token (``--row`` picks one)
+    square: bool = False  # a column per token too (N × N, or N × N_src)
+    code: bool = False  # a step a student's NumPy function returns (``check-code``)
+    editable: bool = False  # the explorer lets you change its numbers
+
+
+K = Kind
+KINDS: tuple[Kind, ...] = (
+    K("E", editable=True),
+    K("P", editable=True),
+    K("X", asked=True, priority=10, sheet="first", token_rows=True, editable=True),
+    K("X_src", editable=True),
+    K("W_Q", per_head=True, editable=True),
+    K("W_K", per_head=True, editable=True),
+    K("W_V", per_head=True, editable=True),
+    *(
+        K(
+            n,
+            per_head=True,
+            asked=True,
+            priority=p,
+            chosen=True,
+            sheet="head",
+            points=True,
+            focus=True,
+            token_rows=True,
+            code=True,
+        )
+        for n, p in (("Q", 4), ("K", 7), ("V", 6))
+    ),
+    K("Q_rot", per_head=True, asked=True, priority=8, sheet="head"),
+    K("K_rot", per_head=True, asked=True, priority=9, sheet="head"),
+    *(
+        K(
+            n,
+            per_head=True,
+            asked=True,
+            priority=p,
+            chosen=True,
+            sheet="head",
+            points=True,
+            focus=True,
+            token_rows=True,
+            square=True,
+            code=True,
+        )
+        for n, p in (("scores", 2), ("scaled", 3))
+    ),
+    K("tempered", lesson=False, per_head=True),  # the explorer's scaled × t
+    K("masked", per_head=True, focus=True, token_rows=True, square=True),
+    K(
+        "weights",
+        per_head=True,
+        asked=True,
+        priority=1,
+        chosen=True,
+        sheet="head",
+        points=True,
+        focus=True,
+        token_rows=True,
+        square=True,
+        code=True,
+    ),
+    K(
+        "Z",
+        per_head=True,
+        asked=True,
+        priority=0,
+        chosen=True,
+        sheet="head",
+        points=True,
+        focus=True,
+        token_rows=True,
+        code=True,
+    ),
+    K("concat", sheet="top", points=True, focus=True, token_rows=True),
+    K("W_O", editable=True),
+    K(
+        "output",
+        asked=True,
+        priority=5,
+        chosen=True,
+        sheet="top",
+        points=True,
+        focus=True,
+        token_rows=True,
+    ),
+    # one decoding step with the KV cache (next:; tutor.core.decode): x_new is given, the
+    # caches are read (the earlier rows) and extended (the new row), the rest repeat a step
+    K("x_new", decoding=True, editable=True),
+    K(
+        "q_new",
+        decoding=True,
+        repeats="Q",
+        per_head=True,
+        asked=True,
+        priority=15,
+        sheet="head",
+        points=True,
+    ),
+    K(
+        "k_new",
+        decoding=True,
+        repeats="K",
+        per_head=True,
+        asked=True,
+        priority=17,
+        sheet="head",
+        points=True,
+    ),
+    K(
+        "v_new",
+        decoding=True,
+        repeats="V",
+        per_head=True,
+        asked=True,
+        priority=16,
+        sheet="head",
+        points=True,
+    ),
+    K("K_cache", decoding=True, per_head=True),
+    K("V_cache", decoding=True, per_head=True),
+    K(
+        "scores_new",
+        decoding=True,
+        repeats="scores",
+        per_head=True,
+        asked=True,
+        priority=13,
+        sheet="head",
+        points=True,
+    ),
+    K(
+        "scaled_new",
+        decoding=True,
+        repeats="scaled",
+        per_head=True,
+        asked=True,
+        priority=14,
+        sheet="head",
+        points=True,
+    ),
+    K(
+        "weights_new",
+        decoding=True,
+        repeats="weights",
+        per_head=True,
+        asked=True,
+        priority=12,
+        sheet="head",
+        points=True,
+    ),
+    K(
+        "z_new",
+        decoding=True,
+        repeats="Z",
+        per_head=True,
+        asked=True,
+        priority=11,
+        sheet="head",
+        points=True,
+    ),
+    K("concat_new", decoding=True, repeats="concat", sheet="top", points=True),
+    K("output_new", decoding=True, repeats="output", sheet="top", points=True),
+)
+del K
+BY_NAME = {k.name: k for k in KINDS}
+
+
+def names(**flags: object) -> tuple[str, ...]:
+    """The step names whose fields equal ``flags``, in the engine's order: ``names(asked=True)``."""
+    return tuple(k.name for k in KINDS if all(getattr(k, f) == v for f, v in flags.items()))
+
+
+def repeated(name: str) -> str:
+    """The lesson step a decoding row repeats (``z_new`` → ``Z``); any other name is itself."""
+    kind = BY_NAME.get(name)
+    return kind.repeats if kind is not None and kind.repeats else name
+
+
+# the lists the consumers read, each in the engine's order
+STEP_NAMES = names(lesson=True)  # every step a lesson can have (the explorer's tempered aside)
+NEXT_STEP_NAMES = names(decoding=True)
+QUIZ_STEPS = names(asked=True)
+PRIORITY = tuple(sorted(QUIZ_STEPS, key=lambda n: BY_NAME[n].priority))  # type: ignore[arg-type, return-value]
+CHOSEN_STEPS = names(chosen=True)
+FILLED_STEPS = names(points=True, decoding=False)
+FILLED_NEXT_STEPS = names(points=True, decoding=True)
+FOCUS_STEPS = names(focus=True)
+TOKEN_ROWS = names(token_rows=True)
+SQUARE = names(square=True)
+PER_HEAD = frozenset(names(per_head=True))
+CODE_STEPS = names(code=True)
+EDITABLE = names(editable=True)

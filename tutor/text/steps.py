@@ -1,0 +1,592 @@
+"""Every kind of step's words, once: its headings, why it is there, the formula a quiz shows,
+its TeX title, its colour and its family of slips, keyed by the step's name (as
+``tutor.core.kinds``, which says where each step goes).
+
+A step has its base words and, where a lesson tells it differently, *forms* that replace some
+of them: ``columns`` (the column layout, each product read the other way round), ``source``
+(cross-attention: keys and values from the source sentence), ``rope`` (scores of the turned
+queries and keys) and ``added`` (X worked as E + P). ``say`` picks the words for a step of a
+lesson; the walk, the quiz, the sheets, the Markdown/TeX/typst keys and the explorer all read
+them through it, and tests/test_step_kinds.py walks every kind through every consumer.
+
+Pure data: no Rich, no sympy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tutor.text import theme
+from tutor.text.theme import PALETTE
+
+if TYPE_CHECKING:
+    from tutor.core.engine import Step
+    from tutor.core.lesson import Lesson
+
+
+@dataclass(frozen=True)
+class Words:
+    """What is said of a step (None: the base words, or nothing)."""
+
+    title: str | None = None  # the heading: what it is, with its formula
+    why: str | None = None  # why the step is there, in a sentence or two
+    quiz: str | None = None  # the formula a question's cell follows, above its inputs
+    tex: str | None = None  # the heading in LaTeX
+    note: str | None = None  # a bold line under the heading ({a}, {b}: the first two tokens)
+    short: str | None = None  # the explorer's heading: what it is made of, in symbols
+    origin: str | None = None  # which sentence its rows come from (cross-attention)
+
+
+@dataclass(frozen=True)
+class StepWords:
+    colour: str  # the step's colour wherever it is named (theme.PALETTE's families)
+    words: Words
+    forms: Mapping[str, Words] = field(default_factory=dict)
+    slips: str | None = None  # the family of slips the judge knows for it (judge.SLIP_RULES)
+
+
+W, S = Words, StepWords
+STEPS: dict[str, StepWords] = {
+    "E": S(
+        PALETTE["tokens"],
+        W(
+            title="E, the token embeddings",
+            why=(
+                "Each row is a token's embedding: the same vector wherever the word stands. "
+                "Attention alone cannot tell word order, so a position vector is added to each "
+                "row."
+            ),
+            tex="$E$, the token embeddings",
+        ),
+    ),
+    "P": S(
+        PALETTE["tokens"],
+        W(
+            title="P, the positions",
+            why=(
+                "Row i is the position vector of the i-th place in the sentence (counting from "
+                "0), whatever word stands there."
+            ),
+            tex="$P$, the positions",
+        ),
+    ),
+    "X": S(
+        PALETTE["tokens"],
+        W(
+            title="X, the tokens",
+            why=(
+                "Each row describes one token before attention: the same vector whatever "
+                "sentence the word sits in. Attention will turn these plain rows into "
+                "context-aware ones."
+            ),
+            quiz="X = E + P: the token's embedding plus the row of its position",
+            tex="$X$, the tokens",
+        ),
+        {
+            "columns": W(
+                note=(
+                    "Layout columns: each token is a column of X (d_model × N). Cells keep their "
+                    "names from the rows layout: X[{a}, 2] is row 2 of the {a} column here."
+                )
+            ),
+            "added": W(
+                title="X = E + P, each token with its position",
+                why=(
+                    "Each token's embedding plus the position vector of its place: the same word "
+                    "at two places now has two different rows, so attention can tell them apart."
+                ),
+                tex="$X = E + P$, each token with its position",
+            ),
+            "source": W(
+                origin=(
+                    "X holds the target sentence: its tokens ask the questions (the queries "
+                    "come from here)"
+                )
+            ),
+        },
+    ),
+    "X_src": S(
+        PALETTE["tokens"],
+        W(
+            title="X_src, the source sentence's tokens",
+            why=(
+                "The second sentence, the one attended to: its tokens make the keys and values, "
+                "while the queries still come from X."
+            ),
+            tex=r"$X_{\mathrm{src}}$, the source sentence's tokens",
+        ),
+        {
+            "source": W(
+                origin=(
+                    "X_src holds the source sentence: its tokens answer (the keys and values "
+                    "come from here)"
+                )
+            )
+        },
+    ),
+    "W_Q": S(
+        PALETTE["query"],
+        W(
+            title="W_Q, learned query weights",
+            why=(
+                "Learned in training. Multiplying a token's row by W_Q gives its query: what "
+                "this token is looking for."
+            ),
+            tex="$W_Q$, learned query weights",
+        ),
+    ),
+    "W_K": S(
+        PALETTE["key"],
+        W(
+            title="W_K, learned key weights",
+            why=(
+                "Learned in training. A token's row times W_K gives its key: how it advertises "
+                "itself to the other tokens' queries."
+            ),
+            tex="$W_K$, learned key weights",
+        ),
+    ),
+    "W_V": S(
+        PALETTE["value"],
+        W(
+            title="W_V, learned value weights",
+            why=(
+                "Learned in training. A token's row times W_V gives its value: what it hands "
+                "over when someone attends to it."
+            ),
+            tex="$W_V$, learned value weights",
+        ),
+    ),
+    "Q": S(
+        PALETTE["query"],
+        W(
+            title="Q = X · W_Q, the queries",
+            why=(
+                "Each entry is a row of X dotted with a column of W_Q. One multiplication makes "
+                "the queries of every token at once."
+            ),
+            quiz="Q = X · W_Q: a row of X times a column of W_Q",
+            tex="$Q = X W_Q$, the queries",
+            short="X·W_Q",
+        ),
+        {
+            "columns": W(
+                title="Q = W_Q · X, the queries",
+                quiz="Q = W_Q · X: a row of W_Q times a column of X",
+            ),
+            "source": W(origin="from the target sentence: Q = X · W_Q, one row per target token"),
+        },
+        slips="projection",
+    ),
+    "K": S(
+        PALETTE["key"],
+        W(
+            title="K = X · W_K, the keys",
+            why="Same recipe as Q, with W_K: a row of X dotted with a column of W_K.",
+            quiz="K = X · W_K: a row of X times a column of W_K",
+            tex="$K = X W_K$, the keys",
+            short="X·W_K",
+        ),
+        {
+            "columns": W(
+                title="K = W_K · X, the keys", quiz="K = W_K · X: a row of W_K times a column of X"
+            ),
+            "source": W(
+                why=(
+                    "Same recipe as Q, but from the other sentence: a row of X_src dotted with a "
+                    "column of W_K. Every source token advertises itself to the target's queries."
+                ),
+                quiz="K = X_src · W_K: a row of X_src (the source sentence) times a column of W_K",
+                origin="from the source sentence: K = X_src · W_K, one row per source token",
+            ),
+        },
+        slips="projection",
+    ),
+    "V": S(
+        PALETTE["value"],
+        W(
+            title="V = X · W_V, the values",
+            why=(
+                "Same recipe again, with W_V. Values may have a different width (d_v) from "
+                "queries and keys (d_k)."
+            ),
+            quiz="V = X · W_V: a row of X times a column of W_V",
+            tex="$V = X W_V$, the values",
+            short="X·W_V",
+        ),
+        {
+            "columns": W(
+                title="V = W_V · X, the values",
+                quiz="V = W_V · X: a row of W_V times a column of X",
+            ),
+            "source": W(
+                why=(
+                    "Same recipe again, with W_V and the rows of X_src: what each source token "
+                    "hands over to the target token that attends to it."
+                ),
+                quiz="V = X_src · W_V: a row of X_src (the source sentence) times a column of W_V",
+                origin="from the source sentence: V = X_src · W_V, one row per source token",
+            ),
+        },
+        slips="projection",
+    ),
+    "Q_rot": S(
+        PALETTE["query"],
+        W(
+            title="Q_rot, the queries turned by position",
+            why=(
+                "Each pair of columns of a query is turned by an angle that grows with the "
+                "token's position (position × θ of the pair), so a query knows where its token "
+                "stands."
+            ),
+            quiz=(
+                "Q_rot: each pair (a, b) of a query turned by position × θ: (a·cos − b·sin, "
+                "a·sin + b·cos)"
+            ),
+            tex=r"$Q_{\mathrm{rot}}$, the queries turned by position",
+        ),
+    ),
+    "K_rot": S(
+        PALETTE["key"],
+        W(
+            title="K_rot, the keys turned by position",
+            why=(
+                "The keys are turned the same way. A score of a turned query and a turned key "
+                "depends on how far apart the two tokens are, not on where they both are."
+            ),
+            quiz=(
+                "K_rot: each pair (a, b) of a key turned by position × θ: (a·cos − b·sin, a·sin "
+                "+ b·cos)"
+            ),
+            tex=r"$K_{\mathrm{rot}}$, the keys turned by position",
+        ),
+    ),
+    "scores": S(
+        PALETTE["scores"],
+        W(
+            title="scores = Q · Kᵀ",
+            why=(
+                "Row i, column j is token i's query dotted with token j's key: large when they "
+                "point the same way. Multiplying by Kᵀ does every pair in one go."
+            ),
+            quiz="scores = Q · Kᵀ: the query of the row token · the key of the column token",
+            tex=r"$\mathrm{scores} = Q K^\top$",
+            short="Q·Kᵀ",
+        ),
+        {
+            "columns": W(
+                title="scores = Kᵀ · Q",
+                quiz="scores = Kᵀ · Q: the key of the row token · the query of the column token",
+                note=(
+                    "Layout columns: column j holds token j's query against every key, row i is "
+                    "token i's key; scores[{a}, {b}] (the query of {a}, the key of {b}) sits in "
+                    "column {a}, row {b}."
+                ),
+            ),
+            "source": W(
+                why=(
+                    "Row i, column j is target token i's query dotted with source token j's key: "
+                    "one row per target token, one column per source token, so the table need "
+                    "not be square."
+                ),
+                quiz="scores = Q · Kᵀ: the query of the target token · the key of the source token",
+                origin="rows: target tokens (queries); columns: source tokens (keys)",
+            ),
+            "rope": W(
+                title="scores = Q_rot · K_rotᵀ",
+                quiz="scores = Q_rot · K_rotᵀ: the turned query of the row token · the turned key",
+            ),
+        },
+        slips="scores",
+    ),
+    "scaled": S(
+        PALETTE["scores"],
+        W(
+            title="scaled = scores / √d_k",
+            why=(
+                "Dot products grow with the length of the vectors, and large inputs make softmax "
+                "give nearly everything to one token. Dividing by √d_k keeps them in a calm "
+                "range."
+            ),
+            quiz="scaled = scores / √d_k",
+            tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_k}$",
+        ),
+        {"source": W(origin="rows: target tokens (queries); columns: source tokens (keys)")},
+        slips="scale",
+    ),
+    "tempered": S(  # the explorer's: the scaled scores times a factor t (a temperature of 1/t)
+        theme.PLAIN,
+        W(
+            title="tempered = scaled × t",
+            why=(
+                "Each scaled score times the factor t: above 1 the weights sharpen towards the "
+                "largest score, below 1 they spread out evenly."
+            ),
+            tex=r"$\mathrm{tempered} = \mathrm{scaled} \times t$",
+        ),
+    ),
+    "masked": S(
+        PALETTE["scores"],
+        W(
+            title="masked: the causal mask",
+            why=(
+                "A decoder writes left to right, so while predicting a token it must not peek at "
+                "the ones after it. Scores above the diagonal become −∞, whose e^x is exactly 0."
+            ),
+            tex="masked: the causal mask",
+            short="−∞ above the diagonal",
+        ),
+    ),
+    "weights": S(
+        PALETTE["weights"],
+        W(
+            title="weights = softmax of each row",
+            why=(
+                "Softmax turns each row into positive weights that add up to 1: take e^x of each "
+                "entry and divide by the row's total. The biggest score gets the biggest share."
+            ),
+            quiz="weights = softmax of each row: e^x / (the row's total of e^x)",
+            tex=r"$\mathrm{weights} = \mathrm{softmax}$ of each row",
+            short="softmax of each row",
+        ),
+        {
+            "columns": W(
+                title="weights = softmax down each column",
+                why=(
+                    "Softmax turns each column into positive weights that add up to 1: take e^x "
+                    "of each entry and divide by the column's total. The biggest score gets the "
+                    "biggest share."
+                ),
+                quiz="weights = softmax down each column: e^x / (the column's total of e^x)",
+            ),
+            "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
+        },
+        slips="softmax",
+    ),
+    "Z": S(
+        PALETTE["blend"],
+        W(
+            title="Z = weights · V",
+            why=(
+                "Each token's new vector is a blend of every token's value, mixed in the "
+                "proportions of its row of weights."
+            ),
+            quiz="Z = weights · V: the row's weights blend a column of V",
+            tex=r"$Z = \mathrm{weights} \cdot V$",
+            short="weights·V",
+        ),
+        {
+            "columns": W(
+                title="Z = V · weights",
+                quiz="Z = V · weights: a row of V blended by the column's weights",
+                note=(
+                    "Layout columns: each column of Z is one token's new vector, a blend of the "
+                    "columns of V."
+                ),
+            ),
+            "source": W(origin="one row per target token, blended from the source tokens' values"),
+        },
+        slips="blend",
+    ),
+    "concat": S(
+        PALETTE["blend"],
+        W(
+            title="concat: the heads side by side",
+            why=(
+                "Each head attended in its own way; their outputs are placed side by side, so "
+                "each token's vector gets h × d_v columns (8 heads of 4 columns would give 32)."
+            ),
+            tex="concat: the heads side by side",
+            short="heads side by side",
+        ),
+    ),
+    "W_O": S(
+        PALETTE["output"],
+        W(
+            title="W_O, the output projection",
+            why=(
+                "Learned in training: it mixes the concatenated heads back into one vector "
+                "per token."
+            ),
+            tex="$W_O$, the output projection",
+        ),
+    ),
+    "output": S(
+        PALETTE["output"],
+        W(
+            title="output = concat · W_O",
+            why=(
+                "The concatenation times W_O: every head's findings blended into one row per token."
+            ),
+            quiz="output = concat · W_O: a row of concat times a column of W_O",
+            tex=r"$\mathrm{output} = \mathrm{concat} \cdot W_O$",
+            short="concat·W_O",
+        ),
+        {
+            "columns": W(
+                title="output = W_O · concat",
+                quiz="output = W_O · concat: a row of W_O times a column of concat",
+            )
+        },
+    ),
+    "x_new": S(
+        PALETTE["tokens"],
+        W(
+            title="x_new, the next token",
+            why=(
+                "A decoder writes one token at a time. The next token arrives with its own row; "
+                "everything about the earlier tokens was worked already."
+            ),
+            tex=r"$x_{\mathrm{new}}$, the next token",
+        ),
+    ),
+    "q_new": S(
+        PALETTE["query"],
+        W(
+            title="q_new = x_new · W_Q, its query",
+            why=(
+                "Only the new token needs a query: the earlier tokens' queries were used when "
+                "they arrived and are never needed again."
+            ),
+            quiz="q_new = x_new · W_Q: the new token's row times a column of W_Q",
+            tex=r"$q_{\mathrm{new}} = x_{\mathrm{new}} W_Q$, its query",
+        ),
+    ),
+    "k_new": S(
+        PALETTE["key"],
+        W(
+            title="k_new = x_new · W_K, its key",
+            why=(
+                "The new token's key, made once and kept: later tokens will read it from the cache."
+            ),
+            quiz="k_new = x_new · W_K: the new token's row times a column of W_K",
+            tex=r"$k_{\mathrm{new}} = x_{\mathrm{new}} W_K$, its key",
+        ),
+    ),
+    "v_new": S(
+        PALETTE["value"],
+        W(
+            title="v_new = x_new · W_V, its value",
+            why="The new token's value, kept in the cache beside its key.",
+            quiz="v_new = x_new · W_V: the new token's row times a column of W_V",
+            tex=r"$v_{\mathrm{new}} = x_{\mathrm{new}} W_V$, its value",
+        ),
+    ),
+    "K_cache": S(
+        PALETTE["key"],
+        W(
+            title="K_cache: the cached keys, with k_new below",
+            why=(
+                "The keys of the earlier tokens are read from the cache, not worked again; the "
+                "new key goes below them."
+            ),
+            tex=r"$K_{\mathrm{cache}}$: the cached keys, with $k_{\mathrm{new}}$ below",
+        ),
+    ),
+    "V_cache": S(
+        PALETTE["value"],
+        W(
+            title="V_cache: the cached values, with v_new below",
+            why="The same for values: the earlier rows come from the cache, the last row is new.",
+            tex=r"$V_{\mathrm{cache}}$: the cached values, with $v_{\mathrm{new}}$ below",
+        ),
+    ),
+    "scores_new": S(
+        PALETTE["scores"],
+        W(
+            title="scores_new = q_new · K_cacheᵀ, one row",
+            why=(
+                "One row of scores: the new query against every cached key and its own. Nothing "
+                "is masked: every key in the cache comes before the new token."
+            ),
+            quiz="scores_new = q_new · K_cacheᵀ: the new query · a cached key (or its own)",
+            tex=(
+                r"$\mathrm{scores}_{\mathrm{new}} = q_{\mathrm{new}} K_{\mathrm{cache}}^\top$, "
+                r"one row"
+            ),
+        ),
+    ),
+    "scaled_new": S(
+        PALETTE["scores"],
+        W(
+            title="scaled_new = scores_new / √d_k",
+            why="Divided by √d_k, as in the lesson's own scores.",
+            quiz="scaled_new = scores_new / √d_k",
+            tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
+        ),
+    ),
+    "weights_new": S(
+        PALETTE["weights"],
+        W(
+            title="weights_new = softmax of the one row",
+            why="Softmax of the one row: the new token's weights over everything so far.",
+            quiz="weights_new = softmax of the one row: e^x / (the row's total of e^x)",
+            tex=r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of the one row",
+        ),
+    ),
+    "z_new": S(
+        PALETTE["blend"],
+        W(
+            title="z_new = weights_new · V_cache",
+            why="The new token's output: a blend of the cached values and its own.",
+            quiz="z_new = weights_new · V_cache: the weights blend a column of the cached values",
+            tex=r"$z_{\mathrm{new}} = \mathrm{weights}_{\mathrm{new}} \cdot V_{\mathrm{cache}}$",
+        ),
+    ),
+    "concat_new": S(
+        PALETTE["blend"],
+        W(
+            title="concat_new: the heads' z_new side by side",
+            why="The heads' new rows side by side.",
+            tex=r"$\mathrm{concat}_{\mathrm{new}}$: the heads' $z_{\mathrm{new}}$ side by side",
+        ),
+    ),
+    "output_new": S(
+        PALETTE["output"],
+        W(
+            title="output_new = concat_new · W_O",
+            why="The new row of the concatenation times W_O.",
+            tex=r"$\mathrm{output}_{\mathrm{new}} = \mathrm{concat}_{\mathrm{new}} \cdot W_O$",
+        ),
+    ),
+}
+del W, S
+FORMS = ("columns", "source", "rope", "added")  # the order in which a form's words win
+COLOURS = {name: s.colour for name, s in STEPS.items()}
+
+
+def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
+    """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
+    out = []
+    if turned:
+        out.append("columns")
+    if lesson is not None and lesson.source is not None:
+        out.append("source")
+    if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
+        out.append("rope")
+    if step.op == "add":
+        out.append("added")
+    return tuple(out)
+
+
+def say(step: Step, what: str, lesson: Lesson | None = None, turned: bool = False) -> str:
+    """The words ``what`` (a field of ``Words``) for ``step``: its forms' first, then its own;
+    "" when the step has none."""
+    return said(step.name, what, forms(step, lesson, turned))
+
+
+def said(name: str, what: str, forms: tuple[str, ...] = ()) -> str:
+    """``say`` by the step's name and the forms that tell it."""
+    entry = STEPS[name]
+    for form in forms:
+        words = entry.forms.get(form)
+        if words is not None and getattr(words, what) is not None:
+            return getattr(words, what)  # type: ignore[no-any-return]
+    return getattr(entry.words, what) or ""
+
+
+def colour(name: str) -> str:
+    """A step's colour; grey for a name no step has."""
+    return COLOURS.get(name, theme.PLAIN)
