@@ -50,7 +50,7 @@ __all__ = [
 
 def _record(parts: list[Any], width: int = 100) -> tuple[str, str]:
     """(html, text) of Rich renderables, as the terminal shows them at ``width`` columns."""
-    from tutor.export.pictures import _document
+    from tutor.teach.pictures import _document
 
     page = _document(parts, "html", "attn-tutor", "attn-tutor", width)
     style = re.search(r"<style>(.*?)</style>", page, re.S)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tutor.assess.gradebooks import Book
     from tutor.core.lesson import Lesson
     from tutor.core.roster import RosterTable
-    from tutor.export.pictures import Picture
+    from tutor.teach.pictures import Picture
 
 app = typer.Typer(
     name="attn-tutor",
@@ -406,7 +406,7 @@ def export(
 
     d = derive(open_lesson(lesson, lessons_dir))
     if step or per_step:
-        from tutor.export import pictures
+        from tutor.teach import pictures
 
         names = _check_steps(step, list(dict.fromkeys(s.name for s in d.steps)))
         write_pictures(pictures.slides(d, format, names), output, force)
@@ -418,7 +418,7 @@ def export(
     elif format == "sheet":
         text = sheet_format.answer_sheet(d)
     else:
-        from tutor.export.pictures import walk_document
+        from tutor.teach.pictures import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)

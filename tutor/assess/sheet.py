@@ -25,21 +25,14 @@ import yaml
 from tutor.core.decimal_comma import comma_note
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
+from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP, fill_steps
 from tutor.core.lesson import Lesson
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
-from tutor.export.worksheet import (
-    FILL,
-    FILL_FIRST,
-    FILL_TOP,
-    NEXT_FILL,
-    NEXT_FILL_TOP,
-    fill_steps,
-    shape_text,
-)
 from tutor.text import words
 from tutor.text.cells import cell_name
+from tutor.text.words import shape_text
 
 __all__ = [
     "FILL",

@@ -13,6 +13,10 @@ Import-free: ``spec`` (and so ``attn-tutor --help`` and ``schema``) reads it wit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.core.engine import Derivation, Step
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,13 @@ def repeated(name: str) -> str:
     return kind.repeats if kind is not None and kind.repeats else name
 
 
+
+def fill_steps(d: Derivation) -> list[Step]:
+    """The steps a student fills in on a sheet, in the order they are computed (X only when it
+    is worked, as E + P)."""
+    return [s for s in d.steps if BY_NAME[s.name].sheet is not None and s.op != "input"]
+
+
 # the lists the consumers read, each in the engine's order
 STEP_NAMES = names(lesson=True)  # every step a lesson can have (the explorer's tempered aside)
 NEXT_STEP_NAMES = names(decoding=True)
@@ -225,3 +236,10 @@ SQUARE = names(square=True)
 PER_HEAD = frozenset(names(per_head=True))
 CODE_STEPS = names(code=True)
 EDITABLE = names(editable=True)
+# where a sheet has each step a student fills: X worked as E + P before every head, the steps of
+# each head (and the decoding row's), then concat and output after the heads
+FILL_FIRST = names(sheet="first")
+FILL = names(sheet="head", decoding=False)
+FILL_TOP = names(sheet="top", decoding=False)
+NEXT_FILL = names(sheet="head", decoding=True)
+NEXT_FILL_TOP = names(sheet="top", decoding=True)

@@ -25,14 +25,6 @@ from tutor.text import working as wk
 
 T = TypeVar("T")
 
-# where a sheet has each step a student fills (tutor.core.kinds): X worked as E + P before every
-# head, the steps of each head (and the decoding row's), then concat and output after the heads
-FILL = kinds.names(sheet="head", decoding=False)
-FILL_TOP = kinds.names(sheet="top", decoding=False)
-NEXT_FILL = kinds.names(sheet="head", decoding=True)
-NEXT_FILL_TOP = kinds.names(sheet="top", decoding=True)
-FILL_FIRST = kinds.names(sheet="first")
-
 MASK_NOTE = (
     "Causal mask: before the softmax, every entry of scaled above the diagonal becomes −∞ "
     "(a token may not look at the tokens after it), so its weight is exactly 0."
@@ -40,14 +32,7 @@ MASK_NOTE = (
 FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 
-def fill_steps(d: Derivation) -> list[Step]:
-    """The steps a student fills in, in the order they are computed."""
-    return [
-        s
-        for s in d.steps
-        if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP
-        or (s.name in FILL_FIRST and s.op != "input")
-    ]
+fill_steps = kinds.fill_steps  # the steps a student fills in, in the order they are computed
 
 
 COLUMNS_NOTE = (
@@ -96,15 +81,7 @@ def _places(d: Derivation, precision: int | None) -> int:
     return d.lesson.precision if precision is None else precision
 
 
-def shape_text(step: Step) -> str:
-    """The shape arithmetic in plain text: ``(3 × 4) · (4 × 2) = 3 × 2``."""
-    n, m = step.shape
-    if step.op == "matmul":
-        return words.matmul_shape(step)
-    if step.op == "concat":
-        parts = " + ".join(str(s.shape[1]) for s in step.args)
-        return f"{parts} = {m} columns, {n} × {m}"
-    return f"{n} × {m}"
+shape_text = words.shape_text  # the shape arithmetic in plain text
 
 
 # ---------------------------------------------------------------------------------------------
