@@ -100,7 +100,7 @@ class ExploreApp(App[None]):
     #pages { height: 1fr; }
     #panel { width: 36%; max-width: 40; min-width: 26; height: 100%; padding: 0 1;
              border-left: solid $primary; }
-    .row { height: auto; width: 1fr; layout: horizontal; }
+    .row { height: auto; width: auto; min-width: 100%; layout: horizontal; }
     .row.stacked { layout: vertical; }
     TabPane { padding: 0 0; }
     TabPane > VerticalScroll { overflow-x: auto; }

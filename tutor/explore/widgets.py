@@ -8,6 +8,7 @@ import functools
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 
@@ -21,18 +22,12 @@ CURSOR = Style(reverse=True, bold=True)
 CALLED = Style(bold=True, underline=True, color=theme.WARN)
 
 
-def heat(value: float) -> Style:
-    """A weight's background: dark for 0, bright blue for 1 (the number is always printed)."""
-    return _heat(round(max(0.0, min(1.0, value)) * HEAT_LEVELS))
-
-
-HEAT_LEVELS = 40  # shades of the heatmap
-
-
-@functools.lru_cache(maxsize=HEAT_LEVELS + 1)
-def _heat(level: int) -> Style:
-    v = level / HEAT_LEVELS
-    return Style(bgcolor=f"rgb({int(25 + 15 * v)},{int(25 + 95 * v)},{int(35 + 205 * v)})")
+@functools.lru_cache(maxsize=256)
+def heat(value: float, low: float, high: float) -> Style:
+    """A weight's shade, spread over the table's range as the walk's heatmap is (the colours
+    are ``tutor.text.theme``'s; the number is always printed)."""
+    shade, text = theme.heat_pair(value, low, high)
+    return Style(bgcolor=shade, color=text)
 
 
 class MatrixView(Widget, can_focus=True):
@@ -130,6 +125,8 @@ class MatrixView(Widget, can_focus=True):
         focused = self.has_focus
         is_weights = step.op == "softmax"
         called = {i: strongest(step, i) for i in self.called} if is_weights else {}
+        shown = [c.value for row in step.cells for c in row if not c.masked] if is_weights else []
+        low, high = (min(shown), max(shown)) if shown else (0.0, 1.0)
         for i, label in enumerate(step.rows):
             out.append("\n")
             out.append(label.ljust(self._label), style="dim")
@@ -138,7 +135,7 @@ class MatrixView(Widget, can_focus=True):
                 text = self._texts[i][j] + self.marks.get((i, j), " ")
                 style = Style()
                 if is_weights and not step.cells[i][j].masked:
-                    style = heat(step.cells[i][j].value)
+                    style = heat(step.cells[i][j].value, low, high)
                 if called.get(i) == j:  # the row's new strongest key
                     style = style + CALLED
                 if (i, j) in self.lit:
@@ -158,7 +155,30 @@ class MatrixView(Widget, can_focus=True):
         if (i, j) != (self.row, self.col):
             self.row, self.col = i, j
             self.refresh()
+        self.follow()
         self.post_message(self.Moved(self))
+
+    def cell_region(self, i: int, j: int) -> Region:
+        """Where cell (i, j) is drawn, in this widget's own coordinates (its row label too when
+        it is the first column, so scrolling back shows which token it is)."""
+        x = self._label + sum(w + GAP for w in self._widths[:j])
+        w = self._widths[j] + GAP if self._widths else 1
+        return Region(0 if j == 0 else x, 2 + i, w + (x if j == 0 else 0), 1)
+
+    def follow(self) -> None:
+        """Scroll the page so the cursor's cell is on screen (a table wider or taller than
+        the screen: the-cake's last column at 80 columns)."""
+        if self.step is None or not self._widths:
+            return
+        region = self.cell_region(self.row, self.col)
+        widget: Widget = self
+        while isinstance(widget.parent, Widget):
+            region = region.translate(widget.virtual_region.offset)
+            container = widget.parent
+            if container.allow_horizontal_scroll or container.allow_vertical_scroll:
+                container.scroll_to_region(region, animate=False, immediate=True)
+                return
+            widget = container
 
     def key_up(self) -> None:
         self.move_to(self.row - 1, self.col)

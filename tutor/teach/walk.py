@@ -65,8 +65,8 @@ class WalkOptions:
 
 def _heat(cell: Cell, low: float, high: float) -> Style:
     """Background by weight, spread over the table's own range; the number is printed too."""
-    shade = theme.heat_shade(cell.value, low, high)
-    return Style(bgcolor=shade, color=theme.text_on(shade))
+    shade, text = theme.heat_pair(cell.value, low, high)
+    return Style(bgcolor=shade, color=text)
 
 
 def cell_text(step: Step, i: int, j: int, places: int, exact: bool) -> str:

@@ -100,6 +100,13 @@ def heat_shade(value: float, low: float, high: float) -> str:
     return HEAT[max(0, min(len(HEAT) - 1, round(t * (len(HEAT) - 1))))]
 
 
+def heat_pair(value: float, low: float, high: float) -> tuple[str, str]:
+    """A weight's (background, text) on the heatmap: its shade (``heat_shade``) and the text
+    that reads on it. The walk, the exports and the explorer all draw weights this way."""
+    shade = heat_shade(value, low, high)
+    return shade, text_on(shade)
+
+
 def row_maxima(values: Sequence[float | None]) -> set[int]:
     """The columns holding a row's largest value (None: masked), or none when the row is flat:
     a uniform row has nothing to point at."""
