@@ -39,6 +39,18 @@ def test_the_walk_turns_every_table_and_reads_products_the_other_way(run) -> Non
     assert "X (3 × 4)" in plain and "Kᵀ" in plain and "scores = Kᵀ · Q" not in plain
 
 
+def test_the_column_walk_speaks_of_columns(run) -> None:
+    """Its prose reads the turned tables: a token is a column, a product is row · column of the
+    turned factors (W_Q · X), the way the walk's tables show them."""
+    out = " ".join(run("walk", COLUMNS, env={"COLUMNS": "160"}).stdout.split())
+    assert "= row 1 of W_Q · column cats of X" in out
+    assert "row cats of X" not in out and "a token's row" not in out
+    assert "Each column describes one token" in out
+    assert "its column of weights" in out
+    rows = " ".join(run("walk", ROWS, env={"COLUMNS": "160"}).stdout.split())
+    assert "= row cats of X · column 1 of W_Q" in rows and "Each row describes one token" in rows
+
+
 def test_the_column_walk_shows_the_transpose_of_each_rows_table(run) -> None:
     def table(out: str, title: str) -> list[list[str]]:
         body = out[out.index(title) :].split("╰")[0]

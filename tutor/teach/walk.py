@@ -27,6 +27,7 @@ from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
 from tutor.text import groups, nextstep, steps, theme, words
 from tutor.text import working as wk
+from tutor.text.cells import dot_phrase
 from tutor.text.tables import (
     MatrixGrid,
     col_width,
@@ -44,6 +45,7 @@ HIGHLIGHT = Style(reverse=True, bold=True)
 HEAT_MARK = Style(italic=True)  # a worked cell on the heatmap (its row label is reversed)
 ROW_MAX = Style(bold=True, underline=True)  # a row's largest weight, with or without colour
 BOLD = Style(bold=True)
+
 
 @dataclass
 class WalkOptions:
@@ -252,9 +254,10 @@ def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableT
         out.extend(blend_working(step, i, places))
         return out
     w = wk.working(step, i, j, places)
+    how = dot_phrase(step, i, j, turned=True) if TURNED.get() else w.how
     line = Text.assemble(
         (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
-        f" = {w.how}\n    = {w.numbers} {w.result(exact=False)}",
+        f" = {how}\n    = {w.numbers} {w.result(exact=False)}",
     )
     out.append(line)
     if w.rounded:
@@ -398,6 +401,7 @@ def work_append(
 
 
 # -- positions and cross-attention (issue 17) ----------------------------------------------
+
 
 def why_text(d: Derivation, step: Step) -> str:
     """Why the step is there, in words (cross-attention's K, V and scores say it their way)."""

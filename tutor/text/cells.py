@@ -44,11 +44,15 @@ def cell_name(step: Step, i: int, j: int) -> str:
     return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
 
 
-def dot_phrase(step: Step, i: int, j: int) -> str:
-    """Which row meets which column in a matmul cell: ``query of cats · key of chase``."""
+def dot_phrase(step: Step, i: int, j: int, turned: bool = False) -> str:
+    """Which row meets which column in a matmul cell: ``query of cats · key of chase``. In the
+    column layout (``turned``) every table is on its side, so the product reads the other way
+    round: ``row 1 of W_Q · column cats of X``."""
     left, right = step.args
     if step.transpose:
         return f"query of {left.rows[i]} · key of {right.rows[j]}"
+    if turned:
+        return f"row {right.cols[j]} of {right.key} · column {left.rows[i]} of {left.key}"
     return f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
 
 

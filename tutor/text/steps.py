@@ -89,7 +89,12 @@ STEPS: dict[str, StepWords] = {
                 note=(
                     "Layout columns: each token is a column of X (d_model × N). Cells keep their "
                     "names from the rows layout: X[{a}, 2] is row 2 of the {a} column here."
-                )
+                ),
+                why=(
+                    "Each column describes one token before attention: the same vector whatever "
+                    "sentence the word sits in. Attention will turn these plain columns into "
+                    "context-aware ones."
+                ),
             ),
             "added": W(
                 title="X = E + P, each token with its position",
@@ -136,6 +141,14 @@ STEPS: dict[str, StepWords] = {
             ),
             tex="$W_Q$, learned query weights",
         ),
+        {
+            "columns": W(
+                why=(
+                    "Learned in training. W_Q times a token's column gives its query: what this "
+                    "token is looking for."
+                )
+            )
+        },
     ),
     "W_K": S(
         PALETTE["key"],
@@ -147,6 +160,14 @@ STEPS: dict[str, StepWords] = {
             ),
             tex="$W_K$, learned key weights",
         ),
+        {
+            "columns": W(
+                why=(
+                    "Learned in training. W_K times a token's column gives its key: how it "
+                    "advertises itself to the other tokens' queries."
+                )
+            )
+        },
     ),
     "W_V": S(
         PALETTE["value"],
@@ -158,6 +179,14 @@ STEPS: dict[str, StepWords] = {
             ),
             tex="$W_V$, learned value weights",
         ),
+        {
+            "columns": W(
+                why=(
+                    "Learned in training. W_V times a token's column gives its value: what it "
+                    "hands over when someone attends to it."
+                )
+            )
+        },
     ),
     "Q": S(
         PALETTE["query"],
@@ -175,6 +204,10 @@ STEPS: dict[str, StepWords] = {
             "columns": W(
                 title="Q = W_Q · X, the queries",
                 quiz="Q = W_Q · X: a row of W_Q times a column of X",
+                why=(
+                    "Each entry is a row of W_Q dotted with a column of X. One multiplication "
+                    "makes the queries of every token at once, one column per token."
+                ),
             ),
             "source": W(origin="from the target sentence: Q = X · W_Q, one row per target token"),
         },
@@ -191,7 +224,9 @@ STEPS: dict[str, StepWords] = {
         ),
         {
             "columns": W(
-                title="K = W_K · X, the keys", quiz="K = W_K · X: a row of W_K times a column of X"
+                title="K = W_K · X, the keys",
+                quiz="K = W_K · X: a row of W_K times a column of X",
+                why=("Same recipe as Q, with W_K: a row of W_K dotted with a column of X."),
             ),
             "source": W(
                 why=(
@@ -220,6 +255,10 @@ STEPS: dict[str, StepWords] = {
             "columns": W(
                 title="V = W_V · X, the values",
                 quiz="V = W_V · X: a row of W_V times a column of X",
+                why=(
+                    "Same recipe again, with W_V. Values may have a different height (d_v) from "
+                    "queries and keys (d_k)."
+                ),
             ),
             "source": W(
                 why=(
@@ -283,6 +322,10 @@ STEPS: dict[str, StepWords] = {
                     "Layout columns: column j holds token j's query against every key, row i is "
                     "token i's key; scores[{a}, {b}] (the query of {a}, the key of {b}) sits in "
                     "column {a}, row {b}."
+                ),
+                why=(
+                    "Column i, row j is token i's query dotted with token j's key: large when they "
+                    "point the same way. Multiplying Kᵀ by Q does every pair in one go."
                 ),
             ),
             "source": W(
@@ -384,6 +427,10 @@ STEPS: dict[str, StepWords] = {
                 note=(
                     "Layout columns: each column of Z is one token's new vector, a blend of the "
                     "columns of V."
+                ),
+                why=(
+                    "Each token's new vector (its column) is a blend of every token's value, mixed "
+                    "in the proportions of its column of weights."
                 ),
             ),
             "source": W(origin="one row per target token, blended from the source tokens' values"),
