@@ -18,7 +18,15 @@ from tutor.core.engine import Step
 from tutor.core.errors import AnswerError, TutorError
 from tutor.core.lesson import Lesson
 from tutor.explore import views
-from tutor.explore.model import DIVISOR_TEXT, DIVISORS, FACTORS, Explorer, given_matrix, typed_text
+from tutor.explore.model import (
+    DIVISOR_TEXT,
+    DIVISORS,
+    FACTORS,
+    Explorer,
+    factor_text,
+    given_matrix,
+    typed_text,
+)
 from tutor.explore.save import default_path, save_lesson
 from tutor.explore.widgets import Board, MatrixView
 from tutor.text.cells import cell_name
@@ -218,7 +226,7 @@ class ExploreApp(App[None]):
         parts = [
             f"mask {'on' if s.mask else 'off'}",
             f"scores ÷ {DIVISOR_TEXT[s.divisor]}",
-            f"× {s.factor_text}",
+            f"× {factor_text(s)}",
         ]
         if lesson.multi_head:
             parts.append(f"head {self.head} of {len(lesson.heads)}")
@@ -486,7 +494,7 @@ class ExploreApp(App[None]):
             self.say("the factor goes from 0 to 10")
             return
         self.model.configure(factor=FACTORS[k])
-        self.after_change(f"scaled scores × {self.model.settings.factor_text}")
+        self.after_change(f"scaled scores × {factor_text(self.model.settings)}")
 
     # -- keeping -----------------------------------------------------------------------------
 

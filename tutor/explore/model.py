@@ -33,36 +33,20 @@ FACTORS: tuple[tuple[int, int], ...] = ((0, 1), (1, 4), (1, 2), (1, 1), (2, 1), 
 UP, DOWN = "▲", "▼"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The explorer's variations of the lesson's computation (defaults: the lesson's own)."""
+# the explorer's variations of the lesson's computation are the engine's options (one pipeline)
+Settings = en.Options
 
-    mask: bool = False
-    divisor: str = "root"
-    factor: tuple[int, int] = (1, 1)
 
-    @property
-    def factor_text(self) -> str:
-        p, q = self.factor
-        return str(p) if q == 1 else f"{p}/{q}"
+def factor_text(settings: Settings) -> str:
+    """The factor on the scaled scores as a student reads it: ``2``, ``1/4``."""
+    p, q = settings.factor
+    return str(p) if q == 1 else f"{p}/{q}"
 
 
 Times = en.Times  # the tempered step (scaled × t) is the engine's: one pipeline
 
 
 Memo = en.Memo  # a step by what it was made from
-
-
-def options(settings: Settings) -> en.Options:
-    """The explorer's settings as the engine's options."""
-    return en.Options(mask=settings.mask, divisor=settings.divisor, factor=settings.factor)
-
-
-def variant(lesson: Lesson, settings: Settings, memo: Memo | None = None) -> Derivation:
-    """The lesson worked by ``engine.derive`` with the explorer's settings (with the default
-    settings and the lesson's mask, every step is the walk's own); ``memo`` reuses the steps
-    an edit did not touch (after an edit of W_V: Q, K, the scores and the weights)."""
-    return en.derive(lesson, options(settings), memo)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +232,7 @@ class Explorer:
     def __post_init__(self) -> None:
         self.state = State(self.original, Settings(mask=self.original.mask == "causal"))
         self.memo: Memo = {}
-        self.derivation = variant(self.state.lesson, self.state.settings, self.memo)
+        self.derivation = en.derive(self.state.lesson, self.state.settings, self.memo)
         self.texts = texts_of(self.derivation, self.places)
 
     @property
@@ -270,7 +254,7 @@ class Explorer:
     def _go(self, state: State) -> None:
         old, was = self.derivation, self.texts
         self.state = state
-        self.derivation = variant(state.lesson, state.settings, self.memo)
+        self.derivation = en.derive(state.lesson, state.settings, self.memo)
         self.texts = texts_of(self.derivation, self.places, old, was)
         self.marks = marks(old, self.derivation, self.places, (was, self.texts))
         self.moved = moves(old, self.derivation)

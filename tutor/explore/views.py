@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from tutor.core import kinds
 from tutor.core.engine import Derivation, Ref, Step
-from tutor.explore.model import DIVISOR_TEXT, Settings, Times
+from tutor.explore.model import DIVISOR_TEXT, Settings, Times, factor_text
 from tutor.text import format as fmt
 from tutor.text import steps, words
 from tutor.text import working as wk
@@ -87,7 +87,7 @@ def title(step: Step, settings: Settings) -> str:
     n, m = step.shape
     what = {  # the explorer's own variations of the divisor and the factor
         "scaled": f"scores ÷ {DIVISOR_TEXT[settings.divisor]}",
-        "tempered": f"scaled × {settings.factor_text}",
+        "tempered": f"scaled × {factor_text(settings)}",
     }.get(step.name) or steps.say(step, "short")
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.op == "input" else words.step_title(step).split(" = ", 1)[-1]
@@ -102,8 +102,8 @@ def working_text(step: Step, i: int, j: int, places: int, settings: Settings) ->
     if isinstance(step, Times):
         x = fmt.operand(step.args[0].cells[i][j], places)
         rel = "≈" if fmt.is_rounded(cell, places) else "="
-        lines = [f"{name} = {cell_name(step.args[0], i, j)} × {settings.factor_text}"]
-        lines.append(f"  = {wk.factor(x)} × {settings.factor_text}")
+        lines = [f"{name} = {cell_name(step.args[0], i, j)} × {factor_text(settings)}"]
+        lines.append(f"  = {wk.factor(x)} × {factor_text(settings)}")
         lines.append(f"  {_result(step, i, j, rel, fmt.shown(cell, step, places))}")
         return "\n".join(lines)
     w = wk.working(step, i, j, places, wk.Elide(6, 3, 2))
