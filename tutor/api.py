@@ -50,9 +50,9 @@ __all__ = [
 
 def _record(parts: list[Any], width: int = 100) -> tuple[str, str]:
     """(html, text) of Rich renderables, as the terminal shows them at ``width`` columns."""
-    from tutor.teach.pictures import _document
+    from tutor.teach.pictures import document
 
-    page = _document(parts, "html", "attn-tutor", "attn-tutor", width)
+    page = document(parts, "html", "attn-tutor", "attn-tutor", width)
     style = re.search(r"<style>(.*?)</style>", page, re.S)
     body = re.search(r"<body>(.*?)</body>", page, re.S)
     fragment = (f"<style>{style[1]}</style>" if style else "") + (body[1] if body else page)

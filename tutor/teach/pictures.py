@@ -100,7 +100,7 @@ class Picture:
 def walk_document(d: Derivation, kind: str, width: int = 100) -> str:
     """The whole walk as the terminal shows it, colours included, as one SVG or HTML page."""
     title = f"attn-tutor walk {words.visible(d.lesson.name)}"  # a file name: no control characters
-    return _document(walk(d, WalkOptions(width=width)), kind, title, d.lesson.title, width)
+    return document(walk(d, WalkOptions(width=width)), kind, title, d.lesson.title, width)
 
 
 def slides(
@@ -115,7 +115,7 @@ def slides(
         label = slide_label(d, step)
         title = f"attn-tutor walk {words.visible(d.lesson.name)} {label}"
         section = step_section(d, step, WalkOptions(width=width))
-        text = _document([section], kind, title, d.lesson.title, width, trim=True)
+        text = document([section], kind, title, d.lesson.title, width, trim=True)
         out.append(Picture(f"{n:02d}-{label}.{kind}", text))
     return out
 
@@ -125,7 +125,7 @@ def slide_label(d: Derivation, step: Step) -> str:
     return f"{step.name}-head{step.head}" if d.lesson.multi_head and step.head else step.name
 
 
-def _document(
+def document(
     parts: Iterable[RenderableType],
     kind: str,
     title: str,
