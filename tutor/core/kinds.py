@@ -42,6 +42,10 @@ class Kind:
 
 
 K = Kind
+# a head's step a student works and is asked (a row per token), and a decoding row's
+WORKED = {"per_head": True, "asked": True, "sheet": "head", "points": True}
+HEAD = WORKED | {"chosen": True, "focus": True, "token_rows": True, "code": True}
+NEW = WORKED | {"decoding": True}
 KINDS: tuple[Kind, ...] = (
     K("E", editable=True),
     K("P", editable=True),
@@ -50,157 +54,36 @@ KINDS: tuple[Kind, ...] = (
     K("W_Q", per_head=True, editable=True),
     K("W_K", per_head=True, editable=True),
     K("W_V", per_head=True, editable=True),
-    *(
-        K(
-            n,
-            per_head=True,
-            asked=True,
-            priority=p,
-            chosen=True,
-            sheet="head",
-            points=True,
-            focus=True,
-            token_rows=True,
-            code=True,
-        )
-        for n, p in (("Q", 4), ("K", 7), ("V", 6))
-    ),
+    K("Q", **HEAD, priority=4),
+    K("K", **HEAD, priority=7),
+    K("V", **HEAD, priority=6),
     K("Q_rot", per_head=True, asked=True, priority=8, sheet="head"),
     K("K_rot", per_head=True, asked=True, priority=9, sheet="head"),
-    *(
-        K(
-            n,
-            per_head=True,
-            asked=True,
-            priority=p,
-            chosen=True,
-            sheet="head",
-            points=True,
-            focus=True,
-            token_rows=True,
-            square=True,
-            code=True,
-        )
-        for n, p in (("scores", 2), ("scaled", 3))
-    ),
+    K("scores", **HEAD, priority=2, square=True),
+    K("scaled", **HEAD, priority=3, square=True),
     K("tempered", lesson=False, per_head=True),  # the explorer's scaled × t
     K("masked", per_head=True, focus=True, token_rows=True, square=True),
-    K(
-        "weights",
-        per_head=True,
-        asked=True,
-        priority=1,
-        chosen=True,
-        sheet="head",
-        points=True,
-        focus=True,
-        token_rows=True,
-        square=True,
-        code=True,
-    ),
-    K(
-        "Z",
-        per_head=True,
-        asked=True,
-        priority=0,
-        chosen=True,
-        sheet="head",
-        points=True,
-        focus=True,
-        token_rows=True,
-        code=True,
-    ),
+    K("weights", **HEAD, priority=1, square=True),
+    K("Z", **HEAD, priority=0),
     K("concat", sheet="top", points=True, focus=True, token_rows=True),
     K("W_O", editable=True),
-    K(
-        "output",
-        asked=True,
-        priority=5,
-        chosen=True,
-        sheet="top",
-        points=True,
-        focus=True,
-        token_rows=True,
-    ),
+    K("output", **(HEAD | {"per_head": False, "sheet": "top", "code": False}), priority=5),
     # one decoding step with the KV cache (next:; tutor.core.decode): x_new is given, the
     # caches are read (the earlier rows) and extended (the new row), the rest repeat a step
     K("x_new", decoding=True, editable=True),
-    K(
-        "q_new",
-        decoding=True,
-        repeats="Q",
-        per_head=True,
-        asked=True,
-        priority=15,
-        sheet="head",
-        points=True,
-    ),
-    K(
-        "k_new",
-        decoding=True,
-        repeats="K",
-        per_head=True,
-        asked=True,
-        priority=17,
-        sheet="head",
-        points=True,
-    ),
-    K(
-        "v_new",
-        decoding=True,
-        repeats="V",
-        per_head=True,
-        asked=True,
-        priority=16,
-        sheet="head",
-        points=True,
-    ),
+    K("q_new", **NEW, repeats="Q", priority=15),
+    K("k_new", **NEW, repeats="K", priority=17),
+    K("v_new", **NEW, repeats="V", priority=16),
     K("K_cache", decoding=True, per_head=True),
     K("V_cache", decoding=True, per_head=True),
-    K(
-        "scores_new",
-        decoding=True,
-        repeats="scores",
-        per_head=True,
-        asked=True,
-        priority=13,
-        sheet="head",
-        points=True,
-    ),
-    K(
-        "scaled_new",
-        decoding=True,
-        repeats="scaled",
-        per_head=True,
-        asked=True,
-        priority=14,
-        sheet="head",
-        points=True,
-    ),
-    K(
-        "weights_new",
-        decoding=True,
-        repeats="weights",
-        per_head=True,
-        asked=True,
-        priority=12,
-        sheet="head",
-        points=True,
-    ),
-    K(
-        "z_new",
-        decoding=True,
-        repeats="Z",
-        per_head=True,
-        asked=True,
-        priority=11,
-        sheet="head",
-        points=True,
-    ),
+    K("scores_new", **NEW, repeats="scores", priority=13),
+    K("scaled_new", **NEW, repeats="scaled", priority=14),
+    K("weights_new", **NEW, repeats="weights", priority=12),
+    K("z_new", **NEW, repeats="Z", priority=11),
     K("concat_new", decoding=True, repeats="concat", sheet="top", points=True),
     K("output_new", decoding=True, repeats="output", sheet="top", points=True),
 )
-del K
+del K, WORKED, HEAD, NEW
 BY_NAME = {k.name: k for k in KINDS}
 
 
@@ -213,7 +96,6 @@ def repeated(name: str) -> str:
     """The lesson step a decoding row repeats (``z_new`` → ``Z``); any other name is itself."""
     kind = BY_NAME.get(name)
     return kind.repeats if kind is not None and kind.repeats else name
-
 
 
 def fill_steps(d: Derivation) -> list[Step]:
