@@ -29,7 +29,7 @@ BUG = {
     "export": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.assess.classgrade.sheet_files"),
     "schema": ([], "tutor.author.schema.schema_text"),
-    "explore": (["cats-chase-mice"], "tutor.explore.model.variant"),
+    "explore": (["cats-chase-mice"], "tutor.explore.model.Explorer.__init__"),
     "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
     "new": (["a-lesson", "--tokens", "a b", "--output", "-"], "tutor.author.new.generate"),
     "variants": (
