@@ -587,14 +587,21 @@ def learn(
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="With --reset: do not ask.")] = False,
     status: Annotated[
-        bool, typer.Option("--status", help="Only show where you are and what comes next.")
+        bool, typer.Option("--status", help="List every stage (✓ passed, ✗ tried, — not yet).")
     ] = False,
+    stage: Annotated[
+        int | None,
+        typer.Option(
+            "--stage", help="Play this stage again (see --status), then stop.", metavar="N"
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Choose the same questions again.", min=0, metavar="N")
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Start or resume the learning path: short stages, each explained, then a few questions."""
+    """Start or resume the learning path: short stages, each explained, then questions until
+    you get three right in a row."""
     import shlex
     from datetime import UTC, datetime
 
@@ -605,6 +612,7 @@ def learn(
     from tutor.core.course import load_course
 
     crs = load_course(course)
+    only = None if stage is None else ln.stage_number(crs, stage)[0]
     passed, problems = ln.load_passed(crs)
     session = QuizSession()
     console, err = session.console, make_console(stderr=True)
@@ -626,13 +634,15 @@ def learn(
         console.print(Text("Next: attn-tutor learn"), soft_wrap=True)
         return
     console.print(Text(crs.title, style="bold"))
-    for line in ln.where_text(crs, passed):
+    for line in ln.where_text(crs, passed, ln.tried(crs, history.stream())):
         console.print(Text(line))
     option = f" --course {shlex.quote(str(course))}" if course is not None else ""
-    if status or ln.next_stage(crs, passed) is None:
+    if status or (only is None and ln.next_stage(crs, passed) is None):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
     ln.check_lessons(crs, lambda name: open_lesson(name, lessons_dir))
+    now = datetime.now(UTC)
+    due = [] if only else ln.due_reviews(crs, passed, history.stream(), now)
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]
@@ -656,7 +666,7 @@ def learn(
     gc.enable()
     problems = []
     with session.signals():
-        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed)
+        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due)
     with contextlib.suppress(OSError):
         for problem in dict.fromkeys(problems):
             err.print(Text(f"warning: {problem}"))

@@ -21,6 +21,7 @@ from tutor.assess import judge as jd
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import Answer, read_answer
+from tutor.core.spec import QUIZ_STEPS
 from tutor.text import format as fmt
 from tutor.text import theme
 from tutor.text import working as wk
@@ -30,10 +31,6 @@ from tutor.text.words import visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-# one decoding step (a lesson's next:): the new token's row, asked like the lesson's own
-NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
-QUIZ_STEPS = ("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z", "output")
-QUIZ_STEPS += NEXT_QUIZ_STEPS
 # where the extra questions go when the count does not split evenly: the later, harder steps
 PRIORITY = ("Z", "weights", "scores", "scaled", "Q", "output", "V", "K", "Q_rot", "K_rot", "X")
 PRIORITY += ("z_new", "weights_new", "scores_new", "scaled_new", "q_new", "v_new", "k_new")
@@ -473,20 +470,25 @@ def _give_hint(console: Console, q: Question, places: int, item: Item) -> None:
 
 def run(
     d: Derivation,
-    questions: list[Question],
+    questions: Iterable[Question],
     console: Console,
     stream: TextIO | None = None,
     places: int | None = None,
     result: Result | None = None,
+    summarise: bool = True,
 ) -> Result:
     """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far.
 
     ``result`` (a fresh one by default) is filled in as the quiz goes: a caller that passes its
     own still has what was done when a bug ends the quiz (``ended`` is then "error"), to save it
-    before the error is reported.
+    before the error is reported. ``questions`` may be a generator that reads ``result`` to
+    decide whether to ask more (``learn`` stops at a streak); ``result.planned`` is then the
+    most it may ask, shown as each question's total. ``summarise``: print the summary table.
     """
     places = d.lesson.precision if places is None else places
-    result = Result(planned=len(questions)) if result is None else result
+    if result is None:
+        questions = list(questions)
+        result = Result(planned=len(questions))
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
@@ -498,7 +500,7 @@ def run(
     try:
         for n, q in enumerate(questions, 1):
             current = Item(q)
-            result.items.append(ask(d, q, n, len(questions), console, stream, places, current))
+            result.items.append(ask(d, q, n, result.planned, console, stream, places, current))
             current = None
     except _Quit:
         result.ended = "quit"
@@ -515,7 +517,7 @@ def run(
             # ended mid-question after a try or a hint: it was asked, and it counts as missed
             current.unfinished = True
             result.items.append(current)
-    for part in summary(result):
+    for part in summary(result) if summarise else ():
         console.print(part)
     return result
 

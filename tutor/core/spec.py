@@ -60,6 +60,11 @@ NEXT_STEP_NAMES = (
     "output_new",
 )
 STEP_NAMES += NEXT_STEP_NAMES
+# the steps a quiz (and a course's stage) can ask about, in the order they are computed; one
+# decoding step (a lesson's next:) is the new token's row, asked like the lesson's own
+NEXT_QUIZ_STEPS = ("q_new", "k_new", "v_new", "scores_new", "scaled_new", "weights_new", "z_new")
+QUIZ_STEPS = ("X", "Q", "K", "V", "Q_rot", "K_rot", "scores", "scaled", "weights", "Z", "output")
+QUIZ_STEPS += NEXT_QUIZ_STEPS
 TOP_KEYS = (
     "version",
     "title",
