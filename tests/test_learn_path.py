@@ -233,13 +233,18 @@ def test_a_step_right_at_the_first_try_is_due_a_day_later() -> None:
 # course files
 
 
+def course_file(folder: Path, text: str) -> Path:
+    path = folder / "c.yaml"
+    path.write_text("title: x\nstages:\n" + text, encoding="utf-8")
+    return path
+
+
 def test_a_show_that_holds_a_later_stage_s_answers_is_refused(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "c.yaml"
-    path.write_text(
-        "title: x\nstages:\n"
+    path = course_file(
+        tmp_path,
         "  - title: Early softmax\n    lesson: cats-chase-mice\n    show: [scaled]\n"
         "    steps: [weights]\n"
-        "  - title: Scaled\n    lesson: cats-chase-mice\n    steps: [scaled]\n"
+        "  - title: Scaled\n    lesson: cats-chase-mice\n    steps: [scaled]\n",
     )
     r = run("learn", "--course", str(path), input="")
     assert r.exit_code == 1
@@ -251,23 +256,21 @@ def test_a_show_that_holds_a_later_stage_s_answers_is_refused(run, tmp_path: Pat
 
 
 def test_about_is_said_first_and_a_long_one_is_refused(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "c.yaml"
-    text = "title: x\nstages:\n  - title: A\n    lesson: cats-chase-mice\n    steps: [Q]\n"
-    path.write_text(text + "    about: Queries first.\n")
+    text = "  - title: A\n    lesson: cats-chase-mice\n    steps: [Q]\n"
+    path = course_file(tmp_path, text + "    about: Queries first.\n")
     r = run("learn", "--course", str(path), input="")
     assert "Stage 1/1: A\nQueries first.\n" in r.stdout
-    path.write_text(text + "    about: " + "word " * 130 + "\n")
+    course_file(tmp_path, text + "    about: " + "word " * 130 + "\n")
     r = run("learn", "--course", str(path), input="")
     assert r.exit_code == 1
     assert f"{path}:6:12: the about of stage 1 has 649 characters; keep it to 600" in r.stderr
 
 
 def test_a_course_can_reorder_and_add_stages(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    path = tmp_path / "mine.yaml"
-    path.write_text(
-        "title: Mine\nstages:\n"
+    path = course_file(
+        tmp_path,
         "  - title: RoPE first\n    lesson: ha-ha-ha-rope\n    steps: [Q_rot]\n    count: 2\n"
-        "  - title: Then the cache\n    lesson: the-cake-next-token\n    steps: [z_new]\n"
+        "  - title: Then the cache\n    lesson: the-cake-next-token\n    steps: [z_new]\n",
     )
     r = run("learn", "--course", str(path), "--status")
     assert "  — 1. RoPE first (ha-ha-ha-rope: Q_rot)" in r.stdout

@@ -193,10 +193,34 @@ def test_a_review_after_named_slips(tmp_path: Path) -> None:
 
 
 def test_the_walk_ends_with_the_next_command_at_a_terminal(tmp_path: Path) -> None:
+    seed_history(tmp_path, [{"time": ago(1), "cells": [cell("Q", "first")]}])  # not new here
     child = spawn(tmp_path, "walk", "--step", "Q")
     child.expect_exact("Next: attn-tutor quiz cats-chase-mice --steps Q  (try the cells yourself)")
-    finish(child)
+    out = finish(child)
     assert child.exitstatus == 0
+    assert "--pause" not in out  # the walk of Q fits the 50-line terminal
+
+
+def test_the_first_walk_points_to_learn_and_a_tall_one_to_pause(tmp_path: Path) -> None:
+    child = spawn(tmp_path / "new", "walk", "cats-chase-mice")  # no history, no course yet
+    child.expect(r"That was (\d+) lines on a 50-line screen: attn-tutor walk cats-chase-mice ")
+    lines = int(child.match[1])
+    child.expect_exact("--pause shows one step a screen (Enter: next, b: back, q: stop).")
+    child.expect_exact("Next: attn-tutor learn  (the course: each step explained, then your turn)")
+    out = finish(child)
+    assert child.exitstatus == 0 and "attn-tutor quiz" not in out
+    # the count is the walk's own: as many lines as the same walk written to a file
+    import subprocess
+
+    env = {**os.environ, **PLAIN_ENV, "ATTN_TUTOR_HOME": str(tmp_path)}  # 100 columns
+    piped = subprocess.run(
+        [sys.executable, "-m", "tutor", "walk", "cats-chase-mice"],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        env=env,
+    ).stdout
+    assert lines == piped.count("\n") and "Next:" not in piped and "--pause" not in piped
 
 
 def status_marks(home: Path) -> list[str]:

@@ -32,7 +32,11 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="attn-tutor",
-    help="Learn the arithmetic of self-attention by working it by hand.",
+    help="Learn the arithmetic of self-attention by working it by hand.\n\n"
+    "\b\n"  # (click: keep these lines as they are, so no command is broken at a hyphen)
+    "New here? Start with:  attn-tutor learn\n"
+    "  the course, stage by stage, from one dot product to grouped heads\n"
+    "A walk one step a screen:  attn-tutor walk --pause",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -240,15 +244,52 @@ def walk(
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     if predict or (pause and stdin.isatty()):
         return _lecture(d, opts, pages, console, stdin, predict)
+    tty = sys.stdout is not None and sys.stdout.isatty()
+    if tty:  # how tall the walk was, to point to --pause (files and pipes: untouched)
+        console.file = counted = LineCount(console.file)
     for _, page in pages:
         for part in page:
             console.print(part)
-    if sys.stdout is not None and sys.stdout.isatty():  # files and pipes get the walk alone
-        import shlex
+    if tty:  # files and pipes get the walk alone
+        console.file = counted.stream
+        for line in _walk_ending(lesson, steps, counted.lines, console.height):
+            console.print(line, markup=False, soft_wrap=True)
 
-        only = f" --steps {','.join(steps)}" if steps and set(steps) <= set(QUIZZABLE) else ""
-        line = f"Next: attn-tutor quiz {shlex.quote(lesson)}{only}  (try the cells yourself)"
-        console.print(line, markup=False, soft_wrap=True)
+
+class LineCount:
+    """A stream that counts the lines written through it; everything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream, self.lines = stream, 0
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _walk_ending(lesson: str, steps: list[str] | None, lines: int, height: int) -> list[str]:
+    """What a walk at a terminal ends with: ``--pause`` when it was taller than the terminal,
+    then the next command (``learn`` before the first quiz or course, else a quiz of it)."""
+    import shlex
+
+    from tutor.assess.learn import newcomer
+
+    name = shlex.quote(lesson)
+    out = []
+    if lines > height:
+        out.append(
+            f"That was {lines} lines on a {height}-line screen: attn-tutor walk {name} --pause "
+            "shows one step a screen (Enter: next, b: back, q: stop)."
+        )
+    if newcomer():
+        out.append("Next: attn-tutor learn  (the course: each step explained, then your turn)")
+        return out
+    only = f" --steps {','.join(steps)}" if steps and set(steps) <= set(QUIZZABLE) else ""
+    out.append(f"Next: attn-tutor quiz {name}{only}  (try the cells yourself)")
+    return out
 
 
 def _check_walk_options(

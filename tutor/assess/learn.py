@@ -45,6 +45,16 @@ def state_path() -> Path:
     return history.history_dir() / STATE_FILE
 
 
+def newcomer() -> bool:
+    """True before the first quiz or ``learn``: no history and no course progress yet (the
+    first walk then points to ``learn``)."""
+    try:
+        folder = history.history_dir()
+        return not ((folder / STATE_FILE).exists() or (folder / history.FILE_NAME).exists())
+    except OSError:
+        return False
+
+
 def course_key(course: Course) -> str:
     """Where a course's progress is kept in the file: its file's full path (``week1/course.yaml``
     and ``week2/course.yaml`` are two courses), or its name when it has no file."""
@@ -441,8 +451,9 @@ def run(
     and course progress) as soon as it ends, so Ctrl-C loses nothing that was done."""
     sitting = Sitting(list(passed))
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
+    seat = _Seat(console, stream, prepare, keep, rng, sitting)
     if review and only is None:
-        how = _review(review, console, stream, prepare, keep, rng, sitting)
+        how = _review(review, seat)
         if how != "finished":
             sitting.ended = how
             return sitting
@@ -451,7 +462,7 @@ def run(
         if nxt is None:
             break
         n, stage = nxt
-        how = _stage(course, n, stage, console, stream, prepare, keep, rng, sitting)
+        how = _stage(course, n, stage, seat)
         if how != "passed":
             sitting.ended = how
             return sitting
@@ -468,19 +479,24 @@ def run(
     return sitting
 
 
-def _stage(
-    course: Course,
-    n: int,
-    stage: Stage,
-    console: Console,
-    stream: TextIO | None,
-    prepare: Prepare,
-    keep: Keep,
-    rng: random.Random,
-    sitting: Sitting,
-) -> str:
+@dataclass
+class _Seat:
+    """What every part of a sitting works with."""
+
+    console: Console
+    stream: TextIO | None
+    prepare: Prepare
+    keep: Keep
+    rng: random.Random
+    sitting: Sitting
+
+
+def _stage(course: Course, n: int, stage: Stage, seat: _Seat) -> str:
     """One stage, round after round until it is passed ("passed") or the student stops."""
     from tutor.assess import quiz as qz
+
+    console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
+    prepare, keep = seat.prepare, seat.keep
 
     d, intro = prepare(stage)
     console.print()
@@ -527,18 +543,13 @@ def _stage(
             return how
 
 
-def _review(
-    due: list[tuple[Stage, str]],
-    console: Console,
-    stream: TextIO | None,
-    prepare: Prepare,
-    keep: Keep,
-    rng: random.Random,
-    sitting: Sitting,
-) -> str:
+def _review(due: list[tuple[Stage, str]], seat: _Seat) -> str:
     """One question for each step due, grouped by stage, recorded like any round; review
     never takes a stage back (it tells the Leitner boxes what to ask next time)."""
     from tutor.assess import quiz as qz
+
+    console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
+    prepare, keep = seat.prepare, seat.keep
 
     names = ", ".join(f"{step} ({stage.lesson})" for stage, step in due)
     console.print()

@@ -25,7 +25,7 @@ from tutor.core.spec import QUIZ_STEPS
 from tutor.text import format as fmt
 from tutor.text import theme
 from tutor.text import working as wk
-from tutor.text.cells import cell_name
+from tutor.text.cells import cell_name, said
 from tutor.text.words import visible
 
 if TYPE_CHECKING:
@@ -195,15 +195,15 @@ def inputs(q: Question, places: int) -> list[str]:
         case "matmul" if step.transpose:
             Q, K = step.args
             return [
-                f"query of {step.rows[i]} (row {Q.rows[i]} of {Q.key}): "
+                f"query of {said(step.rows[i])} (row {said(Q.rows[i])} of {Q.key}): "
                 + _values(Q.cells[i], places),
-                f"key of {step.cols[j]} (row {K.rows[j]} of {K.key}): "
+                f"key of {said(step.cols[j])} (row {said(K.rows[j])} of {K.key}): "
                 + _values(K.cells[j], places),
             ]
         case "matmul":
             left, right = step.args
             return [
-                f"row {left.rows[i]} of {left.key}: {_values(left.cells[i], places)}",
+                f"row {said(left.rows[i])} of {left.key}: {_values(left.cells[i], places)}",
                 f"column {right.cols[j]} of {right.key}: {_values(right.column(j), places)}",
             ]
         case "scale":
@@ -224,7 +224,7 @@ def inputs(q: Question, places: int) -> list[str]:
             return [
                 f"{cell_name(*a)} = {fmt.operand(a.step.cells[a.i][a.j], places)}, "
                 f"{cell_name(*b)} = {fmt.operand(b.step.cells[b.i][b.j], places)}",
-                f"{step.rows[i]} is at position {i + step.shift} (counting from 0): angle "
+                f"{said(step.rows[i])} is at position {i + step.shift} (counting from 0): angle "
                 f"{wk.angle_text(step, i, j // 2)}, cos = {cos}, sin = {sin}",
             ]
         case "softmax":
@@ -232,7 +232,7 @@ def inputs(q: Question, places: int) -> list[str]:
             row = ", ".join(
                 f"{c} {fmt.operand(x, places)}" for c, x in zip(src.cols, src.cells[i], strict=True)
             )
-            return [f"row {src.rows[i]} of {src.key}: {row}"]
+            return [f"row {said(src.rows[i])} of {src.key}: {row}"]
     return []
 
 
@@ -396,7 +396,8 @@ def ask(
     shown = (columns and COLUMN_FORMULAS.get(q.step.name)) or formula(d, q.step)
     console.print(Text(shown, style="dim"))
     if columns:
-        where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"
+        row, col = said(q.step.cols[q.j]), said(q.step.rows[q.i])
+        where = f"row {row}, column {col} of the turned {q.step.key}"
         console.print(Text(f"  (layout columns: {where})", style="dim"))
     for line in inputs(q, places):
         console.print(Text("  " + (turned_words(line) if columns else line)))
@@ -445,8 +446,8 @@ def ask(
         if slips:
             # one wrong answer is one slip: a tie of two explanations is kept as "a|b"
             item.slips.append(TIE.join(slip.name for slip in slips))
-            said = "; or ".join(slip.message for slip in slips)
-            console.print(Text(f"✗ Not quite: {said}.", style=theme.BAD))
+            named = "; or ".join(slip.message for slip in slips)
+            console.print(Text(f"✗ Not quite: {named}.", style=theme.BAD))
         else:
             console.print(Text("✗ Not quite.", style=theme.BAD))
         left = MAX_TRIES - item.tries
