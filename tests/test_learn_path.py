@@ -219,6 +219,22 @@ def test_what_was_missed_in_a_passed_stage_comes_back_for_review(run, home: Path
     assert ln.due_reviews(course, [], records[:1], now) == []  # only stages passed
 
 
+def test_a_finished_course_still_brings_back_what_is_due(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    course = load_course(SMALL)
+    assert ln.save_passed(course, [s.id for s in course.stages]) == []
+    r = run("learn", "--course", str(SMALL), "--status")
+    assert "Due for review" not in r.stdout and "Course complete" in r.stdout
+    rec = {"lesson": "cats-chase-mice", "time": ago(2), "cells": [cell("scaled", "missed")]}
+    (home / history.FILE_NAME).write_text(json.dumps(rec) + "\n")
+    r = run("learn", "--course", str(SMALL), "--status")
+    assert "Due for review: scaled (cats-chase-mice)\n" in r.stdout
+    r = run("learn", "--course", str(SMALL), "--seed", "1", input="skip\n")
+    assert "Review first, as your history says it is due: scaled (cats-chase-mice)" in r.stdout
+    assert re.findall(r"Question \d+/\d+: (\w+)\[", r.stdout) == ["scaled"]
+    assert "Course complete: every stage passed." in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1].startswith("Next: attn-tutor progress")
+
+
 def test_a_step_right_at_the_first_try_is_due_a_day_later() -> None:
     course = load_course(SMALL)
     rec = {"lesson": "cats-chase-mice", "time": ago(0.5), "cells": [cell("Q", "first")]}

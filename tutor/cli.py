@@ -678,12 +678,13 @@ def learn(
     for line in ln.where_text(crs, passed, ln.tried(crs, history.stream())):
         console.print(Text(line))
     option = f" --course {shlex.quote(str(course))}" if course is not None else ""
-    if status or (only is None and ln.next_stage(crs, passed) is None):
+    due = [] if only else ln.due_reviews(crs, passed, history.stream(), datetime.now(UTC))
+    if due and status:
+        console.print(Text(f"Due for review: {ln.due_text(due)}"))
+    if status or (only is None and ln.next_stage(crs, passed) is None and not due):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
     ln.check_lessons(crs, lambda name: open_lesson(name, lessons_dir))
-    now = datetime.now(UTC)
-    due = [] if only else ln.due_reviews(crs, passed, history.stream(), now)
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]

@@ -416,6 +416,11 @@ def due_reviews(
     return [(stage, name) for stage, name, _ in out[:MAX_REVIEW]]
 
 
+def due_text(due: list[tuple[Stage, str]]) -> str:
+    """``Q (cats-chase-mice), weights (the-cake-causal)``: the steps due for review."""
+    return ", ".join(f"{step} ({stage.lesson})" for stage, step in due)
+
+
 # ---------------------------------------------------------------------------------------------
 # a sitting
 
@@ -551,9 +556,10 @@ def _review(due: list[tuple[Stage, str]], seat: _Seat) -> str:
     console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
     prepare, keep = seat.prepare, seat.keep
 
-    names = ", ".join(f"{step} ({stage.lesson})" for stage, step in due)
     console.print()
-    console.print(Text(f"Review first, as your history says it is due: {names}", style="bold"))
+    console.print(
+        Text(f"Review first, as your history says it is due: {due_text(due)}", style="bold")
+    )
     by_stage: dict[str, tuple[Stage, list[str]]] = {}
     for stage, step in due:
         by_stage.setdefault(stage.id, (stage, []))[1].append(step)
