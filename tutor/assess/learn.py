@@ -27,6 +27,8 @@ from tutor.core.errors import LessonError, TutorError
 from tutor.text import theme
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console, RenderableType
 
     from tutor.assess import quiz as qz
@@ -378,23 +380,23 @@ def where_text(course: Course, passed: list[str], attempted: set[str] | None = N
     return lines
 
 
-def stage_number(course: Course, text: int) -> tuple[int, Stage]:
+def stage_number(course: Course, number: int) -> tuple[int, Stage]:
     """``--stage N``: the stage, or a usage error naming the stages there are."""
     from tutor.core.errors import UsageError
 
-    if not 1 <= text <= len(course.stages):
+    if not 1 <= number <= len(course.stages):
         raise UsageError(
-            f"--stage {text}: the course has stages 1 to {len(course.stages)} "
+            f"--stage {number}: the course has stages 1 to {len(course.stages)} "
             "(attn-tutor learn --status lists them)"
         )
-    return text, course.stages[text - 1]
+    return number, course.stages[number - 1]
 
 
 def due_reviews(
     course: Course,
     passed: list[str],
     records: Iterable[dict],  # type: ignore[type-arg]
-    now: object,
+    now: datetime,
 ) -> list[tuple[Stage, str]]:
     """The steps of passed stages that the history's Leitner boxes say are due (lowest box
     first, at most ``MAX_REVIEW``): what was missed comes back, and what was right comes back
@@ -407,7 +409,7 @@ def due_reviews(
     for stage in course.stages:
         if stage.id not in passed:
             continue
-        for card in rv.due(found, stage.lesson, now):  # type: ignore[arg-type]
+        for card in rv.due(found, stage.lesson, now):
             key = (stage.lesson, card.name)
             if card.name in stage.steps and key not in seen:
                 seen.add(key)
