@@ -21,6 +21,11 @@ from tutor.core.lessonfile import load_lesson
 WORKING_STEPS = ("--step", "Q,K,V,scores,scaled,weights,Z")
 
 
+def softmax_rows(out: str) -> list[str]:
+    """The row of each softmax table the walk works: ``the cats row``, ``the row "it"``."""
+    return [a or b for a, b in re.findall(r'softmax of the (?:row "([^"]+)"|(\S+) row)', out)]
+
+
 def worked_rows(out: str) -> dict[str, str]:
     """The cell each step works, read off the walk's working lines (``K[cake, 1] = …``)."""
     found = {}
@@ -28,7 +33,7 @@ def worked_rows(out: str) -> dict[str, str]:
         r"^((?:head\d\.)?(?:Q|K|V|scores|scaled))(\[[^\]]*\]) = ", out, re.M
     ):
         found.setdefault(step, cell)
-    softmax = re.findall(r"softmax of the (\S+) row", out)
+    softmax = softmax_rows(out)
     blends = re.findall(r"^((?:head\d\.)?Z)\[([^\]]*)\] = ", out, re.M)
     if softmax:
         found["weights"] = softmax[0]
@@ -56,7 +61,7 @@ def test_cell_chooses_row_and_key_in_every_step(run) -> None:  # type: ignore[no
 
 def test_cell_of_q_pins_that_column(run) -> None:  # type: ignore[no-untyped-def]
     out = run("walk", "the-cake", "--step", "Q,K", "--cell", "Q[and, 3]").stdout
-    assert "Q[and, 3] = row and of X · column 3 of W_Q" in out
+    assert 'Q[and, 3] = row "and" of X · column 3 of W_Q' in out
     assert "K[" in out and "K[and, 3]" not in out  # the pinned column is Q's alone
 
 
@@ -87,7 +92,7 @@ def test_without_a_focus_the_walk_never_works_a_uniform_row(run, tmp_path: Path)
     lesson = load_lesson(path)
     assert lesson.focus is None and all(h.focus is None for h in lesson.heads)
     out = run("walk", str(path), "--step", "weights").stdout
-    worked = re.findall(r"softmax of the (\S+) row", out)
+    worked = softmax_rows(out)
     expected = [lesson.labels[i] for i in lively_rows(path)]
     assert worked == expected
     uniform = attention(lesson)[("weights", 2)]
@@ -97,7 +102,7 @@ def test_without_a_focus_the_walk_never_works_a_uniform_row(run, tmp_path: Path)
 
 def test_the_lessons_own_focus_and_each_heads(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = run("walk", "the-cake-two-heads", "--step", "weights,concat").stdout
-    assert re.findall(r"softmax of the (\S+) row", out) == ["it", "ate"]  # the rows they link
+    assert softmax_rows(out) == ["it", "ate"]  # the rows they link
     assert "concat[it] = [head1.Z[it] | head2.Z[it]]" in out
     text = (LESSONS / "cats-chase-mice.yaml").read_text() + "\nfocus: mice\n"
     path = tmp_path / "mice.yaml"
@@ -107,9 +112,9 @@ def test_the_lessons_own_focus_and_each_heads(run, tmp_path: Path) -> None:  # t
 
 def test_a_cell_without_head_applies_to_every_head_and_with_one_to_that_head(run) -> None:  # type: ignore[no-untyped-def]
     every = run("walk", "the-cake-two-heads", "--step", "weights", "--cell", "weights[was, cake]")
-    assert re.findall(r"softmax of the (\S+) row", every.stdout) == ["was", "was"]
+    assert softmax_rows(every.stdout) == ["was", "was"]
     one = run("walk", "the-cake-two-heads", "--step", "weights", "--cell", "head2.weights[was, I]")
-    assert re.findall(r"softmax of the (\S+) row", one.stdout) == ["it", "was"]
+    assert softmax_rows(one.stdout) == ["it", "was"]
 
 
 @pytest.mark.parametrize(

@@ -240,7 +240,7 @@ def test_a_grouped_query_head_takes_its_own_focus(run, tmp_path) -> None:  # typ
     assert lesson.heads[1].focus is None
     result = run("walk", str(path), "--head", "1", "--step", "weights")
     assert result.exit_code == 0, result.output
-    assert "softmax of the it row" in result.stdout
+    assert 'softmax of the row "it"' in result.stdout
 
 
 def test_a_grouped_query_heads_bad_focus_is_named_at_its_place(run, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -108,7 +108,7 @@ def test_json_heads_and_masked_nulls(run) -> None:  # type: ignore[no-untyped-de
 def test_walk_shows_mask_and_heads(run) -> None:  # type: ignore[no-untyped-def]
     out = run("walk", "the-cake-causal", "--step", "masked,weights").stdout
     assert "must not peek" in out
-    assert "softmax of the it row" in out  # the lesson's focus: a row that hides keys
+    assert 'softmax of the row "it"' in out  # the lesson's focus: a row that hides keys
     assert "Masked keys (was, delicious) have e^(−∞) = 0" in out
     out = run("walk", "the-cake-causal", "--step", "weights", "--row", "was").stdout
     assert "Masked keys (delicious) have e^(−∞) = 0" in out
@@ -116,7 +116,7 @@ def test_walk_shows_mask_and_heads(run) -> None:  # type: ignore[no-untyped-def]
     assert "h × d_v = 2 × 2 = 4 columns, so 8 × 4" in out
     assert "8 heads of 4 columns would give 32" in out
     assert "concat[it] = [head1.Z[it] | head2.Z[it]]" in out  # the lesson's focus: it
-    assert "output[it, 1] = row it of concat · column 1 of W_O" in out
+    assert 'output[it, 1] = row "it" of concat · column 1 of W_O' in out
     two = run("walk", "the-cake-two-heads", "--head", "2", "--step", "Z").stdout
     assert "Head 2: action looks for its object" in two and "Head 1" not in two
 

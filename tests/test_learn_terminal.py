@@ -79,17 +79,17 @@ def test_a_whole_course_with_right_wrong_and_hinted_answers(tmp_path: Path) -> N
     child.expect_exact("Stage 1/3: Queries")
     child.expect_exact("Warm-up: softmax of 0, 1, worked by hand")
     answer(child, "wrong then right")
-    child.expect_exact("✓ Stage 1 passed.")
+    child.expect_exact("✓ Stage 1 passed: 1 right in a row.")
     child.expect_exact("Enter: next stage · q: stop")
     child.sendline("")
     child.expect_exact("Stage 2/3: Scaled scores")
     answer(child, "hint then right")
-    child.expect_exact("Score: 0/1 at the first try (1 after a hint, 0 missed)")
-    child.expect_exact("✓ Stage 2 passed.")
+    child.expect(r"│ 1 │ scaled\[\w+, \w+\] +│ first try, 1 hint +│ ✓ +│")
+    child.expect_exact("✓ Stage 2 passed: 1 right in a row.")
     child.expect_exact("Enter: next stage")
     child.sendline("")
     answer(child, "right")
-    child.expect_exact("Score: 1/1 at the first try")
+    child.expect(r"│ 1 │ weights\[\w+, \w+\] +│ first try +│ ✓ +│")
     child.expect_exact("Course complete: every stage passed.")
     child.expect_exact("Next: attn-tutor progress")
     finish(child)
@@ -119,7 +119,7 @@ def test_ctrl_c_saves_and_the_course_resumes_where_it_stopped(tmp_path: Path) ->
     child.sendline("")
     prompt(child)
     child.sendeof()  # Ctrl-D mid-question: the stage ends, unpassed, and is saved
-    child.expect_exact("Quiz ended early")
+    child.expect_exact("Stage 3 ended early; it is not passed yet.")
     out = finish(child)
     assert child.exitstatus == 0
     assert "(resumes at stage 3)" in out
@@ -193,7 +193,106 @@ def test_a_review_after_named_slips(tmp_path: Path) -> None:
 
 
 def test_the_walk_ends_with_the_next_command_at_a_terminal(tmp_path: Path) -> None:
+    seed_history(tmp_path, [{"time": ago(1), "cells": [cell("Q", "first")]}])  # not new here
     child = spawn(tmp_path, "walk", "--step", "Q")
     child.expect_exact("Next: attn-tutor quiz cats-chase-mice --steps Q  (try the cells yourself)")
+    out = finish(child)
+    assert child.exitstatus == 0
+    assert "--pause" not in out  # the walk of Q fits the 50-line terminal
+
+
+def test_the_first_walk_points_to_learn_and_a_tall_one_to_pause(tmp_path: Path) -> None:
+    child = spawn(tmp_path / "new", "walk", "cats-chase-mice")  # no history, no course yet
+    child.expect(r"That was (\d+) lines on a 50-line screen: attn-tutor walk cats-chase-mice ")
+    lines = int(child.match[1])
+    child.expect_exact("--pause shows one step a screen (Enter: next, b: back, q: stop).")
+    child.expect_exact("Next: attn-tutor learn  (the course: each step explained, then your turn)")
+    out = finish(child)
+    assert child.exitstatus == 0 and "attn-tutor quiz" not in out
+    # the count is the walk's own: as many lines as the same walk written to a file
+    import subprocess
+
+    env = {**os.environ, **PLAIN_ENV, "ATTN_TUTOR_HOME": str(tmp_path)}  # 100 columns
+    piped = subprocess.run(
+        [sys.executable, "-m", "tutor", "walk", "cats-chase-mice"],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        env=env,
+    ).stdout
+    assert lines == piped.count("\n") and "Next:" not in piped and "--pause" not in piped
+
+
+def status_marks(home: Path) -> list[str]:
+    """The mark of every stage of the bundled path, as ``learn --status`` prints them."""
+    child = spawn(home, "learn", "--status")
+    out = finish(child)
+    return re.findall(r"^  ([✓✗—]) +\d+\. ", out, re.M)
+
+
+def test_a_student_who_answers_right_passes_every_stage_of_the_path(tmp_path: Path) -> None:
+    from tests.test_learn_path import COURSE, DERIVED
+
+    home = tmp_path / "home"
+    total = len(COURSE.stages)
+    child = spawn(home, "learn", "--seed", "8")
+    for n, stage in enumerate(COURSE.stages, 1):
+        child.expect_exact(f"Stage {n}/{total}: {stage.title}")
+        child.expect_exact(f"To pass: {stage.count} right in a row")
+        for _ in range(stage.count):
+            name = prompt(child)
+            child.sendline(right_answer(DERIVED[stage.lesson], name))
+            child.expect_exact("✓ Right")
+        child.expect_exact(f"✓ Stage {n} passed: {stage.count} right in a row.")
+        if n < total:
+            child.expect_exact("Enter: next stage · q: stop")
+            child.sendline("")
+    child.expect_exact("Course complete: every stage passed.")
+    child.expect_exact("Next: attn-tutor progress")
     finish(child)
     assert child.exitstatus == 0
+    assert status_marks(home) == ["✓"] * total
+
+
+def test_a_failed_stage_is_tried_again_in_place_with_new_cells(tmp_path: Path) -> None:
+    from tests.test_learn_path import COURSE, DERIVED
+
+    home = tmp_path / "home"
+    d = DERIVED[COURSE.stages[0].lesson]
+    child = spawn(home, "learn", "--seed", "3")
+    child.expect_exact("To pass: 3 right in a row")
+    first = []
+    for _ in range(3):  # three misses: three in a row can no longer be reached in 5
+        first.append(prompt(child))
+        for tries in range(3):
+            child.sendline("0")
+            child.expect_exact("Try again" if tries < 2 else "Here is the working:")
+    child.expect(r"│ 3 │ Q\[\w+, \d\] +│ missed +│ ✗ +│")
+    child.expect_exact("Not passed yet: 0 in a row at best this round, and 3 are needed.")
+    child.expect_exact("Enter: try again · q: stop")
+    child.sendline("")
+    again = prompt(child)
+    assert again not in first  # the stage starts again with a cell not asked yet
+    child.sendline(right_answer(d, again))
+    child.expect_exact("✓ Right")
+    child.expect_exact("In a row: 1 of 3.")
+    for _ in range(2):
+        child.sendline(right_answer(d, prompt(child)))
+        child.expect_exact("✓ Right")
+    child.expect_exact("✓ Stage 1 passed: 3 right in a row.")
+    child.expect_exact("Enter: next stage · q: stop")
+    child.sendline("q")
+    out = finish(child)
+    assert "Saved. Next: attn-tutor learn  (resumes at stage 2)" in out
+    assert status_marks(home) == ["✓", *["—"] * (len(COURSE.stages) - 1)]
+    rounds = history.read(home / history.FILE_NAME).records
+    assert [len(r["cells"]) for r in rounds] == [3, 3]  # each round is one history record
+
+    child = spawn(home, "learn", "--stage", "2", "--seed", "3")
+    child.expect_exact("Stage 2/")
+    prompt(child)
+    child.sendline("skip")
+    prompt(child)
+    child.sendintr()
+    finish(child)
+    assert status_marks(home)[:3] == ["✓", "✗", "—"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
 
 import pytest
@@ -17,7 +18,9 @@ from tests.test_quiz import default_sigint
 # the pager, without a terminal
 
 
-def lecture_transcript(answers: list[str], height: int, *args: str) -> tuple[str, list[str]]:
+def lecture_transcript(
+    answers: list[str], height: int, *args: str, colour: str | None = None
+) -> tuple[str, list[str]]:
     """Run the pager over a walk with a console of ``height`` lines; return what it printed
     and the prompts' count. ``answers`` are the keys typed at each status line."""
     from tutor.core.engine import derive
@@ -26,7 +29,7 @@ def lecture_transcript(answers: list[str], height: int, *args: str) -> tuple[str
     from tutor.teach.walk import WalkOptions, step_pages
 
     d = derive(load_lesson(ROOT / "lessons" / f"{args[0]}.yaml"))
-    console = Console(width=80, height=height, file=io.StringIO(), color_system=None)
+    console = Console(width=80, height=height, file=io.StringIO(), color_system=colour)
     keys = iter(answers)
     asked: list[str] = []
 
@@ -53,16 +56,16 @@ def screens_of(text: str) -> list[list[str]]:
 
 
 def test_a_tall_step_is_paged_and_every_screen_keeps_its_heading() -> None:
-    text, asked = lecture_transcript(["", "", "", "q"], 24, "the-cake", "weights")
+    text, asked = lecture_transcript(["", "", "", "", "q"], 24, "the-cake", "weights")
     screens = screens_of(text)
-    assert len(asked) == 3  # three screens, then Enter at the end ends the walk
+    assert len(asked) == 4  # four screens (no table is cut), then Enter at the end ends it
     for n, screen in enumerate(screens, 1):
         assert len(screen) <= 24  # fits the terminal, status line included
-        assert f"weights ({n}/3)" in screen[-1]
+        assert f"weights ({n}/4)" in screen[-1]
         assert any(line.startswith("weights = softmax of each row") for line in screen)
     assert "Enter: end" in screens[-1][-1]
     joined = "\n".join(line for s in screens for line in s[:-1] if not line.startswith("weights ="))
-    assert "softmax of the it row" in joined and "total" in joined  # nothing was left out
+    assert 'softmax of the row "it"' in joined and "total" in joined  # nothing was left out
 
 
 def test_b_goes_back_a_screen_then_to_the_previous_step() -> None:
@@ -115,12 +118,14 @@ CLEAR = "\x1b[2J"
 
 def test_pause_pages_clears_and_goes_back_at_80_by_24() -> None:
     child = spawn("the-cake", "--pause", "--step", "scaled,weights")
-    child.expect_exact("scaled (1/2)")
+    child.expect_exact("scaled (1/3)")
     assert CLEAR in child.before
     child.sendline("")
-    child.expect_exact("scaled (2/2)")
+    child.expect_exact("scaled (2/3)")
     screen = child.before.rsplit(CLEAR, 1)[-1]
     assert "scaled = scores / √d_k" in screen  # the heading is kept on top
+    child.sendline("")
+    child.expect_exact("scaled (3/3)")
     child.sendline("")
     child.expect_exact("weights (1/3)")
     child.sendline("")
@@ -128,9 +133,11 @@ def test_pause_pages_clears_and_goes_back_at_80_by_24() -> None:
     child.sendline("b")
     child.expect_exact("weights (1/3)")  # back a screen
     child.sendline("b")
-    child.expect_exact("scaled (1/2)")  # from a step's first screen: the step before's first
+    child.expect_exact("scaled (1/3)")  # from a step's first screen: the step before's first
     child.sendline("")
-    child.expect_exact("scaled (2/2)")
+    child.expect_exact("scaled (2/3)")
+    child.sendline("")
+    child.expect_exact("scaled (3/3)")
     child.sendline("")
     child.expect_exact("weights (1/3)")
     child.sendline("")
@@ -223,3 +230,27 @@ def test_help_says_what_pause_and_predict_do(run) -> None:  # type: ignore[no-un
     out = run("walk", "--help", env={"COLUMNS": "200"}).stdout
     assert "b: back" in out and "Works with --step" in out and "--predict" in out
     assert "--cell" in out and "--row" in out
+
+
+BORDERS = set("─━╭╮╰╯├┤┬┴┼┡┩╇ ")
+
+
+@pytest.mark.parametrize("colour", [None, "truecolor"])
+@pytest.mark.parametrize("lesson", ["the-cake", "the-cake-two-heads", "the-cake-causal"])
+def test_no_screen_of_a_split_step_starts_with_a_table_border(
+    lesson: str, colour: str | None
+) -> None:
+    text, _ = lecture_transcript([""] * 200, 24, lesson, colour=colour)
+    screens = screens_of(re.sub(r"\x1b\[[0-9;]*m", "", text))
+    later = [s for s in screens if re.search(r" \(([2-9])/\d\) ", s[-1])]
+    assert later  # the-cake's 8 × 8 tables do not fit one 24-line screen
+    for screen in later:
+        body = screen[1:-1]  # under the repeated heading, above the status line
+        first = next(line for line in body if line.strip())
+        assert not set(first) <= BORDERS, screen  # never the bottom or a middle border
+        tables = [k for k, line in enumerate(body) if line.lstrip().startswith(("╭", "┏"))]
+        ends = [k for k, line in enumerate(body) if line.lstrip().startswith(("╰", "└"))]
+        # every table on a screen is whole: it opens and closes there (or runs off the end
+        # only when it is taller than a screen)
+        assert len(ends) == len(tables) or len(body) >= 22, screen
+        assert body[-1].strip() not in ("→", "=", "·")  # an operator goes with its table

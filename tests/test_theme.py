@@ -96,7 +96,7 @@ PAIRED |= {c for pair in class_view.CONTRAST_PAIRS for c in pair} | {class_view.
 
 def test_no_style_in_the_code_names_a_colour_that_fades() -> None:
     strings = _style_strings()
-    assert any(text == theme.PALETTE["tokens"] for _, _, text in strings)  # the scan sees the palette
+    assert any(text == theme.PALETTE["tokens"] for _, _, text in strings)  # the scan sees it
     for where, line, text in strings:
         if text in PAIRED:
             continue

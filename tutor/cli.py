@@ -32,7 +32,11 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="attn-tutor",
-    help="Learn the arithmetic of self-attention by working it by hand.",
+    help="Learn the arithmetic of self-attention by working it by hand.\n\n"
+    "\b\n"  # (click: keep these lines as they are, so no command is broken at a hyphen)
+    "New here? Start with:  attn-tutor learn\n"
+    "  the course, stage by stage, from one dot product to grouped heads\n"
+    "A walk one step a screen:  attn-tutor walk --pause",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -240,18 +244,55 @@ def walk(
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     if predict or (pause and stdin.isatty()):
         return _lecture(d, opts, pages, console, stdin, predict)
+    tty = sys.stdout is not None and sys.stdout.isatty()
+    if tty:  # how tall the walk was, to point to --pause (files and pipes: untouched)
+        console.file = counted = LineCount(console.file)
     for _, page in pages:
         for part in page:
             console.print(part)
-    if sys.stdout is not None and sys.stdout.isatty():  # files and pipes get the walk alone
-        import shlex
+    if tty:  # files and pipes get the walk alone
+        console.file = counted.stream
+        for line in _walk_ending(lesson, steps, counted.lines, console.height):
+            console.print(line, markup=False, soft_wrap=True)
 
-        from tutor.core import kinds
 
-        chosen = steps and set(steps) <= set(kinds.CHOSEN_STEPS)
-        only = f" --steps {','.join(steps)}" if chosen else ""
-        line = f"Next: attn-tutor quiz {shlex.quote(lesson)}{only}  (try the cells yourself)"
-        console.print(line, markup=False, soft_wrap=True)
+class LineCount:
+    """A stream that counts the lines written through it; everything else is the stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream, self.lines = stream, 0
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _walk_ending(lesson: str, steps: list[str] | None, lines: int, height: int) -> list[str]:
+    """What a walk at a terminal ends with: ``--pause`` when it was taller than the terminal,
+    then the next command (``learn`` before the first quiz or course, else a quiz of it)."""
+    import shlex
+
+    from tutor.assess.learn import newcomer
+
+    name = shlex.quote(lesson)
+    out = []
+    if lines > height:
+        out.append(
+            f"That was {lines} lines on a {height}-line screen: attn-tutor walk {name} --pause "
+            "shows one step a screen (Enter: next, b: back, q: stop)."
+        )
+    if newcomer():
+        out.append("Next: attn-tutor learn  (the course: each step explained, then your turn)")
+        return out
+    from tutor.core import kinds
+
+    chosen = steps and set(steps) <= set(kinds.CHOSEN_STEPS)
+    only = f" --steps {','.join(steps)}" if chosen else ""
+    out.append(f"Next: attn-tutor quiz {name}{only}  (try the cells yourself)")
+    return out
 
 
 def _check_walk_options(
@@ -589,14 +630,21 @@ def learn(
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="With --reset: do not ask.")] = False,
     status: Annotated[
-        bool, typer.Option("--status", help="Only show where you are and what comes next.")
+        bool, typer.Option("--status", help="List every stage (✓ passed, ✗ tried, — not yet).")
     ] = False,
+    stage: Annotated[
+        int | None,
+        typer.Option(
+            "--stage", help="Play this stage again (see --status), then stop.", metavar="N"
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Choose the same questions again.", min=0, metavar="N")
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Start or resume the learning path: short stages, each explained, then a few questions."""
+    """Start or resume the learning path: short stages, each explained, then questions until
+    you get three right in a row."""
     import shlex
     from datetime import UTC, datetime
 
@@ -607,6 +655,7 @@ def learn(
     from tutor.core.course import load_course
 
     crs = load_course(course)
+    only = None if stage is None else ln.stage_number(crs, stage)[0]
     passed, problems = ln.load_passed(crs)
     session = QuizSession()
     console, err = session.console, make_console(stderr=True)
@@ -628,10 +677,13 @@ def learn(
         console.print(Text("Next: attn-tutor learn"), soft_wrap=True)
         return
     console.print(Text(crs.title, style="bold"))
-    for line in ln.where_text(crs, passed):
+    for line in ln.where_text(crs, passed, ln.tried(crs, history.stream())):
         console.print(Text(line))
     option = f" --course {shlex.quote(str(course))}" if course is not None else ""
-    if status or ln.next_stage(crs, passed) is None:
+    due = [] if only else ln.due_reviews(crs, passed, history.stream(), datetime.now(UTC))
+    if due and status:
+        console.print(Text(f"Due for review: {ln.due_text(due)}"))
+    if status or (only is None and ln.next_stage(crs, passed) is None and not due):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
     ln.check_lessons(crs, lambda name: open_lesson(name, lessons_dir))
@@ -658,7 +710,7 @@ def learn(
     gc.enable()
     problems = []
     with session.signals():
-        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed)
+        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due)
     with contextlib.suppress(OSError):
         for problem in dict.fromkeys(problems):
             err.print(Text(f"warning: {problem}"))

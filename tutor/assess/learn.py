@@ -1,6 +1,9 @@
-"""The learning path: a course's stages in order, each a short explanation then a few quiz
-questions; a stage is passed when every question is right at the first try or after one hint,
-in one sitting. Which stages are passed is kept in ``course.json`` beside the quiz history.
+"""The learning path: a course's stages in order, each a short explanation then questions
+until the student has answered ``count`` (3) in a row right, each at the first or second try
+with at most one hint. A round that can no longer reach the streak ends, and the stage is
+tried again in place with new cells. The questions are cells that test the stage's idea (see
+``pool``). Which stages are passed is kept in ``course.json`` beside the quiz history; steps
+of passed stages come back for review when the history says they are due (``review.py``).
 
 The loop takes its console and input stream (as the quiz does) and is handed, per stage, the
 lesson's derivation and the explanation to show: it never imports the walk itself.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -24,6 +27,8 @@ from tutor.core.errors import LessonError, TutorError
 from tutor.text import theme
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console, RenderableType
 
     from tutor.assess import quiz as qz
@@ -34,10 +39,22 @@ STATE_FILE = "course.json"
 MAX_STATE_BYTES = 1_000_000
 NOUN = "a course progress file"
 BAR_WIDTH = 20
+EXTRA = 2  # questions a round may ask beyond the streak it needs (a miss or two, early)
+MAX_REVIEW = 3  # questions of review at the start of a sitting, at most
 
 
 def state_path() -> Path:
     return history.history_dir() / STATE_FILE
+
+
+def newcomer() -> bool:
+    """True before the first quiz or ``learn``: no history and no course progress yet (the
+    first walk then points to ``learn``)."""
+    try:
+        folder = history.history_dir()
+        return not ((folder / STATE_FILE).exists() or (folder / history.FILE_NAME).exists())
+    except OSError:
+        return False
 
 
 def course_key(course: Course) -> str:
@@ -114,20 +131,23 @@ def save_passed(
 
 
 def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
-    """Every stage's lesson can be found and has the steps asked, before the first question:
-    a ``LessonError`` names the course file, the stage's line and what is wrong."""
+    """Every stage's lesson can be found and asks the steps named, before the first question;
+    no stage's tables give away a later stage's answers. A ``LessonError`` names the course
+    file, the stage's line and what is wrong."""
+    from tutor.assess import quiz as qz
+    from tutor.core.engine import derive
+
+    made: dict[str, Derivation] = {}
     for n, stage in enumerate(course.stages, 1):
         try:
             lesson = load(stage.lesson)
         except TutorError as err:
             raise LessonError.at(course.path, stage.line, 1, f"stage {n}: {err}") from None
-        has = {
-            "output": lesson.W_O is not None,
-            "W_O": lesson.W_O is not None,
-            "concat": lesson.multi_head,
-            "masked": lesson.mask == "causal",
-        }
-        missing = [s for s in (*stage.steps, *stage.show) if not has.get(s, True)]
+        d = made.setdefault(stage.lesson, derive(lesson))
+        names = {s.name for s in d.steps}
+        askable = qz.quiz_steps(d)
+        missing = [s for s in stage.steps if s not in askable]
+        missing += [s for s in stage.show if s not in names]
         if missing:
             raise LessonError.at(
                 course.path,
@@ -136,20 +156,22 @@ def check_lessons(course: Course, load: Callable[[str], Lesson]) -> None:
                 f"stage {n} ({stage.title}): the lesson {stage.lesson} has no "
                 f"{', '.join(missing)} step",
             )
-        _show_gives_nothing_away(course, n, stage, lesson)
+        later = {s for st in course.stages[n:] if st.lesson == stage.lesson for s in st.steps}
+        _show_gives_nothing_away(course, n, stage, d, later)
 
 
-def _show_gives_nothing_away(course: Course, n: int, stage: Stage, lesson: Lesson) -> None:
+def _show_gives_nothing_away(
+    course: Course, n: int, stage: Stage, d: Derivation, later: set[str]
+) -> None:
     """A shown step's table, and the tables it is made from (the walk prints them beside it:
-    scores shows Q and K), may not hold a step the stage asks: that would be the answers."""
+    scores shows Q and K), may not hold a step the stage asks, nor one a later stage of the
+    same lesson asks: that would be the answers."""
     if not stage.show:
         return
-    from tutor.core.engine import derive
-
-    shown = [s for s in derive(lesson).steps if s.name in stage.show and s.head in (None, 1)]
+    shown = [s for s in d.steps if s.name in stage.show and s.head in (None, 1)]
     revealed = {s.name for s in shown} | {a.name for s in shown for a in s.args}
+    line, col = stage.show_at
     for name in sorted(revealed & set(stage.steps)):
-        line, col = stage.show_at
         raise LessonError.at(
             course.path,
             line,
@@ -157,6 +179,160 @@ def _show_gives_nothing_away(course: Course, n: int, stage: Stage, lesson: Lesso
             f"show in stage {n}: its tables hold {name}, which this stage asks; show only "
             "the steps it is made from",
         )
+    for name in sorted(revealed & later):
+        raise LessonError.at(
+            course.path,
+            line,
+            col,
+            f"show in stage {n}: its tables hold {name}, which a later stage of "
+            f"{stage.lesson} asks; show it only after that stage",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# the questions of a stage: cells that test its idea
+
+
+def pool(d: Derivation, stage: Stage) -> dict[str, list[qz.Question]]:
+    """Per step asked, the cells worth asking: never one whose answer shows as 0 (typing 0
+    would pass), and, where the lesson has something the stage is about, only cells it
+    changes: a weight the causal mask moves (not the last row, which sees every token
+    anyway), a pair RoPE turns (not position 0), an X whose position row adds something, a
+    score or Z of a grouped head that reads K and V made in another head. A step with no
+    such cell keeps every cell that is not 0."""
+    from tutor.assess import quiz as qz
+    from tutor.text import format as fmt
+
+    places = d.lesson.precision
+    touched = _idea(d, places)
+    out: dict[str, list[qz.Question]] = {}
+    for name in stage.steps:
+        every = qz.choose(d, [name], sum(len(s.rows) * len(s.cols) for s in d.steps), 0)
+        plain = [q for q in every if fmt.as_shown(q.step.cells[q.i][q.j], places) != 0]
+        telling = [q for q in plain if touched(q)]
+        out[name] = sorted(telling or plain, key=lambda q: (q.step.head or 0, q.i, q.j))
+    return out
+
+
+def _idea(d: Derivation, places: int) -> Callable[[qz.Question], bool]:
+    """Whether the lesson's own idea changes a cell, as shown to ``places``: RoPE's turn and
+    added positions against the step's input, a grouped head against reading its own K and
+    V, the causal mask against the same lesson worked without it."""
+
+    def differs(q: qz.Question, other: object) -> bool:
+        mine = q.step.cells[q.i][q.j].rounded(places)
+        return other is not None and other.cells[q.i][q.j].rounded(places) != mine  # type: ignore[attr-defined]
+
+    def borrowed(step: object) -> bool:
+        return any(a.head not in (None, step.head) for a in step.args)  # type: ignore[attr-defined]
+
+    grouped = any(borrowed(s) for s in d.steps)
+    unmasked: dict = {}  # type: ignore[type-arg]
+    if d.lesson.mask == "causal" and d.lesson.source is None:
+        from tutor.core.engine import Options, derive
+
+        unmasked = {(s.name, s.head): s for s in derive(d.lesson, Options(mask=False)).steps}
+
+    def touched(q: qz.Question) -> bool:
+        if q.step.op in ("rotate", "add"):  # Q_rot against Q; X = E + P against E
+            return differs(q, q.step.args[0])
+        if grouped:
+            return borrowed(q.step)
+        if unmasked:
+            return differs(q, unmasked.get((q.step.name, q.step.head)))
+        return True
+
+    return touched
+
+
+class Draw:
+    """The next question of a stage: its steps in turn, a cell of the step not asked yet in
+    this stage (the pool starts again when every cell was asked)."""
+
+    def __init__(self, pools: dict[str, list[qz.Question]], rng: random.Random) -> None:
+        self.names = [n for n, qs in pools.items() if qs]
+        self.pools, self.rng = pools, rng
+        self.asked: set[str] = set()
+        self.turn = 0
+
+    def next(self) -> qz.Question:
+        name = self.names[self.turn % len(self.names)]
+        self.turn += 1
+        cells = self.pools[name]
+        fresh = [q for q in cells if q.name not in self.asked]
+        if not fresh:
+            self.asked -= {q.name for q in cells}
+            fresh = cells
+        q = self.rng.choice(fresh)
+        self.asked.add(q.name)
+        return q
+
+
+# ---------------------------------------------------------------------------------------------
+# the mastery rule
+
+
+def counts(it: qz.Item) -> bool:
+    """Whether an answer counts toward the streak: right at the first or second try, with at
+    most one hint (the hint given after a first miss is that one)."""
+    return it.outcome != "missed" and it.tries <= 2 and it.hints <= 1
+
+
+def streak(items: Iterable[qz.Item]) -> int:
+    """How many answers in a row, up to the last, count."""
+    run = 0
+    for it in items:
+        run = run + 1 if counts(it) else 0
+    return run
+
+
+def rule_text(need: int) -> str:
+    """The mastery rule as the student reads it when a stage opens (and the README says)."""
+    return (
+        f"To pass: {need} right in a row, each at the first or second try with at most one "
+        f"hint. A miss starts the count again; a round asks at most {need + EXTRA} questions."
+    )
+
+
+def how_text(it: qz.Item) -> str:
+    """How one answer went, in the words the rule uses: ``second try, 1 hint``."""
+    if it.unfinished:
+        return "left unfinished"
+    if it.outcome == "missed":
+        return "skipped" if it.skipped else "missed"
+    from tutor.text.format import plural
+
+    tries = ("first", "second", "third")[min(it.tries, 3) - 1]
+    return f"{tries} try" + (f", {plural(it.hints, 'hint')}" if it.hints else "")
+
+
+def round_table(result: qz.Result) -> RenderableType:
+    """Every question of a round, how it went and whether it counts: the pass message and
+    this table read the same items by the same rule."""
+    from rich.table import Table
+
+    table = Table(title="This round")
+    for col in ("", "cell", "how", "counts"):
+        table.add_column(col, justify="right" if col == "" else "left")
+    for n, it in enumerate(result.items, 1):
+        mark = Text("✓", style=theme.GOOD) if counts(it) else Text("✗", style=theme.BAD)
+        table.add_row(str(n), Text(it.question.name), how_text(it), mark)
+    return table
+
+
+def _round(draw: Draw, need: int, result: qz.Result, console: Console) -> Iterator[qz.Question]:
+    """A round's questions, one at a time: it ends at ``need`` in a row, or as soon as the
+    questions left cannot reach it."""
+    while (run := streak(result.items)) < need:
+        if result.planned - len(result.items) < need - run:
+            return
+        if result.items:
+            console.print(Text(f"In a row: {run} of {need}.", style="dim"))
+        yield draw.next()
+
+
+# ---------------------------------------------------------------------------------------------
+# where the student is
 
 
 def next_stage(course: Course, passed: list[str]) -> tuple[int, Stage] | None:
@@ -173,9 +349,26 @@ def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
     return f"[{'█' * filled}{'░' * (width - filled)}] {done}/{total} stages passed"
 
 
-def where_text(course: Course, passed: list[str]) -> list[str]:
-    """Where the student is: the bar, then what comes next (or that the course is done)."""
+def tried(course: Course, records: Iterable[dict]) -> set[str]:  # type: ignore[type-arg]
+    """The ids of the stages the history has a round of (in this course)."""
+    ids = {s.id for s in course.stages}
+    return {
+        str(r.get("stage"))
+        for r in records
+        if r.get("course") == course.name and r.get("stage") in ids
+    }
+
+
+def where_text(course: Course, passed: list[str], attempted: set[str] | None = None) -> list[str]:
+    """Where the student is: the bar, every stage with ✓ (passed), ✗ (tried, not passed yet)
+    or — (not tried), then what comes next (or that the course is done)."""
     lines = [bar(len(passed), len(course.stages))]
+    wide = len(str(len(course.stages)))
+    for n, stage in enumerate(course.stages, 1):
+        mark = "✓" if stage.id in passed else "✗" if stage.id in (attempted or ()) else "—"
+        lines.append(
+            f"  {mark} {n:>{wide}}. {stage.title} ({stage.lesson}: {', '.join(stage.steps)})"
+        )
     nxt = next_stage(course, passed)
     if nxt is None:
         lines.append("Course complete: every stage passed.")
@@ -187,13 +380,51 @@ def where_text(course: Course, passed: list[str]) -> list[str]:
     return lines
 
 
-def stage_passed(result: qz.Result) -> bool:
-    """Every question right at the first try or after one hint, and the stage finished."""
-    return result.ended == "finished" and bool(result.items) and all(map(_ok, result.items))
+def stage_number(course: Course, number: int) -> tuple[int, Stage]:
+    """``--stage N``: the stage, or a usage error naming the stages there are."""
+    from tutor.core.errors import UsageError
+
+    if not 1 <= number <= len(course.stages):
+        raise UsageError(
+            f"--stage {number}: the course has stages 1 to {len(course.stages)} "
+            "(attn-tutor learn --status lists them)"
+        )
+    return number, course.stages[number - 1]
 
 
-def _ok(it: qz.Item) -> bool:
-    return it.outcome == "first" or (it.outcome == "hints" and it.hints <= 1 and it.tries <= 2)
+def due_reviews(
+    course: Course,
+    passed: list[str],
+    records: Iterable[dict],  # type: ignore[type-arg]
+    now: datetime,
+) -> list[tuple[Stage, str]]:
+    """The steps of passed stages that the history's Leitner boxes say are due (lowest box
+    first, at most ``MAX_REVIEW``): what was missed comes back, and what was right comes back
+    later and later."""
+    from tutor.assess import review as rv
+
+    found = rv.cards(records)
+    out: list[tuple[Stage, str, int]] = []
+    seen: set[tuple[str, str]] = set()
+    for stage in course.stages:
+        if stage.id not in passed:
+            continue
+        for card in rv.due(found, stage.lesson, now):
+            key = (stage.lesson, card.name)
+            if card.name in stage.steps and key not in seen:
+                seen.add(key)
+                out.append((stage, card.name, card.box))
+    out.sort(key=lambda t: t[2])  # stable: course order within a box
+    return [(stage, name) for stage, name, _ in out[:MAX_REVIEW]]
+
+
+def due_text(due: list[tuple[Stage, str]]) -> str:
+    """``Q (cats-chase-mice), weights (the-cake-causal)``: the steps due for review."""
+    return ", ".join(f"{step} ({stage.lesson})" for stage, step in due)
+
+
+# ---------------------------------------------------------------------------------------------
+# a sitting
 
 
 @dataclass
@@ -201,8 +432,12 @@ class Sitting:
     """What one run of ``learn`` did."""
 
     passed: list[str]
-    ended: str = "finished"  # "finished" (course done) | "not-passed" | "stopped" | quiz's ends
+    ended: str = "finished"  # "finished" (course done) | "replayed" | "stopped" | quiz's ends
     results: list[qz.Result] = field(default_factory=list)
+
+
+Prepare = Callable[[Stage], tuple["Derivation", list["RenderableType"]]]
+Keep = Callable[[Stage, "Derivation", "qz.Result", int, list[str]], None]
 
 
 def run(
@@ -210,54 +445,40 @@ def run(
     passed: list[str],
     console: Console,
     stream: TextIO | None,
-    prepare: Callable[[Stage], tuple[Derivation, list[RenderableType]]],
-    keep: Callable[[Stage, Derivation, qz.Result, int, list[str]], None],
+    prepare: Prepare,
+    keep: Keep,
     seed: int | None = None,
+    only: int | None = None,
+    review: list[tuple[Stage, str]] | None = None,
 ) -> Sitting:
-    """Stages from the first not passed, until one is not passed or the student stops.
+    """The review that is due, then stages from the first not passed, until the course is done
+    or the student stops; ``only`` (a stage number) plays that one stage and stops.
 
-    ``prepare`` gives a stage's derivation and its explanation; ``keep`` saves a stage's quiz
-    (history and course progress) as soon as it ends, so Ctrl-C loses nothing that was done."""
-    from tutor.assess import quiz as qz  # here: sympy loads only when a stage starts
-
+    ``prepare`` gives a stage's derivation and its explanation; ``keep`` saves a round (history
+    and course progress) as soon as it ends, so Ctrl-C loses nothing that was done."""
     sitting = Sitting(list(passed))
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
-    while (nxt := next_stage(course, sitting.passed)) is not None:
+    seat = _Seat(console, stream, prepare, keep, rng, sitting)
+    if review and only is None:
+        how = _review(review, seat)
+        if how != "finished":
+            sitting.ended = how
+            return sitting
+    while True:
+        nxt = (only, course.stages[only - 1]) if only else next_stage(course, sitting.passed)
+        if nxt is None:
+            break
         n, stage = nxt
-        d, intro = prepare(stage)
-        console.print()
-        console.print(Text(f"Stage {n}/{len(course.stages)}: {stage.title}", style="bold"))
-        for part in intro:
-            console.print(part)
-        console.print()
-        draw = rng.randrange(1_000_000)
-        questions = qz.choose(d, list(stage.steps), stage.count, draw)
-        result = qz.Result(planned=len(questions))
-        try:
-            qz.run(d, questions, console, stream, result=result)
-        finally:
-            if stage_passed(result):
-                sitting.passed.append(stage.id)
-            sitting.results.append(result)
-            keep(stage, d, result, draw, sitting.passed)
-        if result.ended != "finished":
-            sitting.ended = result.ended
+        how = _stage(course, n, stage, seat)
+        if how != "passed":
+            sitting.ended = how
             return sitting
-        if stage.id not in sitting.passed:
-            right = sum(map(_ok, result.items))
-            console.print(
-                Text(
-                    f"Not passed yet: {right} of {len(result.items)} were right at the first try "
-                    "or after one hint; every one needs to be.",
-                    style=theme.WARN,
-                )
-            )
-            sitting.ended = "not-passed"
+        if only:
+            sitting.ended = "replayed"
             return sitting
-        console.print(Text(f"✓ Stage {n} passed. {bar(len(sitting.passed), len(course.stages))}"))
         if next_stage(course, sitting.passed) is None:
             break
-        how = _go_on(console, stream)
+        how = _go_on(console, stream, "Enter: next stage · q: stop ")
         if how != "go":
             sitting.ended = how
             return sitting
@@ -265,12 +486,107 @@ def run(
     return sitting
 
 
-def _go_on(console: Console, stream: TextIO | None) -> str:
-    """Between stages: Enter goes on ("go"), q stops ("stopped"); so do Ctrl-C and Ctrl-D."""
+@dataclass
+class _Seat:
+    """What every part of a sitting works with."""
+
+    console: Console
+    stream: TextIO | None
+    prepare: Prepare
+    keep: Keep
+    rng: random.Random
+    sitting: Sitting
+
+
+def _stage(course: Course, n: int, stage: Stage, seat: _Seat) -> str:
+    """One stage, round after round until it is passed ("passed") or the student stops."""
+    from tutor.assess import quiz as qz
+
+    console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
+    prepare, keep = seat.prepare, seat.keep
+
+    d, intro = prepare(stage)
+    console.print()
+    console.print(Text(f"Stage {n}/{len(course.stages)}: {stage.title}", style="bold"))
+    if stage.about:
+        console.print(Text(stage.about))
+    for part in intro:
+        console.print(part)
+    console.print()
+    console.print(Text(rule_text(stage.count), style="bold"))
+    draw = Draw(pool(d, stage), rng)
+    while True:
+        result = qz.Result(planned=stage.count + EXTRA)
+        mark = rng.randrange(1_000_000)  # the round's number in the history, as a quiz's seed
+        try:
+            qz.run(d, _round(draw, stage.count, result, console), console, stream,
+                   result=result, summarise=False)  # fmt: skip
+        finally:
+            won = result.ended == "finished" and streak(result.items) >= stage.count
+            if won and stage.id not in sitting.passed:
+                sitting.passed.append(stage.id)
+            sitting.results.append(result)
+            keep(stage, d, result, mark, sitting.passed)
+        if result.items:
+            console.print()
+            console.print(round_table(result))
+        if result.ended != "finished":
+            console.print(Text(f"Stage {n} ended early; it is not passed yet.", style=theme.WARN))
+            return result.ended
+        if won:
+            done = bar(len(sitting.passed), len(course.stages))
+            console.print(Text(f"✓ Stage {n} passed: {stage.count} right in a row. {done}"))
+            return "passed"
+        best = max((streak(result.items[: k + 1]) for k in range(len(result.items))), default=0)
+        console.print(
+            Text(
+                f"Not passed yet: {best} in a row at best this round, and {stage.count} are "
+                "needed. The stage starts again with new cells.",
+                style=theme.WARN,
+            )
+        )
+        how = _go_on(console, stream, "Enter: try again · q: stop ")
+        if how != "go":
+            return how
+
+
+def _review(due: list[tuple[Stage, str]], seat: _Seat) -> str:
+    """One question for each step due, grouped by stage, recorded like any round; review
+    never takes a stage back (it tells the Leitner boxes what to ask next time)."""
+    from tutor.assess import quiz as qz
+
+    console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
+    prepare, keep = seat.prepare, seat.keep
+
+    console.print()
+    console.print(
+        Text(f"Review first, as your history says it is due: {due_text(due)}", style="bold")
+    )
+    by_stage: dict[str, tuple[Stage, list[str]]] = {}
+    for stage, step in due:
+        by_stage.setdefault(stage.id, (stage, []))[1].append(step)
+    for stage, steps in by_stage.values():
+        d, _ = prepare(stage)
+        pools = pool(d, stage)
+        questions = [Draw({s: pools[s]}, rng).next() for s in steps if pools.get(s)]
+        result = qz.Result(planned=len(questions))
+        try:
+            qz.run(d, questions, console, stream, result=result)
+        finally:
+            sitting.results.append(result)
+            keep(stage, d, result, rng.randrange(1_000_000), sitting.passed)
+        if result.ended != "finished":
+            return result.ended
+    return "finished"
+
+
+def _go_on(console: Console, stream: TextIO | None, prompt: str) -> str:
+    """Between rounds and stages: Enter goes on ("go"), q stops ("stopped"); so do Ctrl-C and
+    Ctrl-D."""
     from tutor.assess import quiz as qz
 
     try:
-        line = qz.read_line(console, stream, "Enter: next stage · q: stop ")
+        line = qz.read_line(console, stream, prompt)
     except EOFError:
         return "ctrl-d"
     except KeyboardInterrupt:
@@ -286,8 +602,8 @@ def next_command(course: Course, passed: list[str], ended: str, option: str = ""
         return "Next: attn-tutor progress  (your slips, and what to practise)"
     n = nxt[0]
     command = f"attn-tutor learn{option}"
-    if ended == "not-passed":
-        return f"Next: {command}  (stage {n} again, with new questions)"
     if ended == "status":
         return f"Next: {command}  (stage {n})"
+    if ended == "replayed":
+        return f"Next: {command}  (carries on at stage {n})"
     return f"Saved. Next: {command}  (resumes at stage {n})"

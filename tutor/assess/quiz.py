@@ -25,7 +25,7 @@ from tutor.core.numbers import Answer, read_answer
 from tutor.text import format as fmt
 from tutor.text import steps, theme
 from tutor.text import working as wk
-from tutor.text.cells import cell_name
+from tutor.text.cells import cell_name, said
 from tutor.text.words import visible
 
 if TYPE_CHECKING:
@@ -149,15 +149,15 @@ def inputs(q: Question, places: int) -> list[str]:
         case "matmul" if step.transpose:
             Q, K = step.args
             return [
-                f"query of {step.rows[i]} (row {Q.rows[i]} of {Q.key}): "
+                f"query of {said(step.rows[i])} (row {said(Q.rows[i])} of {Q.key}): "
                 + _values(Q.cells[i], places),
-                f"key of {step.cols[j]} (row {K.rows[j]} of {K.key}): "
+                f"key of {said(step.cols[j])} (row {said(K.rows[j])} of {K.key}): "
                 + _values(K.cells[j], places),
             ]
         case "matmul":
             left, right = step.args
             return [
-                f"row {left.rows[i]} of {left.key}: {_values(left.cells[i], places)}",
+                f"row {said(left.rows[i])} of {left.key}: {_values(left.cells[i], places)}",
                 f"column {right.cols[j]} of {right.key}: {_values(right.column(j), places)}",
             ]
         case "scale":
@@ -178,7 +178,7 @@ def inputs(q: Question, places: int) -> list[str]:
             return [
                 f"{cell_name(*a)} = {fmt.operand(a.step.cells[a.i][a.j], places)}, "
                 f"{cell_name(*b)} = {fmt.operand(b.step.cells[b.i][b.j], places)}",
-                f"{step.rows[i]} is at position {i + step.shift} (counting from 0): angle "
+                f"{said(step.rows[i])} is at position {i + step.shift} (counting from 0): angle "
                 f"{wk.angle_text(step, i, j // 2)}, cos = {cos}, sin = {sin}",
             ]
         case "softmax":
@@ -186,7 +186,7 @@ def inputs(q: Question, places: int) -> list[str]:
             row = ", ".join(
                 f"{c} {fmt.operand(x, places)}" for c, x in zip(src.cols, src.cells[i], strict=True)
             )
-            return [f"row {src.rows[i]} of {src.key}: {row}"]
+            return [f"row {said(src.rows[i])} of {src.key}: {row}"]
     return []
 
 
@@ -350,7 +350,8 @@ def ask(
     shown = formula(d, q.step, turned=columns)
     console.print(Text(shown, style="dim"))
     if columns:
-        where = f"row {q.step.cols[q.j]}, column {q.step.rows[q.i]} of the turned {q.step.key}"
+        row, col = said(q.step.cols[q.j]), said(q.step.rows[q.i])
+        where = f"row {row}, column {col} of the turned {q.step.key}"
         console.print(Text(f"  (layout columns: {where})", style="dim"))
     for line in inputs(q, places):
         console.print(Text("  " + (turned_words(line) if columns else line)))
@@ -399,8 +400,8 @@ def ask(
         if slips:
             # one wrong answer is one slip: a tie of two explanations is kept as "a|b"
             item.slips.append(TIE.join(slip.name for slip in slips))
-            said = "; or ".join(slip.message for slip in slips)
-            console.print(Text(f"✗ Not quite: {said}.", style=theme.BAD))
+            named = "; or ".join(slip.message for slip in slips)
+            console.print(Text(f"✗ Not quite: {named}.", style=theme.BAD))
         else:
             console.print(Text("✗ Not quite.", style=theme.BAD))
         left = MAX_TRIES - item.tries
@@ -424,20 +425,25 @@ def _give_hint(console: Console, q: Question, places: int, item: Item) -> None:
 
 def run(
     d: Derivation,
-    questions: list[Question],
+    questions: Iterable[Question],
     console: Console,
     stream: TextIO | None = None,
     places: int | None = None,
     result: Result | None = None,
+    summarise: bool = True,
 ) -> Result:
     """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far.
 
     ``result`` (a fresh one by default) is filled in as the quiz goes: a caller that passes its
     own still has what was done when a bug ends the quiz (``ended`` is then "error"), to save it
-    before the error is reported.
+    before the error is reported. ``questions`` may be a generator that reads ``result`` to
+    decide whether to ask more (``learn`` stops at a streak); ``result.planned`` is then the
+    most it may ask, shown as each question's total. ``summarise``: print the summary table.
     """
     places = d.lesson.precision if places is None else places
-    result = Result(planned=len(questions)) if result is None else result
+    if result is None:
+        questions = list(questions)
+        result = Result(planned=len(questions))
     console.print(
         Text(
             "Type your answer to each question (a number, a fraction or an expression), or "
@@ -449,7 +455,7 @@ def run(
     try:
         for n, q in enumerate(questions, 1):
             current = Item(q)
-            result.items.append(ask(d, q, n, len(questions), console, stream, places, current))
+            result.items.append(ask(d, q, n, result.planned, console, stream, places, current))
             current = None
     except _Quit:
         result.ended = "quit"
@@ -466,7 +472,7 @@ def run(
             # ended mid-question after a try or a hint: it was asked, and it counts as missed
             current.unfinished = True
             result.items.append(current)
-    for part in summary(result):
+    for part in summary(result) if summarise else ():
         console.print(part)
     return result
 

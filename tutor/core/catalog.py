@@ -123,6 +123,35 @@ def find_lesson(name: str, extra: list[Path] | None = None) -> Path:
     return resolve_lesson(name, extra).path
 
 
+MAX_COMPARED = 1_000_000  # bytes: a lesson file larger than this is never "the same" one
+
+
+def same_lesson(a: Path, b: Path) -> bool:
+    """True when two files hold the same lesson: the same bytes (a copy of the bundled lesson
+    in ./lessons, as in the checkout), or the same lesson once read (only comments, blank
+    lines or spacing differ). A file that cannot be read, or is not a valid lesson, differs."""
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        if a.stat().st_size > MAX_COMPARED or b.stat().st_size > MAX_COMPARED:
+            return False
+        if a.read_bytes() == b.read_bytes():
+            return True
+    except OSError:
+        return False
+    import dataclasses
+
+    from tutor.core.errors import TutorError
+    from tutor.core.lessonfile import load_lesson
+
+    try:
+        one, two = (load_lesson(p, name=p.stem) for p in (a, b))
+    except (TutorError, OSError):
+        return False
+    plain = {"path": "", "where": {}}  # where the file is, and the lines its keys are on
+    return dataclasses.replace(one, **plain) == dataclasses.replace(two, **plain)
+
+
 def resolve_lesson(name: str, extra: list[Path] | None = None) -> Found:
     """A lesson by name (nearest folder first) or by path, with what it shadows; raise
     ``LessonError`` naming the folders searched if there is none."""
@@ -133,7 +162,8 @@ def resolve_lesson(name: str, extra: list[Path] | None = None) -> Found:
     same = [(origin, p) for n, origin, p in every if n == name]
     if same:
         (origin, path), *shadows = same
-        return Found(path, origin, tuple(shadows))
+        kept = tuple((o, p) for o, p in shadows if not same_lesson(path, p))
+        return Found(path, origin, kept)
     found = sorted({n for n, _, _ in every})
     close = difflib.get_close_matches(name, found, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""

@@ -6,8 +6,9 @@ lessons are, read with the same safe loader, and validated with file:line:col er
     stages:
       - title: One dot product     # what the student sees; the id is made from it
         lesson: cats-chase-mice    # a lesson's name (looked up as the CLI looks it up)
+        about: A query is ...      # optional: two or three lines on the idea, shown first
         steps: [Q]                 # the steps the stage's questions are about
-        count: 1                   # how many questions (default 2)
+        count: 3                   # right answers in a row that pass the stage (default 3)
         show: [X, W_Q]             # walk steps shown in full first (inputs, never the steps
                                    # asked: their tables hold the answers)
         warmup: [1, 2, 3]          # optional: the softmax of these numbers, worked, first
@@ -23,11 +24,10 @@ from pathlib import Path
 
 import yaml
 
-from tutor.core import kinds
 from tutor.core.catalog import bundled_course_path
 from tutor.core.errors import LessonError
 from tutor.core.lesson import Lesson
-from tutor.core.spec import MAX_VALUES, STEP_NAMES
+from tutor.core.spec import MAX_VALUES, QUIZ_STEPS, STEP_NAMES
 from tutor.core.yamlsrc import (
     Checker,
     Enough,
@@ -40,26 +40,29 @@ from tutor.core.yamlsrc import (
 )
 
 COURSE_KEYS = ("version", "title", "stages")
-STAGE_KEYS = ("id", "title", "lesson", "steps", "count", "show", "warmup")
-QUIZ_STEP_NAMES = kinds.CHOSEN_STEPS
+STAGE_KEYS = ("id", "title", "lesson", "about", "steps", "count", "show", "warmup")
 MAX_STAGES = 50
 MAX_COUNT = 20
+COUNT = 3  # right in a row, by default
+MAX_ABOUT = 600  # characters: two or three lines, not an essay
 MAX_WARMUP = 8
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One stop on the path: a few questions on some steps of one lesson."""
+    """One stop on the path: questions on some steps of one lesson, until ``count`` are right
+    in a row (see ``tutor.assess.learn``)."""
 
     id: str
     title: str
     lesson: str
     steps: tuple[str, ...]
-    count: int = 2
+    count: int = COUNT
     show: tuple[str, ...] = ()
     warmup: tuple[tuple[int, int], ...] = ()  # exact numbers (numerator, denominator)
     line: int = 0  # where the stage starts in its file, for messages
     show_at: tuple[int, int] = (0, 0)  # (line, col) of its show: list, for messages
+    about: str = ""  # the idea in a few lines, shown when the stage opens
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
     lesson = c.text(keys["lesson"][1], f"the lesson of {what}", one_line=True)
     if lesson is not None and not lesson:
         c.error(keys["lesson"][1], f"the lesson of {what} is empty; expected a lesson's name")
-    steps = _names(c, keys["steps"][1], f"the steps of {what}", QUIZ_STEP_NAMES)
+    steps = _names(c, keys["steps"][1], f"the steps of {what}", QUIZ_STEPS)
     show: tuple[str, ...] = ()
     show_at = (0, 0)
     if "show" in keys:
@@ -190,7 +193,16 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
                 f"show in {what}: {name!r} is asked in this stage, and its table would give "
                 "the answers away; show the steps it is made from",
             )
-    count = 2
+    about = ""
+    if "about" in keys:
+        about = c.text(keys["about"][1], f"the about of {what}") or ""
+        if len(about) > MAX_ABOUT:
+            c.error(
+                keys["about"][1],
+                f"the about of {what} has {len(about)} characters; keep it to {MAX_ABOUT} "
+                "(two or three lines on the idea)",
+            )
+    count = COUNT
     if "count" in keys:
         v = keys["count"][1]
         text = c.scalar(v, f"the count of {what}")
@@ -213,4 +225,5 @@ def _stage(c: Checker, node: yaml.Node, number: int) -> Stage | None:
             stage_id = None
     if not (title and lesson and steps and stage_id):
         return None
-    return Stage(stage_id, title, lesson, steps, count, show, tuple(warmup), line, show_at)
+    about = " ".join(about.split())  # one paragraph, wrapped by the terminal
+    return Stage(stage_id, title, lesson, steps, count, show, tuple(warmup), line, show_at, about)

@@ -26,6 +26,8 @@ CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
 
 # every step a lesson can have, and the decoding step's (next:; tutor.core.decode): tutor.core.kinds
 STEP_NAMES, NEXT_STEP_NAMES = kinds.STEP_NAMES, kinds.NEXT_STEP_NAMES
+# the steps a quiz (and a course's stage) can ask about, in the order they are computed
+QUIZ_STEPS = kinds.QUIZ_STEPS
 TOP_KEYS = (
     "version",
     "title",

@@ -11,6 +11,7 @@ line, raising ``EOFError`` at the end of input), so the loop runs without a term
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
@@ -72,27 +73,68 @@ def draw(console: Console, parts: Sequence[RenderableType]) -> list[str]:
     return capture.get().splitlines()
 
 
-def screens(lines: int, heading: int | None, height: int) -> list[int]:
+def screens(lines: Sequence[str], heading: int | None, height: int) -> list[int]:
     """Where each screen of a step starts: the first shows ``height - 1`` lines, the rest
-    ``height - 2`` after the repeated heading (the last line is the status line)."""
+    ``height - 2`` after the repeated heading (the last line is the status line). A cut that
+    would fall inside a table moves up to the table's title, so the table starts the next
+    screen whole, when it fits there; a table taller than a screen is cut between two of its
+    rows, never so that a border line starts a screen."""
     first = max(1, height - 1)
     rest = max(1, height - 2 if heading is not None else height - 1)
     offsets = [0]
-    while offsets[-1] + (first if len(offsets) == 1 else rest) < lines:
-        offsets.append(offsets[-1] + (first if len(offsets) == 1 else rest))
+    while (cut := offsets[-1] + (first if len(offsets) == 1 else rest)) < len(lines):
+        cut = _clean_cut(lines, offsets[-1], cut, rest)
+        if not any(_STYLE.sub("", line).strip() for line in lines[cut:]):
+            break  # only the blank line a step ends with is left: no screen for it
+        offsets.append(cut)
     return offsets
 
 
+_BOX = frozenset("─━│┃╭╮╰╯┌┐└┘├┤┬┴┼┏┓┗┛┡┩┣┫┳┻╇╋")
+_BORDER = frozenset("─━╭╮╰╯┌┐└┘├┤┬┴┼┏┓┗┛┡┩┣┫┳┻╇╋ ")
+
+
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")  # the console's colours, drawn into the lines
+
+
+def _boxed(line: str) -> bool:
+    """A line of a drawn table (its borders or a row between them)."""
+    return any(c in _BOX for c in line)
+
+
+def _clean_cut(lines: Sequence[str], start: int, cut: int, room: int) -> int:
+    """The line where the next screen starts, at or before ``cut`` (and after ``start``)."""
+    text = [_STYLE.sub("", line).strip() for line in lines]
+    if not (_boxed(text[cut - 1]) and _boxed(text[cut])):
+        return cut  # between two blocks: a clean place already
+    top = cut
+    while top > start and _boxed(text[top - 1]):
+        top -= 1
+    if top > start + 1 and text[top - 1]:
+        top -= 1  # the table's title goes with it, and the operator that leads into it
+        if top > start + 1 and text[top - 1].endswith(("=", "·", "→")):
+            top -= 1
+    bottom = cut
+    while bottom < len(lines) and _boxed(text[bottom]):
+        bottom += 1
+    if top > start and bottom - top <= room:
+        return top
+    while cut > start + 1 and set(text[cut]) <= _BORDER:  # a border would start the screen
+        cut -= 1
+    return cut
+
+
 def view(drawn: Drawn, k: int, height: int) -> list[str]:
-    """Screen ``k`` of a step: its lines, with the heading on top of every screen after the
-    first (when the heading has scrolled away)."""
+    """Screen ``k`` of a step: its lines up to the next screen's first, with the heading on
+    top of every screen after the first (when the heading has scrolled away)."""
     start = drawn.offsets[k]
+    end = drawn.offsets[k + 1] if k + 1 < len(drawn.offsets) else len(drawn.lines)
     if k == 0:
-        return drawn.lines[: max(1, height - 1)]
+        return drawn.lines[: min(end, max(1, height - 1))]
     top = (
         [drawn.lines[drawn.heading]] if drawn.heading is not None and drawn.heading < start else []
     )
-    return top + drawn.lines[start : start + max(1, height - 1 - len(top))]
+    return top + drawn.lines[start : min(end, start + max(1, height - 1 - len(top)))]
 
 
 class Lecture:
@@ -130,7 +172,7 @@ class Lecture:
         heading = len(before) if step is not None else None
         # a blank line some renderables end with would start a screen: the heading is the rule
         drawn = Drawn(step, lines, heading, pending=step is not None and self.before is not None)
-        drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
+        drawn.offsets = screens(drawn.lines, drawn.heading, self.height)
         self.drawn.append(drawn)
         return True
 
@@ -146,7 +188,7 @@ class Lecture:
         extra = self.before(drawn.step, drawn.lines[top - 1])
         if extra:
             drawn.lines[top:top] = draw(self.console, extra)
-            drawn.offsets = screens(len(drawn.lines), drawn.heading, self.height)
+            drawn.offsets = screens(drawn.lines, drawn.heading, self.height)
 
     def run(self) -> None:
         """Show screens until the reader stops, the input ends or the walk ends."""

@@ -27,7 +27,7 @@ from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
 from tutor.text import groups, nextstep, steps, theme, words
 from tutor.text import working as wk
-from tutor.text.cells import dot_phrase
+from tutor.text.cells import dot_phrase, said, the_row
 from tutor.text.tables import (
     MatrixGrid,
     col_width,
@@ -307,7 +307,7 @@ def softmax_table(
     shift = r.power != "x"
     t = Table(
         title=Text(
-            title or f"softmax of the {step.rows[i]} row", style=f"bold {COLOURS['weights']}"
+            title or f"softmax of {the_row(step.rows[i])}", style=f"bold {COLOURS['weights']}"
         ),
         box=box.ROUNDED,
         border_style=COLOURS["weights"],
@@ -331,7 +331,7 @@ def work_softmax(
 ) -> list[RenderableType]:
     (scaled,) = step.args
     i, j = cell
-    title = f"softmax down the {step.rows[i]} column" if TURNED.get() else None
+    title = f"softmax down {the_row(step.rows[i], 'column')}" if TURNED.get() else None
     table, notes = softmax_table(step, i, places, title=title)
     parts: list[RenderableType | str] = [
         *matrix_tables(scaled, places, width, exact, rows=[i]),
@@ -477,8 +477,8 @@ def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[Render
     out: list[RenderableType] = [
         side_by_side(parts, width),
         Text(
-            f"{step.rows[i]} stands at position {i + step.shift} (positions count from 0), so "
-            f"its pair (1, 2) turns by {wk.angle_text(step, i, 0)}: cos = {cos}, sin = {sin}.",
+            f"{said(step.rows[i])} stands at position {i + step.shift} (positions count from 0), "
+            f"so its pair (1, 2) turns by {wk.angle_text(step, i, 0)}: cos = {cos}, sin = {sin}.",
         ),
     ]
     for j in range(min(2, len(step.cols))):
@@ -491,7 +491,7 @@ def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[Render
         )
     if len(step.cols) > 2:
         more = ", ".join(wk.angle_text(step, i, p) for p in range(1, len(step.cols) // 2))
-        out.append(Text(f"The other pairs of {step.rows[i]} turn by {more}.", style="dim"))
+        out.append(Text(f"The other pairs of {said(step.rows[i])} turn by {more}.", style="dim"))
     if any(fmt.is_rounded(c, places) for c in src.cells[i]):
         out.append(_rounding_note(places))
     return out

@@ -44,16 +44,44 @@ def cell_name(step: Step, i: int, j: int) -> str:
     return f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
 
 
+# tokens a sentence would read as its own words ("softmax of the the row", "row it of X"):
+# prose sets them apart in quotes. Cell names (Z[the, 1]) and tables keep them bare.
+# fmt: off
+SENTENCE_WORDS = frozenset([
+    "a", "an", "the", "this", "that", "these", "those", "and", "or", "but", "nor", "if", "so",
+    "as", "than", "then", "of", "to", "in", "on", "at", "by", "for", "from", "with", "into",
+    "onto", "over", "under", "up", "down", "out", "off", "about", "after", "before", "i", "me",
+    "my", "you", "your", "he", "him", "his", "she", "her", "it", "its", "we", "us", "our", "they",
+    "them", "their", "who", "whom", "what", "which", "is", "are", "was", "were", "be", "been",
+    "am", "do", "does", "did", "has", "have", "had", "will", "would", "can", "could", "shall",
+    "should", "may", "might", "must", "not", "no", "yes", "all", "any", "some", "each", "every",
+])
+# fmt: on
+
+
+def said(token: str) -> str:
+    """A row or column label as prose names it: ``"the"`` (a token that reads as a word of
+    the sentence, repeats such as ``the#2`` too) in quotes, anything else as it is."""
+    return f'"{token}"' if token.split("#")[0].lower() in SENTENCE_WORDS else token
+
+
+def the_row(token: str, what: str = "row") -> str:
+    """``the cats row``, or ``the row "the"`` when the token would read as part of the
+    sentence."""
+    quoted = said(token)
+    return f"the {what} {quoted}" if quoted != token else f"the {token} {what}"
+
+
 def dot_phrase(step: Step, i: int, j: int, turned: bool = False) -> str:
     """Which row meets which column in a matmul cell: ``query of cats · key of chase``. In the
     column layout (``turned``) every table is on its side, so the product reads the other way
     round: ``row 1 of W_Q · column cats of X``."""
     left, right = step.args
     if step.transpose:
-        return f"query of {left.rows[i]} · key of {right.rows[j]}"
+        return f"query of {said(left.rows[i])} · key of {said(right.rows[j])}"
     if turned:
-        return f"row {right.cols[j]} of {right.key} · column {left.rows[i]} of {left.key}"
-    return f"row {left.rows[i]} of {left.key} · column {right.cols[j]} of {right.key}"
+        return f"row {right.cols[j]} of {right.key} · column {said(left.rows[i])} of {left.key}"
+    return f"row {said(left.rows[i])} of {left.key} · column {right.cols[j]} of {right.key}"
 
 
 def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:

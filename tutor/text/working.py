@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, NamedTuple, Union
 
 from tutor.text import format as fmt
-from tutor.text.cells import cell_name, dot_phrase
+from tutor.text.cells import cell_name, dot_phrase, said, the_row
 
 if TYPE_CHECKING:
     from tutor.core.engine import Ref, Step
@@ -431,16 +431,17 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
             )
         case "softmax":
             if step.hidden(i, j):
-                why = f"{cell_name(*src[j])} = {fmt.NEG_INF_TEXT}: {step.cols[j]} is hidden"
+                why = f"{cell_name(*src[j])} = {fmt.NEG_INF_TEXT}: {said(step.cols[j])} is hidden"
                 return Working(how="", aside=f"since {why}", **common)
-            how = f"softmax of the {step.rows[i]} row of {step.args[0].key}"
+            how = f"softmax of {the_row(step.rows[i])} of {step.args[0].key}"
             return Working(how=how, blanks="__ / __", **common)
         case "mask":
             if not src:
                 return Working(
-                    how=f"{step.cols[j]} comes after {step.rows[i]}, so it is hidden", **common
+                    how=f"{said(step.cols[j])} comes after {said(step.rows[i])}, so it is hidden",
+                    **common,
                 )
-            aside = f"visible ({step.cols[j]} is not after {step.rows[i]})"
+            aside = f"visible ({said(step.cols[j])} is not after {said(step.rows[i])})"
             return Working(how="", aside=aside, **common)
         case "concat":
             return Working(
