@@ -38,7 +38,9 @@ def rope_theta(lesson: Lesson, d_k: int) -> np.ndarray:
     """θ per pair in radians: the lesson's degrees, or 10000^(−2i/d_k)."""
     if lesson.theta is None:
         return np.power(10000.0, -2 * np.arange(d_k // 2) / d_k)
-    return np.array([p / q for p, q in lesson.theta]) * np.pi / 180
+    units = lesson.theta_units or ("deg",) * len(lesson.theta)
+    per_radian = {"deg": np.pi / 180, "rad": 1.0}
+    return np.array([p / q * per_radian[u] for (p, q), u in zip(lesson.theta, units, strict=True)])
 
 
 def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:

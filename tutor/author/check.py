@@ -6,7 +6,7 @@ A lesson can be valid and still make a poor exercise. These are worth a warning:
 * scores so far apart that softmax is one-hot (largest weight above ``ONE_HOT``), or that most
   of a row's weights show as 0.00;
 * scaled scores beyond ±``MAX_SCALED`` (e^x by hand, and a loud softmax);
-* two different words with the same row of X (attention cannot tell them apart);
+* two different words with the same row of X (saying only what attention then gives them alike);
 * entries that are unpleasant by hand: more than ``MAX_PLACES`` decimal places, or a fraction
   whose denominator is above ``MAX_DENOMINATOR``;
 * a ``focus:`` on a uniform row, which the walk would then work while livelier rows exist.
@@ -169,7 +169,10 @@ def _angle_warnings(lesson: Lesson) -> Iterator[Problem]:
 
     from tutor.core.positions import friendly
 
-    for k, (p, q) in enumerate(lesson.theta, 1):
+    units = lesson.theta_units or ("deg",) * len(lesson.theta)
+    for k, ((p, q), unit) in enumerate(zip(lesson.theta, units, strict=True), 1):
+        if unit == "rad":  # radians were asked for: cos(1) is what the lesson means to show
+            continue
         theta = sympy.Rational(p, q)
         bad = [pos for pos in range(1, lesson.n) if not friendly(pos * theta)]
         if bad:
@@ -465,19 +468,49 @@ def head_warnings(
 
 
 def _duplicate_rows(lesson: Lesson) -> Iterator[Problem]:
-    """Different words with the same row of X: attention cannot tell them apart."""
+    """Different words with the same row of X (or of E): what attention then gives the two
+    alike, and only that. Without a mask and positions, everything; a causal mask or RoPE
+    tells them apart after the queries and keys; added positions before them."""
+    added = lesson.positions in ("given", "sinusoidal")  # the lesson's rows are E; X = E + P
+    key = "E" if added else "X"
     first: dict[tuple, int] = {}
     for i, (word, row) in enumerate(zip(lesson.tokens, lesson.X, strict=True)):
         j = first.setdefault(row, i)
         if j != i and lesson.tokens[j] != word:
-            line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
+            line, col = lesson.where.get(f"{key}.{i + 1}", lesson.where.get(key, (1, 1)))
             a, b = lesson.labels[j], lesson.labels[i]
+            alike = _alike(lesson, a, b, i - j)
             yield Problem(
                 lesson.path,
                 line,
                 col,
-                f"the row of X of {b} is the same as {a}'s, so the two are the same token to "
-                f"attention (the same query, key and value, the same weights and Z); unless "
+                f"the row of {key} of {b} is the same as {a}'s, {alike}; unless "
                 "that is the point, give them different features",
                 "warning",
             )
+
+
+def _alike(lesson: Lesson, a: str, b: str, apart: int) -> str:
+    """What two tokens with the same row (``apart`` places after each other) share, said only
+    as far as it is true."""
+    if lesson.positions in ("given", "sinusoidal"):
+        return (
+            "the same embedding; their positions are added to it, so their rows of X, queries, "
+            "keys and values differ by position alone"
+        )
+    if lesson.positions == "rope":
+        return (
+            "so the two have the same query, key and value before positions; RoPE turns them "
+            "by different positions, so their scores, weights and Z can differ"
+        )
+    if lesson.source is not None:  # keys and values come from the source sentence
+        return "so the two have the same query, and so the same scores, weights and Z"
+    if lesson.mask == "causal":
+        return (
+            f"so the two have the same query, key and value; under mask: causal {b} sees "
+            f"{plural(apart, 'token')} more than {a}, so their weights differ (and Z can)"
+        )
+    return (
+        "so the two are the same token to attention (the same query, key and value, the same "
+        "weights and Z)"
+    )

@@ -22,6 +22,7 @@ from tutor.core.spec import (
     MAX_TOKENS,
     POSITIONS,
     STEP_NAMES,
+    THETA_UNITS,
     VARIANT_KEYS,
 )
 
@@ -33,6 +34,8 @@ ENTRY_PATTERN = (
     r"|\.\d+(?:[eE][+\-]?\d+)?"  # .5
     r")\s*$"
 )
+# an angle of theta with its unit (tutor.core.lessonfile._ANGLE): 1 rad, 0.5 radians, 57.5°
+ANGLE_PATTERN = ENTRY_PATTERN.removesuffix(r"\s*$") + r"\s*(?:rad|radians?|deg|degrees?|°)\s*$"
 # a token: no [ ] , # or control characters, 1 to 40 characters once trimmed
 _T = r"[^\s\[\],#\x00-\x1f\x7f]"  # a character a token may start or end with
 TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{_T})?\s*$"
@@ -125,11 +128,22 @@ SCHEMA: dict = {
         },
         "theta": {
             "description": "positions: rope: the angle per position of each pair of columns "
-            "of Q and K, in degrees (multiples of 30° or 45° are worked exactly by hand).",
+            "of Q and K, in degrees (multiples of 30° or 45° are worked exactly by hand), or in "
+            "radians when written '1 rad' or with theta_unit: radians.",
             "type": "array",
             "minItems": 1,
             "maxItems": MAX_DIM,
-            "items": {"$ref": "#/$defs/entry"},
+            "items": {
+                "anyOf": [
+                    {"$ref": "#/$defs/entry"},
+                    {"type": "string", "pattern": ANGLE_PATTERN},
+                ]
+            },
+        },
+        "theta_unit": {
+            "description": "How theta's entries without a unit of their own are read "
+            "(degrees unless radians).",
+            "enum": list(THETA_UNITS),
         },
         "source": _tokens("Cross-attention: the source sentence's tokens, one per row of X_src."),
         "X_src": _matrix(

@@ -830,7 +830,7 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
         if rope:
             from tutor.core import positions
 
-            angles = positions.radians(lesson.theta, len(head.W_Q[0]))
+            angles = positions.radians(lesson.theta, len(head.W_Q[0]), lesson.theta_units)
         group = lesson.group_of(number)
         if group in shared:  # a later head of its group reads the group's K and V
             K, V = shared[group]

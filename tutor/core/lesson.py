@@ -83,6 +83,9 @@ class Lesson:
     positions: str = "none"
     P: Matrix | None = None
     theta: tuple[Entry, ...] | None = None
+    # each theta entry's unit, "deg" or "rad" (``1 rad``, ``theta_unit: radians``); None when
+    # every angle is in degrees
+    theta_units: tuple[str, ...] | None = None
     # cross-attention (issue 17): a second sentence; keys and values come from its X_src
     source: tuple[str, ...] | None = None
     X_src: Matrix | None = None
@@ -204,6 +207,8 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("P=" + mat(lesson.P))
         theta = "-" if lesson.theta is None else ",".join(f"{p}/{q}" for p, q in lesson.theta)
         parts.append("theta=" + theta)
+        if lesson.theta_units is not None:  # only with radians: degree lessons keep theirs
+            parts.append("theta_units=" + ",".join(lesson.theta_units))
     if lesson.source is not None:
         parts.append("source=" + "\x1f".join(lesson.source))
         parts.append("X_src=" + mat(lesson.X_src))

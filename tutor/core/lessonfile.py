@@ -13,7 +13,7 @@ from types import MappingProxyType
 import yaml
 
 from tutor.core import lessonmore as more
-from tutor.core.errors import LessonError, Problem
+from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.lesson import (
     Entry,
     Focus,
@@ -25,6 +25,7 @@ from tutor.core.lesson import (
     features,
     unique_labels,
 )
+from tutor.core.numbers import parse_entry
 from tutor.core.spec import (
     FEATURES,
     FILLED_NEXT_STEPS,
@@ -41,6 +42,7 @@ from tutor.core.spec import (
     POSITIONS,
     QUIZ_KEYS,
     STEP_NAMES,
+    THETA_UNITS,
     TOP_KEYS,
     VARIANT_KEYS,
     refused,
@@ -150,7 +152,7 @@ def _build(
             f"expected one token per row of {xkey}",
         )
     d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
-    positions, P, theta = _positions(c, keys, xkey, x_rows, d_model)
+    positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
     source, X_src = _source(c, keys, d_model)
 
     kv_groups = None
@@ -224,8 +226,8 @@ def _build(
                     keys["theta"][1],
                     f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
                     f"d_k{where_k} = {d_k} makes {d_k // 2} "
-                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle (in "
-                    "degrees) per pair",
+                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle per "
+                    "pair",
                 )
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
@@ -265,6 +267,7 @@ def _build(
         positions=positions,
         P=P,
         theta=theta,
+        theta_units=theta_units,
         source=source,
         X_src=X_src,
         notes=MappingProxyType(notes),
@@ -636,8 +639,9 @@ def _variant(c: Checker, node: yaml.Node) -> VariantOf | None:
 
 def _positions(
     c: Checker, keys: dict, xkey: str, rows: int | None, d_model: int | None
-) -> tuple[str, Matrix | None, tuple[Entry, ...] | None]:
-    """``positions``, ``P`` and ``theta``, checked against each other and the shape of E."""
+) -> tuple[str, Matrix | None, tuple[Entry, ...] | None, tuple[str, ...] | None]:
+    """``positions``, ``P`` and ``theta`` (with each angle's unit), checked against each other
+    and the shape of E."""
     kind = None
     if "positions" in keys:
         node = keys["positions"][1]
@@ -699,35 +703,92 @@ def _positions(
             keys["positions"][1],
             "positions: rope rotates Q and K instead of adding positions to X; give X, not E",
         )
-    theta = None
-    if "theta" in keys:
-        node = keys["theta"][1]
-        if kind != "rope":
+    theta, units = _theta(c, keys, kind)
+    return kind or "none", P, theta, units
+
+
+# an angle of theta as a course writes it: a number, then a unit or none (theta_unit's, degrees)
+_ANGLE = re.compile(r"^(?P<number>.*?)(?:(?<=[\d\s.])(?P<unit>rad|radians?|deg|degrees?|°))?$")
+
+
+def _theta(
+    c: Checker, keys: dict, kind: str | None
+) -> tuple[tuple[Entry, ...] | None, tuple[str, ...] | None]:
+    """``theta`` and ``theta_unit``: each angle exact, with its unit ("deg" or "rad"); the units
+    are None when every angle is in degrees (as before radians could be written)."""
+    unit = "deg"
+    if "theta_unit" in keys:
+        node = keys["theta_unit"][1]
+        text = c.scalar(node, "theta_unit")
+        if "theta" not in keys:
             c.error(
-                keys["theta"][0],
-                "theta sets the angles of positions: rope, but this lesson has no "
-                "'positions: rope'; add it or remove theta",
+                keys["theta_unit"][0],
+                "theta_unit says how to read theta, but this lesson has no theta; add theta "
+                "or remove theta_unit",
             )
-        elif not isinstance(node, yaml.SequenceNode) or not node.value:
-            c.error(
-                node,
-                f"theta should be a list of angles in degrees, one per pair of columns of Q "
-                f"(e.g. [90, 60]), but found {describe(node)}",
-            )
-        elif len(node.value) > MAX_DIM:
-            c.error(node, f"theta has {len(node.value)} entries; at most {MAX_DIM} are allowed")
-        else:
-            got = [c.number(x, f"theta entry {k}") for k, x in enumerate(node.value, 1)]
-            if all(g is not None for g in got):
-                theta = tuple(got)  # type: ignore[arg-type]
-                for k, (x, (p, q)) in enumerate(zip(node.value, theta, strict=True), 1):
-                    c.where[f"theta.{k}"] = pos(x)
-                    if not -3600 <= p / q <= 3600:
-                        c.error(
-                            x, f"theta entry {k} is {x.value}; expected degrees from -3600 to 3600"
-                        )
-                        theta = None
-    return kind or "none", P, theta
+        elif text is not None and text not in THETA_UNITS:
+            c.error(node, f"theta_unit is {text!r}; expected one of: {', '.join(THETA_UNITS)}")
+        elif text == "radians":
+            unit = "rad"
+    if "theta" not in keys:
+        return None, None
+    node = keys["theta"][1]
+    if kind != "rope":
+        c.error(
+            keys["theta"][0],
+            "theta sets the angles of positions: rope, but this lesson has no "
+            "'positions: rope'; add it or remove theta",
+        )
+        return None, None
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node,
+            "theta should be a list of angles in degrees, one per pair of columns of Q (e.g. "
+            f"[90, 60], or [1 rad] in radians), but found {describe(node)}",
+        )
+        return None, None
+    if len(node.value) > MAX_DIM:
+        c.error(node, f"theta has {len(node.value)} entries; at most {MAX_DIM} are allowed")
+        return None, None
+    got = [_angle(c, x, k, unit) for k, x in enumerate(node.value, 1)]
+    if any(g is None for g in got):
+        return None, None
+    for k, x in enumerate(node.value, 1):
+        c.where[f"theta.{k}"] = pos(x)
+    theta = tuple(g[0] for g in got)  # type: ignore[index]
+    units = tuple(g[1] for g in got)  # type: ignore[index]
+    return theta, (units if "rad" in units else None)
+
+
+def _angle(c: Checker, node: yaml.Node, k: int, unit: str) -> tuple[Entry, str] | None:
+    """One entry of theta: ``60``, ``57.5``, ``"45/2"``, ``60°``, ``1 rad`` (never evaluated:
+    a number and a unit, or nothing)."""
+    if not isinstance(node, yaml.ScalarNode) or (
+        not node.style and node.value in ("", "~", "null", "Null", "NULL")
+    ):
+        return c.number(node, f"theta entry {k}")  # type: ignore[return-value]  # its error
+    m = _ANGLE.match(node.value.strip())
+    expected = (
+        'an angle: a number of degrees (60, 57.5, "45/2") or of radians with rad '
+        "(1 rad, 0.5 rad); write no π or formulas: 180/π degrees is 1 rad"
+    )
+    try:
+        p, q = parse_entry(m["number"] if m and m["number"] else node.value, expected)
+    except AnswerError:
+        try:  # say what the file has, unit and all
+            parse_entry(node.value, expected)
+        except AnswerError as err:
+            c.error(node, f"theta entry {k}: {err}")
+        return None
+    if m and m["unit"]:
+        unit = "rad" if m["unit"].startswith("rad") else "deg"
+    # ten turns: 3600°, or 62.8 rad (the one-place decimal just inside 3600° = 62.83… rad)
+    top, den, name = (3600, 1, "degrees") if unit == "deg" else (628, 10, "radians")
+    if abs(p) * den > top * q:
+        most = "3600" if unit == "deg" else "62.8"
+        c.error(node, f"theta entry {k} is {node.value}; expected {name} from -{most} to {most}")
+        return None
+    return (p, q), unit
 
 
 def _source(

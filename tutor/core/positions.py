@@ -98,11 +98,21 @@ def default_theta(d_k: int) -> tuple[sympy.Expr, ...]:
     return tuple(sympy.Integer(10000) ** sympy.Rational(-2 * i, d_k) for i in range(d_k // 2))
 
 
-def radians(theta: Sequence[tuple[int, int]] | None, d_k: int) -> tuple[sympy.Expr, ...]:
-    """A lesson's θ per pair (degrees, exact) in radians; the original angles when None."""
+def radians(
+    theta: Sequence[tuple[int, int]] | None,
+    d_k: int,
+    units: Sequence[str] | None = None,
+) -> tuple[sympy.Expr, ...]:
+    """A lesson's θ per pair in radians, exact: degrees become a rational multiple of π, and an
+    angle given in radians stays the number it is (1 rad is 1, so cos(1)); the original angles
+    when None."""
     if theta is None:
         return default_theta(d_k)
-    return tuple(sympy.pi * sympy.Rational(p, q) / 180 for p, q in theta)
+    units = units or ("deg",) * len(theta)
+    return tuple(
+        sympy.Rational(p, q) if unit == "rad" else sympy.pi * sympy.Rational(p, q) / 180
+        for (p, q), unit in zip(theta, units, strict=True)
+    )
 
 
 def angle(step: Step, i: int, pair: int) -> sympy.Expr:

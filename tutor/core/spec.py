@@ -70,6 +70,7 @@ TOP_KEYS = (
     "P",
     "positions",
     "theta",
+    "theta_unit",
     "source",
     "X_src",
     "W_Q",
@@ -112,6 +113,8 @@ POSITIONS = ("none", "given", "sinusoidal", "rope")
 # RoPE angles a student can work exactly: cos and sin of multiples of these (degrees) are
 # 0, ±1/2, ±√2/2, ±√3/2, ±1
 FRIENDLY_DEGREES = (30, 45)
+# how RoPE's theta entries are read when they carry no unit of their own ("1 rad", "60°")
+THETA_UNITS = ("degrees", "radians")
 
 # Which lesson features combine (issue 24): ONE table, read by the loader (which refuses a listed
 # pair at the later feature's key), by walk's --next-token/--x (the same rule) and by check (which

@@ -71,4 +71,31 @@ def extras(d: Derivation) -> dict[str, object]:
         }
     if lesson.layout != "rows":
         out["layout"] = lesson.layout
+    turned = next((s for s in d.steps if s.op == "rotate"), None)
+    if turned is not None:
+        out["rope"] = rope_json(turned)
     return out
+
+
+def rope_json(step: Step) -> dict[str, object]:
+    """RoPE's angles: θ per pair of columns, and each token's position × θ, exactly (radians,
+    as sympy writes them) with their value, and in degrees when they are a rational number."""
+    import sympy
+
+    from tutor.core.positions import angle
+
+    def one(a: sympy.Expr) -> dict[str, object]:
+        deg = sympy.simplify(a * 180 / sympy.pi)  # rational for an angle given in degrees
+        return {
+            "radians": str(a),
+            "value": float(a),
+            "degrees": str(deg) if deg.is_Rational else None,
+        }
+
+    return {
+        "theta": [one(t) for t in step.angles],
+        "angles": {
+            label: [one(angle(step, i, pair)) for pair in range(len(step.angles))]
+            for i, label in enumerate(step.rows)
+        },
+    }
