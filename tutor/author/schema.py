@@ -17,6 +17,7 @@ from tutor.core.spec import (
     MASKS,
     MAX_DIM,
     MAX_HEADS,
+    MAX_LAYERS,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
@@ -266,6 +267,14 @@ def _decoding(schema: dict) -> None:
         "anyOf": [
             {"type": "integer", "minimum": 1, "maximum": MAX_HEADS},
             {"type": "string", "pattern": rf"^0*[1-{MAX_HEADS}]$"},
+        ],
+    }
+    props["layers"] = {
+        "description": "With heads: how many layers the attention stands for; the header's "
+        "MHA/GQA/MQA table multiplies its K/V weights and KV cache by it.",
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_LAYERS},
+            {"type": "string", "pattern": r"^\d+$"},
         ],
     }
     props["kv_heads"] = {

@@ -100,6 +100,9 @@ class Lesson:
     # heads of one group carry the group's W_K and W_V, so every head still has all three)
     kv_groups: int | None = None
     next: NextToken | None = None  # a decoding step to work after the lesson (the KV cache)
+    # how many layers the attention stands for (None: not said); it multiplies the K/V weights
+    # and KV-cache counts the header compares, never the arithmetic (so not in the fingerprint)
+    layers: int | None = None
     layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
 
     def group_of(self, head: int) -> int:

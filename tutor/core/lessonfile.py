@@ -35,6 +35,7 @@ from tutor.core.spec import (
     MAX_DIM,
     MAX_ERRORS,
     MAX_HEADS,
+    MAX_LAYERS,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
@@ -248,6 +249,7 @@ def _build(
         else {}
     )
     variant = _variant(c, value("variant")) if "variant" in keys else None
+    layers = _layers(c, keys, len(heads) if heads else 0)
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -275,6 +277,7 @@ def _build(
         focus=focus,
         where=MappingProxyType(where),
         kv_groups=kv_groups,
+        layers=layers,
         next=next_token,
         layout=layout,
         points=MappingProxyType(points),
@@ -705,6 +708,28 @@ def _positions(
         )
     theta, units = _theta(c, keys, kind)
     return kind or "none", P, theta, units
+
+
+def _layers(c: Checker, keys: dict, heads: int) -> int | None:
+    """``layers``: a whole number of layers, for a lesson with several heads (it multiplies the
+    K/V counts the header compares for MHA, GQA and MQA)."""
+    if "layers" not in keys:
+        return None
+    node = keys["layers"][1]
+    text = c.scalar(node, "layers")
+    n = None if text is None else whole_number(text, 1, MAX_LAYERS)
+    if n is None:
+        c.error(node, f"layers is {describe(node)}; expected a whole number from 1 to {MAX_LAYERS}")
+        return None
+    if "heads" not in keys or heads < 2:
+        c.error(
+            keys["layers"][0],
+            "layers multiplies the K/V weights and KV cache that the header compares for "
+            "multi-head, grouped and multi-query attention, but this lesson has "
+            f"{'one head' if heads == 1 else 'no heads'}; give two or more heads, or remove layers",
+        )
+        return None
+    return n
 
 
 # an angle of theta as a course writes it: a number, then a unit or none (theta_unit's, degrees)

@@ -85,6 +85,7 @@ TOP_KEYS = (
     "focus",
     "kv_groups",
     "kv_heads",
+    "layers",
     "next",
     "layout",
     "points",
@@ -104,6 +105,9 @@ QUIZ_KEYS = ("steps", "count")
 # (h − 1) // (heads / kv_groups) + 1
 QUERY_HEAD_KEYS = ("name", "W_Q", "focus")
 KV_HEAD_KEYS = ("W_K", "W_V")
+# layers: how many layers the lesson's attention stands for, to count K/V weights and the KV
+# cache of a whole model (a 2024 model has about 30 to 130); the arithmetic itself is one layer
+MAX_LAYERS = 1000
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")

@@ -71,10 +71,43 @@ def extras(d: Derivation) -> dict[str, object]:
         }
     if lesson.layout != "rows":
         out["layout"] = lesson.layout
+    if counts := kv_json(lesson):
+        out["kv"] = counts
     turned = next((s for s in d.steps if s.op == "rotate"), None)
     if turned is not None:
         out["rope"] = rope_json(turned)
     return out
+
+
+def kv_json(lesson) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """A lesson with heads: the header's K/V table as data (per layer, and × layers when the
+    lesson gives them), W_Q apart; empty for one head."""
+    from tutor.text.groups import kv_counts, query_weights
+
+    rows = kv_counts(lesson)
+    if not rows:
+        return {}
+    layers = lesson.layers
+
+    def row(r) -> dict[str, object]:  # type: ignore[no-untyped-def]
+        out: dict[str, object] = {
+            "attention": r.name,
+            "kv_heads": r.kv_heads,
+            "this_lesson": r.this,
+            "kv_weights": r.weights,
+            "kv_cache_per_token": r.cache,
+        }
+        if layers is not None:
+            out["kv_weights_all_layers"] = r.weights * layers
+            out["kv_cache_per_token_all_layers"] = r.cache * layers
+        return out
+
+    return {
+        "layers": layers,
+        "query_heads": len(lesson.heads),
+        "W_Q_weights": query_weights(lesson),
+        "compared": [row(r) for r in rows],
+    }
 
 
 def rope_json(step: Step) -> dict[str, object]:

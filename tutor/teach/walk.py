@@ -723,9 +723,33 @@ def header(d: Derivation) -> RenderableType:
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     if lesson.next is not None:
         body.append(Text(nextstep.header_line(lesson), style="bold"))
-    if (count := groups.parameters(lesson)) is not None:
-        body.append(Text(count))
+    body += kv_table(lesson)
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
+
+
+def kv_table(lesson) -> list[RenderableType]:  # type: ignore[no-untyped-def]
+    """A lesson with heads: K/V weights and KV cache per token for MHA, GQA and MQA at its
+    width (× its layers when given), its own way marked ▸; W_Q counted apart, under it."""
+    rows = groups.kv_counts(lesson)
+    if not rows:
+        return []
+    layers = lesson.layers
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    table.add_column("")
+    table.add_column("K/V heads", justify="right")
+    table.add_column("W_K+W_V", justify="right")
+    table.add_column("cache/token", justify="right")
+    if layers is not None:
+        table.add_column(f"W_K+W_V ×{layers}", justify="right", no_wrap=True)
+        table.add_column(f"cache ×{layers}", justify="right", no_wrap=True)
+    for r in rows:
+        label = r.name if r.name != "GQA" else f"GQA G={r.kv_heads}"
+        cells = [f"▸ {label}" if r.this else f"  {label}", str(r.kv_heads), str(r.weights)]
+        cells.append(str(r.cache))
+        if layers is not None:
+            cells += [str(r.weights * layers), str(r.cache * layers)]
+        table.add_row(*cells, style="bold" if r.this else None)
+    return [Text(""), table, *(Text(line) for line in groups.kv_lines(lesson))]
 
 
 def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:
