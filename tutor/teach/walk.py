@@ -25,7 +25,7 @@ from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import groups, nextstep, theme, words
+from tutor.text import groups, nextstep, rope, theme, words
 from tutor.text import working as wk
 from tutor.text.tables import (
     MatrixGrid,
@@ -667,6 +667,8 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
     cell = worked_cell(d, step, opts)
     if step.op == "matmul":
         parts += work_matmul(d, step, places, width, opts.exact, cell)
+        if step.name == "scores" and (point := rope.relative_note(step, *cell, places)):
+            parts.append(Text(point, style="italic"))
     elif step.op == "scale":
         parts += work_scale(step, places, width, opts.exact, cell)
     elif step.op == "softmax":
