@@ -138,6 +138,40 @@ def grouped_lesson_text(
     return "\n".join(lines) + "\n"
 
 
+def qkv_lesson_text(
+    rng: random.Random,
+    n: int,
+    d_k: int,
+    d_v: int,
+    kinds: str = "idf",
+    heads: int = 0,
+    causal: bool = False,
+    w_o: bool = False,
+) -> str:
+    """A valid lesson that gives Q, K and V (issue 28): at the top level, or per head."""
+    tokens = [rng.choice(WORDS) for _ in range(n)]
+    lines = ["title: Random lesson, Q, K, V given", f"tokens: [{', '.join(tokens)}]"]
+    if causal:
+        lines.append("mask: causal")
+    if heads:
+        lines.append("heads:")
+        for _ in range(heads):
+            lines += [
+                f"  - Q: {matrix(rng, n, d_k, kinds)}",
+                f"    K: {matrix(rng, n, d_k, kinds)}",
+                f"    V: {matrix(rng, n, d_v, kinds)}",
+            ]
+        if w_o:
+            lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+    else:
+        lines += [
+            f"Q: {matrix(rng, n, d_k, kinds)}",
+            f"K: {matrix(rng, n, d_k, kinds)}",
+            f"V: {matrix(rng, n, d_v, kinds)}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
     """A ``next:`` entry: one more token and its row of X."""
     return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"

@@ -51,7 +51,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         P = as_array(lesson.P) if lesson.P is not None else sinusoidal(*X.shape)
         out[("E", None)], out[("P", None)] = X, P
         X = X + P
-    out[("X", None)] = X
+    if not lesson.qkv:  # given Q, K, V (held as the W's, X = I): no X to compare
+        out[("X", None)] = X
     S = X  # keys and values read the source sentence in cross-attention
     if lesson.X_src is not None:
         S = out[("X_src", None)] = as_array(lesson.X_src)
@@ -59,6 +60,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
     for n, head in enumerate(lesson.heads, 1):
         h = n if lesson.multi_head else None
         Q, K, V = X @ as_array(head.W_Q), S @ as_array(head.W_K), S @ as_array(head.W_V)
+        if lesson.qkv:  # the lesson gives them: numpy takes them as they are, no X·W
+            Q, K, V = as_array(head.W_Q), as_array(head.W_K), as_array(head.W_V)
         if lesson.positions == "rope":
             theta = rope_theta(lesson, Q.shape[1])
             out[("Q_rot", h)], out[("K_rot", h)] = Q, K = rope(Q, theta), rope(K, theta)
@@ -73,8 +76,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         Z = weights @ V
         out.update(
             {
-                ("Q", h): X @ as_array(head.W_Q),
-                ("K", h): S @ as_array(head.W_K),
+                ("Q", h): as_array(head.W_Q) if lesson.qkv else X @ as_array(head.W_Q),
+                ("K", h): as_array(head.W_K) if lesson.qkv else S @ as_array(head.W_K),
                 ("V", h): V,
                 ("scores", h): scores,
                 ("scaled", h): scaled,

@@ -201,16 +201,17 @@ def fmt_degrees(x) -> str:  # type: ignore[no-untyped-def]
 def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
     """Every given matrix: (position key prefix, name in messages, matrix)."""
     x = "E" if lesson.embedded else "X"
-    yield x, x, lesson.X
+    if not lesson.qkv:  # given Q, K, V: X is the identity the lesson does not write
+        yield x, x, lesson.X
     if lesson.P is not None:
         yield "P", "P", lesson.P
     if lesson.X_src is not None:
         yield "X_src", "X_src", lesson.X_src
     for h, head in enumerate(lesson.heads, 1):
         key, shown = (f"heads.{h}.", f" of head {h}") if lesson.multi_head else ("", "")
-        yield f"{key}W_Q", f"W_Q{shown}", head.W_Q
-        yield f"{key}W_K", f"W_K{shown}", head.W_K
-        yield f"{key}W_V", f"W_V{shown}", head.W_V
+        for name in ("Q", "K", "V"):  # given Q, K, V are held as the W's
+            written = name if lesson.qkv else f"W_{name}"
+            yield f"{key}{written}", f"{written}{shown}", getattr(head, f"W_{name}")
     if lesson.W_O is not None:
         yield "W_O", "W_O", lesson.W_O
 
@@ -423,6 +424,8 @@ def head_warnings(
 
     def at(row: Row, message: str) -> Problem:
         x = "E" if lesson.embedded else "X"
+        if lesson.qkv:  # the row's query, as the lesson gives it
+            x = f"heads.{h}.Q" if lesson.multi_head else "Q"
         line, col = lesson.where.get(f"{x}.{row.i + 1}", lesson.where.get(x, (1, 1)))
         return Problem(lesson.path, line, col, message, "warning")
 
@@ -435,7 +438,7 @@ def head_warnings(
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
                 f"{number(scores.cells[i][row.seen[0]], 2, whole=True)}, so {those} get the "
                 f"same weight and {z}[{label}] is a plain average; unless that is the point, "
-                "change this row of X, or W_Q or W_K",
+                f"change this row of {'Q, or K' if lesson.qkv else 'X, or W_Q or W_K'}",
             )
             continue
         cells = [scaled_step.cells[i][j] for j in row.seen]
@@ -456,15 +459,20 @@ def head_warnings(
                 f"the weights of {label}{of_head} are mostly {zero}: "
                 f"{row.zeros(lesson.precision)} of {len(row.seen)} show as {zero}, as its "
                 f"scaled scores run from {low} to {high}; a student learns little from "
-                "weights that vanish, so smaller entries in X, W_Q or W_K share them out",
+                f"weights that vanish, so smaller entries in {_qk(lesson)} share them out",
             )
         elif row.loudest > MAX_SCALED:  # (mostly 0.00 has said how loud they are)
             yield at(
                 row,
                 f"the scaled scores of {label}{of_head} run from {low} to {high}, beyond "
                 f"±{MAX_SCALED:g}: e^x of such scores is not worked by hand and softmax turns "
-                "loud; smaller entries in X, W_Q or W_K keep them in a calm range",
+                f"loud; smaller entries in {_qk(lesson)} keep them in a calm range",
             )
+
+
+def _qk(lesson: Lesson) -> str:
+    """What makes the scores, as the lesson writes it."""
+    return "Q or K" if lesson.qkv else "X, W_Q or W_K"
 
 
 def _duplicate_rows(lesson: Lesson) -> Iterator[Problem]:

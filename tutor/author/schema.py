@@ -330,6 +330,60 @@ def _decoding(schema: dict) -> None:
 
 _decoding(SCHEMA)
 
+_GIVEN = ("Q", "K", "V")
+# keys a lesson with Q, K, V given has no use for (tutor.core.givenqkv and the refused pairs)
+_NOT_WITH_GIVEN = (
+    *("X", "E", "P", "W_Q", "W_K", "W_V", "theta", "theta_unit", "X_src", "kv_heads"),
+    *("kv_groups", "positions", "source", "next", "layers"),
+)
+
+
+def _given(schema: dict) -> None:
+    """Q, K and V given (issue 28), at the top level or in every head, instead of X and the
+    W's: the X-or-E and W's-or-heads rules then give way to their own."""
+    props = schema["properties"]
+    given = {
+        "Q": _matrix("N × d_k: the queries, given (then no X and no W's).", MAX_TOKENS),
+        "K": _matrix("N × d_k: the keys, given with Q and V.", MAX_TOKENS),
+        "V": _matrix("N × d_v: the values, given with Q and K.", MAX_TOKENS),
+    }
+    props.update(given)
+    head = props["heads"]["items"]
+    head["properties"].update(given)
+    head.pop("required")  # which three a head needs depends on the lesson's kind, below
+    any_given = [{"required": [k]} for k in _GIVEN]
+    if_given = {
+        "anyOf": [
+            *any_given,
+            {"required": ["heads"], "properties": {"heads": {"contains": {"anyOf": any_given}}}},
+        ]
+    }
+    then = {
+        "not": {"anyOf": [{"required": [k]} for k in _NOT_WITH_GIVEN]},
+        "oneOf": [
+            {"required": list(_GIVEN), "not": {"required": ["heads"]}},
+            {"required": ["heads"], "not": {"anyOf": any_given}},
+        ],
+        "properties": {
+            "heads": {
+                "items": {
+                    "required": list(_GIVEN),
+                    "properties": {"W_Q": False, "W_K": False, "W_V": False},
+                }
+            }
+        },
+    }
+    x_or_e = schema["allOf"].pop(0)
+    kv_rule = schema["allOf"].pop()
+    w_or_heads = {"oneOf": schema.pop("oneOf")}
+    wq = {"properties": {"heads": {"items": {"required": ["W_Q"]}}}}
+    schema["allOf"].append(
+        {"if": if_given, "then": then, "else": {"allOf": [x_or_e, w_or_heads, kv_rule, wq]}}
+    )
+
+
+_given(SCHEMA)
+
 
 def schema_text() -> str:
     """The schema as pretty JSON text."""

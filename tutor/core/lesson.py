@@ -103,6 +103,9 @@ class Lesson:
     # how many layers the attention stands for (None: not said); it multiplies the K/V weights
     # and KV-cache counts the header compares, never the arithmetic (so not in the fingerprint)
     layers: int | None = None
+    # Q, K and V given (issue 28; tutor.core.givenqkv): each head's W_Q, W_K, W_V hold the given
+    # Q, K, V and X is the N × N identity; the engine gives Q, K, V as inputs, no X or W steps
+    qkv: bool = False
     layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
 
     def group_of(self, head: int) -> int:
@@ -147,6 +150,7 @@ class Lesson:
             W_O=self.W_O is not None,
             next=self.next is not None,
             layout=self.layout,
+            qkv=self.qkv,
         )
 
     @property
@@ -202,6 +206,8 @@ def fingerprint_of(lesson: Lesson) -> str:
     # added only when used, so the fingerprints of lessons without them stay as they were
     if lesson.kv_groups is not None:
         parts.append(f"kv_groups={lesson.kv_groups}")
+    if lesson.qkv:  # the same numbers as X = I with W's would otherwise be the same lesson
+        parts.append("qkv")
     if lesson.next is not None:
         parts.append("next=" + lesson.next.token + "|" + mat((lesson.next.x,)))
     # issue 17's numbers, only when present: older lessons keep their fingerprints
@@ -227,6 +233,7 @@ def features(
     W_O: bool,
     next: bool,
     layout: str,
+    qkv: bool = False,
 ) -> frozenset[str]:
     """``spec.FEATURES`` names of a lesson's keys (the loader's, before a Lesson exists)."""
     on = {
@@ -239,6 +246,7 @@ def features(
         "W_O": W_O,
         "next": next,
         "columns": layout == "columns",
+        "qkv": qkv,
     }
     return frozenset(name for name, yes in on.items() if yes)
 

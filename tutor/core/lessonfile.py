@@ -14,6 +14,7 @@ import yaml
 
 from tutor.core import lessonmore as more
 from tutor.core.errors import AnswerError, LessonError, Problem
+from tutor.core.givenqkv import given_heads, gives_qkv, identity
 from tutor.core.lesson import (
     Entry,
     Focus,
@@ -116,8 +117,9 @@ def _build(
     def value(key: str) -> yaml.Node | None:
         return keys[key][1] if key in keys else None
 
+    qkv = gives_qkv(keys, root)  # Q, K, V given: the lesson starts at the scores (issue 28)
     for key in ("title", "tokens", "X"):
-        if key == "X" and "E" in keys:
+        if key == "X" and ("E" in keys or qkv):
             continue  # E (token embeddings) stands for X: X = E + P
         if key not in keys:
             c.error(root, f"missing key {key!r}; a lesson needs title, tokens, X and W_Q, W_K, W_V")
@@ -136,33 +138,47 @@ def _build(
     tokens: list[str] | None = None
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
-    xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
-    if "E" in keys and "X" in keys:
-        c.error(
-            keys["E"][0],
-            "both X and E are given; give X (the tokens' vectors as they are) or E (token "
-            "embeddings, to which the positions P are added), not both",
-        )
-    X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
-    x_node = value(xkey)  # its rows count even when one of them is bad
-    x_rows = len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
-    if tokens is not None and x_rows is not None and x_rows <= MAX_TOKENS and len(tokens) != x_rows:
-        c.error(
-            value("tokens"),
-            f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
-            f"expected one token per row of {xkey}",
-        )
-    d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
-    positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
-    source, X_src = _source(c, keys, d_model)
-
-    kv_groups = None
-    if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
-        heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+    if qkv:  # X is the identity, so X·W = W: each head's W's hold its given Q, K, V
+        X = identity(len(tokens)) if tokens is not None else None
+        xkey, d_model, P, theta, theta_units, source, X_src, kv_groups = "X", None, *[None] * 6
+        positions = c.scalar(value("positions"), "positions") if "positions" in keys else None
+        positions = positions or "none"
+        heads = given_heads(c, keys, root, len(tokens) if tokens is not None else None)
     else:
-        if "kv_heads" in keys:
-            c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
-        heads = _heads(c, keys, root, d_model)
+        xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
+        if "E" in keys and "X" in keys:
+            c.error(
+                keys["E"][0],
+                "both X and E are given; give X (the tokens' vectors as they are) or E (token "
+                "embeddings, to which the positions P are added), not both",
+            )
+        X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
+        x_node = value(xkey)  # its rows count even when one of them is bad
+        x_rows = (
+            len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
+        )
+        if (
+            tokens is not None
+            and x_rows is not None
+            and x_rows <= MAX_TOKENS
+            and len(tokens) != x_rows
+        ):
+            c.error(
+                value("tokens"),
+                f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
+                f"expected one token per row of {xkey}",
+            )
+        d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
+        positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
+        source, X_src = _source(c, keys, d_model)
+
+        kv_groups = None
+        if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
+            heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+        else:
+            if "kv_heads" in keys:
+                c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
+            heads = _heads(c, keys, root, d_model)
     W_O = None
     if "W_O" in keys:
         W_O = c.matrix(value("W_O"), "W_O", key="W_O")
@@ -209,9 +225,9 @@ def _build(
         elif n is not None:
             precision = n
 
-    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
+    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys and not qkv else None
     layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
-    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout)
+    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout, qkv)
     if positions == "rope":
         for k, h in enumerate(heads, 1):
             d_k = len(h.W_Q[0])
@@ -249,7 +265,7 @@ def _build(
         else {}
     )
     variant = _variant(c, value("variant")) if "variant" in keys else None
-    layers = _layers(c, keys, len(heads) if heads else 0)
+    layers = _layers(c, keys, len(heads) if heads else 0, qkv)
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -277,6 +293,7 @@ def _build(
         focus=focus,
         where=MappingProxyType(where),
         kv_groups=kv_groups,
+        qkv=qkv,
         layers=layers,
         next=next_token,
         layout=layout,
@@ -296,17 +313,19 @@ def _combinations(
     W_O: object,
     next_token: object,
     layout: str,
+    qkv: bool = False,
 ) -> None:
     """Refuse the pairs of features ``spec.REFUSED_COMBINATIONS`` lists, at the later key."""
     found = features(
         positions=positions,
-        source=source is not None,
+        source=source is not None or (qkv and "source" in keys),
         mask=mask,
         grouped="kv_groups" in keys,
         heads="heads" in keys,
         W_O=W_O is not None,
-        next=next_token is not None,
+        next=next_token is not None or (qkv and "next" in keys),
         layout=layout,
+        qkv=qkv,
     )
     for _, later, why in refused(found):
         key = FEATURES[later]
@@ -710,7 +729,7 @@ def _positions(
     return kind or "none", P, theta, units
 
 
-def _layers(c: Checker, keys: dict, heads: int) -> int | None:
+def _layers(c: Checker, keys: dict, heads: int, qkv: bool) -> int | None:
     """``layers``: a whole number of layers, for a lesson with several heads (it multiplies the
     K/V counts the header compares for MHA, GQA and MQA)."""
     if "layers" not in keys:
@@ -720,6 +739,13 @@ def _layers(c: Checker, keys: dict, heads: int) -> int | None:
     n = None if text is None else whole_number(text, 1, MAX_LAYERS)
     if n is None:
         c.error(node, f"layers is {describe(node)}; expected a whole number from 1 to {MAX_LAYERS}")
+        return None
+    if qkv:
+        c.error(
+            keys["layers"][0],
+            "layers multiplies the K/V weights the header compares, but this lesson gives Q, "
+            "K and V, not the weights that make them; remove layers",
+        )
         return None
     if "heads" not in keys or heads < 2:
         c.error(

@@ -76,6 +76,9 @@ TOP_KEYS = (
     "W_Q",
     "W_K",
     "W_V",
+    "Q",
+    "K",
+    "V",
     "heads",
     "W_O",
     "mask",
@@ -92,6 +95,8 @@ TOP_KEYS = (
     "variant",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
+# a head of a lesson that gives Q, K and V (tutor.core.givenqkv) instead of X and the W's
+GIVEN_HEAD_KEYS = ("name", "Q", "K", "V", "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name
 FILLED_STEPS = ("Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
 # the decoding step's (next:) rows a student fills, as FILLED_STEPS: the last two need several
@@ -134,6 +139,7 @@ FEATURES = {
     "W_O": "W_O",
     "next": "next",  # one decoding step with the KV cache
     "columns": "layout",  # layout: columns
+    "qkv": "Q",  # Q, K and V given: the lesson starts at the scores
 }
 # (earlier, later): why the two do not combine; reported at the later one's key
 REFUSED_COMBINATIONS = {
@@ -155,6 +161,24 @@ REFUSED_COMBINATIONS = {
         "next: (one decoding step) and positions: rope are not combined in one lesson yet: the "
         "new token's query and key would be turned by its position, a step the decoding row "
         "does not have; keep one of them"
+    ),
+    ("qkv", "positions"): (
+        "Q, K and V are given, so there is no X to add positions to, and RoPE would turn the "
+        "given Q and K before the scores, a step such a lesson does not have yet; give X and "
+        "the W's for positions, or remove positions"
+    ),
+    ("qkv", "source"): (
+        "Q, K and V are given: cross-attention's keys and values come from a source sentence's "
+        "X_src, which such a lesson does not have; give K and V for the source tokens as X and "
+        "W's instead, or remove source"
+    ),
+    ("qkv", "next"): (
+        "next: (one decoding step) makes the new token's q, k and v from its x and the W's, "
+        "which a lesson with Q, K and V given does not have; give X and the W's, or remove next"
+    ),
+    ("qkv", "grouped"): (
+        "kv_groups shares a W_K and W_V between query heads; with Q, K and V given, give each "
+        "head its K and V (the same K and V in the heads of a group), and remove kv_groups"
     ),
 }
 

@@ -47,6 +47,8 @@ def derivation_json(
         doc["source"] = list(d.lesson.source)
     if d.lesson.positions != "none":
         doc["positions"] = d.lesson.positions
+    if d.lesson.qkv:  # issue 28: the lesson starts at the scores
+        doc["given"] = ["Q", "K", "V"]
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
 

@@ -76,12 +76,12 @@ FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 
 def fill_steps(d: Derivation) -> list[Step]:
-    """The steps a student fills in, in the order they are computed."""
+    """The steps a student fills in, in the order they are computed (never one the lesson
+    gives: X as it is, or Q, K and V given)."""
     return [
         s
         for s in d.steps
-        if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP
-        or (s.name in FILL_FIRST and s.op != "input")
+        if s.name in FILL + FILL_TOP + NEXT_FILL + NEXT_FILL_TOP + FILL_FIRST and s.op != "input"
     ]
 
 
@@ -596,8 +596,13 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     return "\n".join(out) + "\n"
 
 
+TEX_GIVEN = {"Q": "$Q$, the queries", "K": "$K$, the keys", "V": "$V$, the values"}  # given
+
+
 def _tex_heading(step: Step, command: str) -> list[str]:
     title = TEX_ADDED_X if step.op == "add" else TEX_TITLES[step.name]
+    if step.op == "input" and step.name in TEX_GIVEN:
+        title = TEX_GIVEN[step.name]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

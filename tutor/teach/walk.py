@@ -474,6 +474,8 @@ def why_text(d: Derivation, step: Step) -> str:
     """Why the step is there, in words (cross-attention's K, V and scores say it their way)."""
     if step.op == "add":
         return WHY_ADDED_X
+    if step.op == "input" and step.name in words.WHY_GIVEN:
+        return words.WHY_GIVEN[step.name]
     if d.lesson.source is not None and step.name in WHY_SOURCE:
         return WHY_SOURCE[step.name]
     if TURNED.get() and step.name in WHY_COLUMNS:
@@ -699,7 +701,11 @@ def header(d: Derivation) -> RenderableType:
     if lesson.description:
         body.insert(0, Text(lesson.description))
     source = "X_src" if lesson.source is not None else "X"  # cross-attention: K, V from X_src
-    if lesson.layout == "columns":
+    if lesson.qkv:  # Q, K and V given: the walk starts at the scores
+        rows = "Z = V · softmax(Kᵀ·Q / √d_k)" if lesson.layout == "columns" else ""
+        formula = rows or "Z = softmax(Q·Kᵀ / √d_k) · V"
+        body.append(Text(f"{formula},  with Q, K and V given", style="bold"))
+    elif lesson.layout == "columns":
         body.append(
             Text(
                 f"tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, "
@@ -725,7 +731,7 @@ def header(d: Derivation) -> RenderableType:
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     if lesson.next is not None:
         body.append(Text(nextstep.header_line(lesson), style="bold"))
-    body += kv_table(lesson)
+    body += [] if lesson.qkv else kv_table(lesson)
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
 
 

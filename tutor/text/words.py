@@ -52,10 +52,26 @@ TITLES = {
 ADDED_X = "X = E + P, each token with its position"
 
 
+# Q, K and V a lesson gives (issue 28: it starts at the scores), and why they stand there
+GIVEN_TITLES = {
+    "Q": "Q, the given queries",
+    "K": "K, the given keys",
+    "V": "V, the given values",
+}
+WHY_GIVEN = {
+    "Q": "The problem gives the queries as they are: one row per token, the question each "
+    "token asks. (In a model they are X · W_Q; here that step is already done.)",
+    "K": "The keys are given too, one row per token: what each token offers to be found by.",
+    "V": "And the values, one row per token: what each token hands over once it is attended to.",
+}
+
+
 def step_title(step: Step) -> str:
-    """A step's heading: ``TITLES``, but X worked as E + P has its own."""
+    """A step's heading: ``TITLES``, but X worked as E + P, and Q, K, V given, have their own."""
     if step.op == "add":
         return ADDED_X
+    if step.op == "input" and step.name in GIVEN_TITLES:
+        return GIVEN_TITLES[step.name]
     if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
         return "scores = Q_rot · K_rotᵀ"
     return TITLES[step.name]
@@ -125,6 +141,8 @@ def lesson_facts(
         math(f"d_k = {lesson.d_k}"),
         math(f"d_v = {lesson.d_v}"),
     ]
+    if lesson.qkv:  # Q, K, V given: no X, so no d_model
+        parts[1:2] = ["Q, K, V given"]
     if lesson.multi_head:
         parts.append(f"{len(lesson.heads)} heads")
     if lesson.kv_groups is not None:
