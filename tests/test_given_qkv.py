@@ -227,3 +227,14 @@ def test_variants_refuse_a_given_lesson(run, tmp_path: Path) -> None:  # type: i
         "variants", str(write(tmp_path, ONE)), "--count", "2", "--output", str(tmp_path / "v")
     )
     assert result.exit_code == 1 and "Q, K and V given" in result.stderr
+
+
+def test_list_and_check_code_know_there_is_no_x(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, ONE, "sun.yaml")
+    listed = run("list", "--lessons-dir", str(tmp_path)).stdout
+    row = next(line for line in listed.splitlines() if line.startswith("sun "))
+    assert row.split()[:5] == ["sun", "3", "-", "2", "2"]  # N, d_model, d_k, d_v
+    program = tmp_path / "mine.py"
+    assert run("code", str(path), "--output", str(program)).exit_code == 0
+    result = run("check-code", str(path), str(program))
+    assert result.exit_code == 1 and "it gives Q, K and V, not X and the W's" in result.stderr
