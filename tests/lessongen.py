@@ -85,24 +85,27 @@ def lesson_text(
     1 to 3). ``positions`` (given, sinusoidal, rope: d_k must then be even) and ``source``
     (the length of a source sentence, for cross-attention) add issue 17's keys."""
     lines = _sentence(rng, n, d_model, d_k, kinds, positions, source, causal)
-    if heads:
-        lines.append("heads:")
-        for _ in range(heads):
-            lines += [
-                f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}",
-                f"    W_K: {matrix(rng, d_model, d_k, kinds)}",
-                f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
-            ]
-        if w_o:
-            width = d_out if d_out is not None else rng.randint(1, 3)
-            lines.append(f"W_O: {matrix(rng, heads * d_v, width, kinds)}")
-    else:
-        lines += [
-            f"W_Q: {matrix(rng, d_model, d_k, kinds)}",
-            f"W_K: {matrix(rng, d_model, d_k, kinds)}",
-            f"W_V: {matrix(rng, d_model, d_v, kinds)}",
-        ]
+    shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_v)}
+    lines += _three(rng, shapes, heads, kinds)
+    if heads and w_o:
+        width = d_out if d_out is not None else rng.randint(1, 3)
+        lines.append(f"W_O: {matrix(rng, heads * d_v, width, kinds)}")
     return "\n".join(lines) + "\n"
+
+
+def _three(
+    rng: random.Random, shapes: dict[str, tuple[int, int]], heads: int, kinds: str
+) -> list[str]:
+    """W_Q, W_K, W_V (or Q, K, V) of the given shapes: at the top level, or once per head."""
+    if not heads:
+        return [f"{key}: {matrix(rng, r, c, kinds)}" for key, (r, c) in shapes.items()]
+    lines = ["heads:"]
+    for _ in range(heads):
+        lines += [
+            f"{'    ' if k else '  - '}{key}: {matrix(rng, r, c, kinds)}"
+            for k, (key, (r, c)) in enumerate(shapes.items())
+        ]
+    return lines
 
 
 def grouped_lesson_text(
@@ -134,6 +137,27 @@ def grouped_lesson_text(
             f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
         ]
     if w_o:
+        lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+    return "\n".join(lines) + "\n"
+
+
+def qkv_lesson_text(
+    rng: random.Random,
+    n: int,
+    d_k: int,
+    d_v: int,
+    kinds: str = "idf",
+    heads: int = 0,
+    causal: bool = False,
+    w_o: bool = False,
+) -> str:
+    """A valid lesson that gives Q, K and V (issue 28): at the top level, or per head."""
+    tokens = [rng.choice(WORDS) for _ in range(n)]
+    lines = ["title: Random lesson, Q, K, V given", f"tokens: [{', '.join(tokens)}]"]
+    if causal:
+        lines.append("mask: causal")
+    lines += _three(rng, {"Q": (n, d_k), "K": (n, d_k), "V": (n, d_v)}, heads, kinds)
+    if heads and w_o:
         lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
     return "\n".join(lines) + "\n"
 

@@ -38,7 +38,9 @@ def rope_theta(lesson: Lesson, d_k: int) -> np.ndarray:
     """θ per pair in radians: the lesson's degrees, or 10000^(−2i/d_k)."""
     if lesson.theta is None:
         return np.power(10000.0, -2 * np.arange(d_k // 2) / d_k)
-    return np.array([p / q for p, q in lesson.theta]) * np.pi / 180
+    units = lesson.theta_units or ("deg",) * len(lesson.theta)
+    per_radian = {"deg": np.pi / 180, "rad": 1.0}
+    return np.array([p / q * per_radian[u] for (p, q), u in zip(lesson.theta, units, strict=True)])
 
 
 def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
@@ -49,7 +51,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         P = as_array(lesson.P) if lesson.P is not None else sinusoidal(*X.shape)
         out[("E", None)], out[("P", None)] = X, P
         X = X + P
-    out[("X", None)] = X
+    if not lesson.qkv:  # given Q, K, V (held as the W's, X = I): no X to compare
+        out[("X", None)] = X
     S = X  # keys and values read the source sentence in cross-attention
     if lesson.X_src is not None:
         S = out[("X_src", None)] = as_array(lesson.X_src)
@@ -57,6 +60,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
     for n, head in enumerate(lesson.heads, 1):
         h = n if lesson.multi_head else None
         Q, K, V = X @ as_array(head.W_Q), S @ as_array(head.W_K), S @ as_array(head.W_V)
+        if lesson.qkv:  # the lesson gives them: numpy takes them as they are, no X·W
+            Q, K, V = as_array(head.W_Q), as_array(head.W_K), as_array(head.W_V)
         if lesson.positions == "rope":
             theta = rope_theta(lesson, Q.shape[1])
             out[("Q_rot", h)], out[("K_rot", h)] = Q, K = rope(Q, theta), rope(K, theta)
@@ -71,8 +76,8 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         Z = weights @ V
         out.update(
             {
-                ("Q", h): X @ as_array(head.W_Q),
-                ("K", h): S @ as_array(head.W_K),
+                ("Q", h): as_array(head.W_Q) if lesson.qkv else X @ as_array(head.W_Q),
+                ("K", h): as_array(head.W_K) if lesson.qkv else S @ as_array(head.W_K),
                 ("V", h): V,
                 ("scores", h): scores,
                 ("scaled", h): scaled,

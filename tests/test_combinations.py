@@ -41,6 +41,26 @@ def combo_text(features: set[str], seed: int, n: int = 3, source: int = 2) -> st
     elif "positions" in f:
         positions = rng.choice(["given", "sinusoidal"])
     d_model, d_k, d_v = 2, 2, 2
+    if "qkv" in f:  # Q, K, V given (issue 28); a refused partner is added as its key alone
+        text = lessongen.qkv_lesson_text(
+            rng,
+            n,
+            d_k,
+            d_v,
+            heads=2 if f & {"heads", "grouped"} else 0,
+            causal="causal" in f,
+            w_o="W_O" in f,
+        )
+        extra = {
+            "positions": f"positions: {positions}\n",
+            "source": "source: [le, chat]\n",
+            "next": lessongen.next_entry(rng, d_model),
+            "grouped": "kv_groups: 1\n",
+            "columns": "layout: columns\n",
+        }
+        return text + "".join(
+            extra[k] for k in sorted(f) if k in extra and (k != "positions" or positions != "none")
+        )
     common = dict(
         kinds="idf",
         causal="causal" in f,

@@ -125,8 +125,12 @@ def test_the_walk_says_which_k_and_v_each_head_reads_and_counts_parameters(run) 
     assert "reads the group's K and V from head 3 (head3.K, head3.V)" in out
     lesson = load_lesson(GROUPED)
     h, g, d, dk, dv = 4, 2, lesson.d_model, lesson.d_k, lesson.d_v
-    grouped, full = h * d * dk + g * d * (dk + dv), h * d * (2 * dk + dv)
-    assert f"= {grouped}, against" in out and f"= {full} with a W_K" in out
+    # issue 28: K/V weights of this lesson and of MHA side by side, W_Q counted apart
+    grouped, full = g * d * (dk + dv), h * d * (dk + dv)
+    lines = [" ".join(line.strip("│ ").split()) for line in out.splitlines()]
+    assert f"▸ GQA G={g} {g} {grouped} {g * (dk + dv)}" in lines
+    assert f"MHA {h} {full} {h * (dk + dv)}" in lines
+    assert f"W_Q is the same in every row: {h} × ({d}×{dk}) = {h * d * dk} weights" in out
     assert "head2.K" not in out.replace("(head1.K", "")  # head 2 shows no K of its own
 
 

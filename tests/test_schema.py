@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES, ROOT, bundled_lessons
 from tests.lessongen import lesson_text
 from tutor.author.schema import SCHEMA
 from tutor.core.lessonfile import load_lesson
-from tutor.core.spec import HEAD_KEYS, QUIZ_KEYS, TOP_KEYS
+from tutor.core.spec import GIVEN_HEAD_KEYS, HEAD_KEYS, QUIZ_KEYS, TOP_KEYS
 
 GOOD = sorted((FIXTURES / "lessons" / "good").glob("*.yaml"))
 BAD = FIXTURES / "lessons" / "bad"
@@ -113,7 +113,9 @@ def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
 
 def test_the_schema_and_the_loader_know_the_same_keys() -> None:
     assert set(SCHEMA["properties"]) == set(TOP_KEYS)
-    assert set(SCHEMA["properties"]["heads"]["items"]["properties"]) == set(HEAD_KEYS)
+    # a head gives W_Q, W_K, W_V, or (issue 28) its Q, K, V
+    head_keys = set(HEAD_KEYS) | set(GIVEN_HEAD_KEYS)
+    assert set(SCHEMA["properties"]["heads"]["items"]["properties"]) == head_keys
     assert set(SCHEMA["properties"]["quiz"]["properties"]) == set(QUIZ_KEYS)
 
 
@@ -253,3 +255,21 @@ def test_the_readme_examples_are_valid_lessons(tmp_path: Path) -> None:
         path.write_text(text)
         load_lesson(path)
         assert errors_of(yaml.safe_load(text)) == []
+
+
+def test_lessons_with_q_k_v_given_validate_and_mixtures_do_not() -> None:
+    from tests.lessongen import qkv_lesson_text
+
+    rng = random.Random(28)
+    for _ in range(40):
+        heads = rng.choice([0, 2, 3])
+        text = qkv_lesson_text(
+            rng, rng.randint(1, 5), rng.randint(1, 4), rng.randint(1, 3), heads=heads,
+            causal=rng.random() < 0.5, w_o=heads > 0 and rng.random() < 0.5,
+        )  # fmt: skip
+        data = yaml.safe_load(text)
+        assert errors_of(data) == [], text
+        assert errors_of({**data, "X": [[1]]}) != []  # given Q, K, V and an X
+        if heads:
+            data["heads"][0]["W_Q"] = [[1]]
+            assert errors_of(data) != []  # a head with Q, K, V and a W_Q

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -24,11 +25,16 @@ from tutor.teach import focus, walk
 from tutor.text import steps, theme, words
 
 SEEDS = range(3)
-KINDS = (*LESSON_KINDS, "heads-next")
+KINDS = (*LESSON_KINDS, "heads-next", "qkv")
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "exercises"
+EXERCISES = [p for p in sorted(FIXTURES.glob("*.yaml")) if "Q:" in p.read_text()]
 
 
 def _lesson(kind: str, seed: int) -> Derivation:
     rng = random.Random(f"{kind}-{seed}")
+    if kind == "qkv":  # Q, K and V given: the lesson starts at the scores
+        path = EXERCISES[seed % len(EXERCISES)]
+        return derive(load_lesson_text(path.read_text(), str(path), path.stem))
     if kind == "heads-next":  # the decoding row of several heads: concat_new and output_new
         text = kind_text(rng, "heads")
         d_model = load_lesson_text(text, "heads.yaml", "heads").d_model
@@ -118,7 +124,7 @@ def test_quiz_judge_and_sheet_take_every_asked_step(kind: str, derivations) -> N
                 assert quiz.formula(d, step, turned), step.name
                 judge.alternatives(d, step, 0, 0)  # runs for every asked step
             if step in worksheet.fill_steps(d):
-                assert f"# {words.step_title(step)}:" in sheet, step.name
+                assert f"# {words.step_title(step, d.lesson)}:" in sheet, step.name
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -128,8 +134,8 @@ def test_every_step_is_on_the_keys(kind: str, derivations) -> None:
         md = worksheet.markdown(d)
         typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
         for step in worksheet.fill_steps(d):
-            assert steps.say(step, "tex") in tex, step.name
-            title = words.step_title(step)
+            assert steps.say(step, "tex", d.lesson) in tex, step.name
+            title = words.step_title(step, d.lesson)
             assert re.sub(r"([*_\[\]`])", r"\\\1", title) in md or title in md, step.name
             assert title in typ or typst_doc.lit(title)[1:-1] in typ, step.name
 

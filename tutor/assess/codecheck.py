@@ -34,6 +34,8 @@ def refusal(d: Derivation) -> str | None:
         return "its queries and keys are rotated (RoPE)"
     if lesson.source is not None:
         return "its keys and values come from a second sentence (cross-attention)"
+    if lesson.qkv:
+        return "it gives Q, K and V, not X and the W's that make them"
     return None
 
 

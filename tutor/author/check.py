@@ -6,7 +6,7 @@ A lesson can be valid and still make a poor exercise. These are worth a warning:
 * scores so far apart that softmax is one-hot (largest weight above ``ONE_HOT``), or that most
   of a row's weights show as 0.00;
 * scaled scores beyond ±``MAX_SCALED`` (e^x by hand, and a loud softmax);
-* two different words with the same row of X (attention cannot tell them apart);
+* two different words with the same row of X (saying only what attention then gives them alike);
 * entries that are unpleasant by hand: more than ``MAX_PLACES`` decimal places, or a fraction
   whose denominator is above ``MAX_DENOMINATOR``;
 * a ``focus:`` on a uniform row, which the walk would then work while livelier rows exist.
@@ -169,7 +169,10 @@ def _angle_warnings(lesson: Lesson) -> Iterator[Problem]:
 
     from tutor.core.positions import friendly
 
-    for k, (p, q) in enumerate(lesson.theta, 1):
+    units = lesson.theta_units or ("deg",) * len(lesson.theta)
+    for k, ((p, q), unit) in enumerate(zip(lesson.theta, units, strict=True), 1):
+        if unit == "rad":  # radians were asked for: cos(1) is what the lesson means to show
+            continue
         theta = sympy.Rational(p, q)
         bad = [pos for pos in range(1, lesson.n) if not friendly(pos * theta)]
         if bad:
@@ -198,16 +201,17 @@ def fmt_degrees(x) -> str:  # type: ignore[no-untyped-def]
 def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
     """Every given matrix: (position key prefix, name in messages, matrix)."""
     x = "E" if lesson.embedded else "X"
-    yield x, x, lesson.X
+    if not lesson.qkv:  # given Q, K, V: X is the identity the lesson does not write
+        yield x, x, lesson.X
     if lesson.P is not None:
         yield "P", "P", lesson.P
     if lesson.X_src is not None:
         yield "X_src", "X_src", lesson.X_src
     for h, head in enumerate(lesson.heads, 1):
         key, shown = (f"heads.{h}.", f" of head {h}") if lesson.multi_head else ("", "")
-        yield f"{key}W_Q", f"W_Q{shown}", head.W_Q
-        yield f"{key}W_K", f"W_K{shown}", head.W_K
-        yield f"{key}W_V", f"W_V{shown}", head.W_V
+        for name in ("Q", "K", "V"):  # given Q, K, V are held as the W's
+            written = name if lesson.qkv else f"W_{name}"
+            yield f"{key}{written}", f"{written}{shown}", getattr(head, f"W_{name}")
     if lesson.W_O is not None:
         yield "W_O", "W_O", lesson.W_O
 
@@ -420,6 +424,8 @@ def head_warnings(
 
     def at(row: Row, message: str) -> Problem:
         x = "E" if lesson.embedded else "X"
+        if lesson.qkv:  # the row's query, as the lesson gives it
+            x = f"heads.{h}.Q" if lesson.multi_head else "Q"
         line, col = lesson.where.get(f"{x}.{row.i + 1}", lesson.where.get(x, (1, 1)))
         return Problem(lesson.path, line, col, message, "warning")
 
@@ -432,7 +438,7 @@ def head_warnings(
                 f"the weights of {label}{of_head} are uniform: every score in its row is "
                 f"{number(scores.cells[i][row.seen[0]], 2, whole=True)}, so {those} get the "
                 f"same weight and {z}[{label}] is a plain average; unless that is the point, "
-                "change this row of X, or W_Q or W_K",
+                f"change this row of {'Q, or K' if lesson.qkv else 'X, or W_Q or W_K'}",
             )
             continue
         cells = [scaled_step.cells[i][j] for j in row.seen]
@@ -453,31 +459,66 @@ def head_warnings(
                 f"the weights of {label}{of_head} are mostly {zero}: "
                 f"{row.zeros(lesson.precision)} of {len(row.seen)} show as {zero}, as its "
                 f"scaled scores run from {low} to {high}; a student learns little from "
-                "weights that vanish, so smaller entries in X, W_Q or W_K share them out",
+                f"weights that vanish, so smaller entries in {_qk(lesson)} share them out",
             )
         elif row.loudest > MAX_SCALED:  # (mostly 0.00 has said how loud they are)
             yield at(
                 row,
                 f"the scaled scores of {label}{of_head} run from {low} to {high}, beyond "
                 f"±{MAX_SCALED:g}: e^x of such scores is not worked by hand and softmax turns "
-                "loud; smaller entries in X, W_Q or W_K keep them in a calm range",
+                f"loud; smaller entries in {_qk(lesson)} keep them in a calm range",
             )
 
 
+def _qk(lesson: Lesson) -> str:
+    """What makes the scores, as the lesson writes it."""
+    return "Q or K" if lesson.qkv else "X, W_Q or W_K"
+
+
 def _duplicate_rows(lesson: Lesson) -> Iterator[Problem]:
-    """Different words with the same row of X: attention cannot tell them apart."""
+    """Different words with the same row of X (or of E): what attention then gives the two
+    alike, and only that. Without a mask and positions, everything; a causal mask or RoPE
+    tells them apart after the queries and keys; added positions before them."""
+    added = lesson.positions in ("given", "sinusoidal")  # the lesson's rows are E; X = E + P
+    key = "E" if added else "X"
     first: dict[tuple, int] = {}
     for i, (word, row) in enumerate(zip(lesson.tokens, lesson.X, strict=True)):
         j = first.setdefault(row, i)
         if j != i and lesson.tokens[j] != word:
-            line, col = lesson.where.get(f"X.{i + 1}", lesson.where.get("X", (1, 1)))
+            line, col = lesson.where.get(f"{key}.{i + 1}", lesson.where.get(key, (1, 1)))
             a, b = lesson.labels[j], lesson.labels[i]
+            alike = _alike(lesson, a, b, i - j)
             yield Problem(
                 lesson.path,
                 line,
                 col,
-                f"the row of X of {b} is the same as {a}'s, so the two are the same token to "
-                f"attention (the same query, key and value, the same weights and Z); unless "
+                f"the row of {key} of {b} is the same as {a}'s, {alike}; unless "
                 "that is the point, give them different features",
                 "warning",
             )
+
+
+def _alike(lesson: Lesson, a: str, b: str, apart: int) -> str:
+    """What two tokens with the same row (``apart`` places after each other) share, said only
+    as far as it is true."""
+    if lesson.positions in ("given", "sinusoidal"):
+        return (
+            "the same embedding; their positions are added to it, so their rows of X, queries, "
+            "keys and values differ by position alone"
+        )
+    if lesson.positions == "rope":
+        return (
+            "so the two have the same query, key and value before positions; RoPE turns them "
+            "by different positions, so their scores, weights and Z can differ"
+        )
+    if lesson.source is not None:  # keys and values come from the source sentence
+        return "so the two have the same query, and so the same scores, weights and Z"
+    if lesson.mask == "causal":
+        return (
+            f"so the two have the same query, key and value; under mask: causal {b} sees "
+            f"{plural(apart, 'token')} more than {a}, so their weights differ (and Z can)"
+        )
+    return (
+        "so the two are the same token to attention (the same query, key and value, the same "
+        "weights and Z)"
+    )

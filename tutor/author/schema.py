@@ -17,11 +17,13 @@ from tutor.core.spec import (
     MASKS,
     MAX_DIM,
     MAX_HEADS,
+    MAX_LAYERS,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     POSITIONS,
     STEP_NAMES,
+    THETA_UNITS,
     VARIANT_KEYS,
 )
 
@@ -33,6 +35,8 @@ ENTRY_PATTERN = (
     r"|\.\d+(?:[eE][+\-]?\d+)?"  # .5
     r")\s*$"
 )
+# an angle of theta with its unit (tutor.core.lessonfile._ANGLE): 1 rad, 0.5 radians, 57.5°
+ANGLE_PATTERN = ENTRY_PATTERN.removesuffix(r"\s*$") + r"\s*(?:rad|radians?|deg|degrees?|°)\s*$"
 # a token: no [ ] , # or control characters, 1 to 40 characters once trimmed
 _T = r"[^\s\[\],#\x00-\x1f\x7f]"  # a character a token may start or end with
 TOKEN_PATTERN = rf"^\s*{_T}(?:[^\[\],#\x00-\x1f\x7f]{{0,{MAX_TOKEN_CHARS - 2}}}{_T})?\s*$"
@@ -125,11 +129,22 @@ SCHEMA: dict = {
         },
         "theta": {
             "description": "positions: rope: the angle per position of each pair of columns "
-            "of Q and K, in degrees (multiples of 30° or 45° are worked exactly by hand).",
+            "of Q and K, in degrees (multiples of 30° or 45° are worked exactly by hand), or in "
+            "radians when written '1 rad' or with theta_unit: radians.",
             "type": "array",
             "minItems": 1,
             "maxItems": MAX_DIM,
-            "items": {"$ref": "#/$defs/entry"},
+            "items": {
+                "anyOf": [
+                    {"$ref": "#/$defs/entry"},
+                    {"type": "string", "pattern": ANGLE_PATTERN},
+                ]
+            },
+        },
+        "theta_unit": {
+            "description": "How theta's entries without a unit of their own are read "
+            "(degrees unless radians).",
+            "enum": list(THETA_UNITS),
         },
         "source": _tokens("Cross-attention: the source sentence's tokens, one per row of X_src."),
         "X_src": _matrix(
@@ -254,6 +269,14 @@ def _decoding(schema: dict) -> None:
             {"type": "string", "pattern": rf"^0*[1-{MAX_HEADS}]$"},
         ],
     }
+    props["layers"] = {
+        "description": "With heads: how many layers the attention stands for; the header's "
+        "MHA/GQA/MQA table multiplies its K/V weights and KV cache by it.",
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": MAX_LAYERS},
+            {"type": "string", "pattern": r"^\d+$"},
+        ],
+    }
     props["kv_heads"] = {
         "description": "With kv_groups: one W_K, W_V per group; query head h reads group "
         "(h − 1) // (heads / kv_groups) + 1.",
@@ -306,6 +329,60 @@ def _decoding(schema: dict) -> None:
 
 
 _decoding(SCHEMA)
+
+_GIVEN = ("Q", "K", "V")
+# keys a lesson with Q, K, V given has no use for (tutor.core.givenqkv and the refused pairs)
+_NOT_WITH_GIVEN = (
+    *("X", "E", "P", "W_Q", "W_K", "W_V", "theta", "theta_unit", "X_src", "kv_heads"),
+    *("kv_groups", "positions", "source", "next", "layers"),
+)
+
+
+def _given(schema: dict) -> None:
+    """Q, K and V given (issue 28), at the top level or in every head, instead of X and the
+    W's: the X-or-E and W's-or-heads rules then give way to their own."""
+    props = schema["properties"]
+    given = {
+        "Q": _matrix("N × d_k: the queries, given (then no X and no W's).", MAX_TOKENS),
+        "K": _matrix("N × d_k: the keys, given with Q and V.", MAX_TOKENS),
+        "V": _matrix("N × d_v: the values, given with Q and K.", MAX_TOKENS),
+    }
+    props.update(given)
+    head = props["heads"]["items"]
+    head["properties"].update(given)
+    head.pop("required")  # which three a head needs depends on the lesson's kind, below
+    any_given = [{"required": [k]} for k in _GIVEN]
+    if_given = {
+        "anyOf": [
+            *any_given,
+            {"required": ["heads"], "properties": {"heads": {"contains": {"anyOf": any_given}}}},
+        ]
+    }
+    then = {
+        "not": {"anyOf": [{"required": [k]} for k in _NOT_WITH_GIVEN]},
+        "oneOf": [
+            {"required": list(_GIVEN), "not": {"required": ["heads"]}},
+            {"required": ["heads"], "not": {"anyOf": any_given}},
+        ],
+        "properties": {
+            "heads": {
+                "items": {
+                    "required": list(_GIVEN),
+                    "properties": {"W_Q": False, "W_K": False, "W_V": False},
+                }
+            }
+        },
+    }
+    x_or_e = schema["allOf"].pop(0)
+    kv_rule = schema["allOf"].pop()
+    w_or_heads = {"oneOf": schema.pop("oneOf")}
+    wq = {"properties": {"heads": {"items": {"required": ["W_Q"]}}}}
+    schema["allOf"].append(
+        {"if": if_given, "then": then, "else": {"allOf": [x_or_e, w_or_heads, kv_rule, wq]}}
+    )
+
+
+_given(SCHEMA)
 
 
 def schema_text() -> str:

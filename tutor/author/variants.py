@@ -81,6 +81,8 @@ def make_variants(
         unsupported.append(f"positions: {lesson.positions}")
     if lesson.source is not None:
         unsupported.append("a source sentence")
+    if lesson.qkv:  # a variant is written as X and W's
+        unsupported.append("Q, K and V given")
     if unsupported:  # new numbers would break the sharing of K, V, drop the decoding step,
         # or write positions and a source sentence as plain self-attention
         raise TutorError(

@@ -811,6 +811,9 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
             P = made(positions.sinusoidal_step, tokens, lesson.d_model)
         X = made(positions.add, "X", E, P)  # (N, d_model)
         steps = [E, P, X]
+    elif lesson.qkv:  # Q, K and V given: no X (its identity stands in only for consumers)
+        X = made(given, "X", lesson.X, tokens)
+        steps = []
     else:
         X = made(given, "X", lesson.X, tokens)  # (N, d_model)
         steps = [X]
@@ -824,31 +827,38 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
     shared: dict[int, tuple[Step, Step]] = {}  # grouped heads: each group's K and V, made once
     for number, head in enumerate(lesson.heads, 1):
         h = number if lesson.multi_head else None
-        W_Q = made(given, "W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
-        Q = made(matmul, "Q", X, W_Q, head=h)  # (N, d_k)
-        rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
-        if rope:
-            from tutor.core import positions
+        rope = False
+        if lesson.qkv:  # Q, K and V given (issue 28): the head starts at its scores
+            Q = made(given, "Q", head.W_Q, tokens, h)  # (N, d_k)
+            K = made(given, "K", head.W_K, tokens, h)  # (N, d_k)
+            V = made(given, "V", head.W_V, tokens, h)  # (N, d_v)
+            steps += [Q, K, V]
+        else:
+            W_Q = made(given, "W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
+            Q = made(matmul, "Q", X, W_Q, head=h)  # (N, d_k)
+            rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
+            if rope:
+                from tutor.core import positions
 
-            angles = positions.radians(lesson.theta, len(head.W_Q[0]))
-        group = lesson.group_of(number)
-        if group in shared:  # a later head of its group reads the group's K and V
-            K, V = shared[group]
-            steps += [W_Q, Q]
-            if rope:
-                Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
-                steps.append(Q)
-        else:  # K and V of a group belong to its first head
-            W_K = made(given, "W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
-            W_V = made(given, "W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
-            K = made(matmul, "K", source, W_K, head=h)  # (N_src, d_k)
-            V = made(matmul, "V", source, W_V, head=h)  # (N_src, d_v)
-            steps += [W_Q, W_K, W_V, Q, K, V]
-            if rope:
-                Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
-                K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
-                steps += [Q, K]
-            shared[group] = K, V
+                angles = positions.radians(lesson.theta, len(head.W_Q[0]), lesson.theta_units)
+            group = lesson.group_of(number)
+            if group in shared:  # a later head of its group reads the group's K and V
+                K, V = shared[group]
+                steps += [W_Q, Q]
+                if rope:
+                    Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
+                    steps.append(Q)
+            else:  # K and V of a group belong to its first head
+                W_K = made(given, "W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
+                W_V = made(given, "W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
+                K = made(matmul, "K", source, W_K, head=h)  # (N_src, d_k)
+                V = made(matmul, "V", source, W_V, head=h)  # (N_src, d_v)
+                steps += [W_Q, W_K, W_V, Q, K, V]
+                if rope:
+                    Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
+                    K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
+                    steps += [Q, K]
+                shared[group] = K, V
         scores = made(matmul, "scores", Q, K, transpose=True, head=h)  # (N, N_src)
         if rope:
             scores = made(positions.rational_where_exact, scores)  # √3·√3 = 3: keep it exact

@@ -83,6 +83,9 @@ class Lesson:
     positions: str = "none"
     P: Matrix | None = None
     theta: tuple[Entry, ...] | None = None
+    # each theta entry's unit, "deg" or "rad" (``1 rad``, ``theta_unit: radians``); None when
+    # every angle is in degrees
+    theta_units: tuple[str, ...] | None = None
     # cross-attention (issue 17): a second sentence; keys and values come from its X_src
     source: tuple[str, ...] | None = None
     X_src: Matrix | None = None
@@ -97,6 +100,12 @@ class Lesson:
     # heads of one group carry the group's W_K and W_V, so every head still has all three)
     kv_groups: int | None = None
     next: NextToken | None = None  # a decoding step to work after the lesson (the KV cache)
+    # how many layers the attention stands for (None: not said); it multiplies the K/V weights
+    # and KV-cache counts the header compares, never the arithmetic (so not in the fingerprint)
+    layers: int | None = None
+    # Q, K and V given (issue 28; tutor.core.givenqkv): each head's W_Q, W_K, W_V hold the given
+    # Q, K, V and X is the N × N identity; the engine gives Q, K, V as inputs, no X or W steps
+    qkv: bool = False
     layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
 
     def group_of(self, head: int) -> int:
@@ -141,6 +150,7 @@ class Lesson:
             W_O=self.W_O is not None,
             next=self.next is not None,
             layout=self.layout,
+            qkv=self.qkv,
         )
 
     @property
@@ -196,6 +206,8 @@ def fingerprint_of(lesson: Lesson) -> str:
     # added only when used, so the fingerprints of lessons without them stay as they were
     if lesson.kv_groups is not None:
         parts.append(f"kv_groups={lesson.kv_groups}")
+    if lesson.qkv:  # the same numbers as X = I with W's would otherwise be the same lesson
+        parts.append("qkv")
     if lesson.next is not None:
         parts.append("next=" + lesson.next.token + "|" + mat((lesson.next.x,)))
     # issue 17's numbers, only when present: older lessons keep their fingerprints
@@ -204,6 +216,8 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("P=" + mat(lesson.P))
         theta = "-" if lesson.theta is None else ",".join(f"{p}/{q}" for p, q in lesson.theta)
         parts.append("theta=" + theta)
+        if lesson.theta_units is not None:  # only with radians: degree lessons keep theirs
+            parts.append("theta_units=" + ",".join(lesson.theta_units))
     if lesson.source is not None:
         parts.append("source=" + "\x1f".join(lesson.source))
         parts.append("X_src=" + mat(lesson.X_src))
@@ -219,6 +233,7 @@ def features(
     W_O: bool,
     next: bool,
     layout: str,
+    qkv: bool = False,
 ) -> frozenset[str]:
     """``spec.FEATURES`` names of a lesson's keys (the loader's, before a Lesson exists)."""
     on = {
@@ -231,6 +246,7 @@ def features(
         "W_O": W_O,
         "next": next,
         "columns": layout == "columns",
+        "qkv": qkv,
     }
     return frozenset(name for name, yes in on.items() if yes)
 

@@ -14,7 +14,8 @@ import yaml
 
 from tutor.core import kinds
 from tutor.core import lessonmore as more
-from tutor.core.errors import LessonError, Problem
+from tutor.core.errors import AnswerError, LessonError, Problem
+from tutor.core.givenqkv import given_heads, gives_qkv, identity
 from tutor.core.lesson import (
     Entry,
     Focus,
@@ -26,6 +27,7 @@ from tutor.core.lesson import (
     features,
     unique_labels,
 )
+from tutor.core.numbers import parse_entry
 from tutor.core.spec import (
     FEATURES,
     FILLED_NEXT_STEPS,
@@ -35,6 +37,7 @@ from tutor.core.spec import (
     MAX_DIM,
     MAX_ERRORS,
     MAX_HEADS,
+    MAX_LAYERS,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
@@ -42,6 +45,7 @@ from tutor.core.spec import (
     POSITIONS,
     QUIZ_KEYS,
     STEP_NAMES,
+    THETA_UNITS,
     TOP_KEYS,
     VARIANT_KEYS,
     refused,
@@ -114,8 +118,9 @@ def _build(
     def value(key: str) -> yaml.Node | None:
         return keys[key][1] if key in keys else None
 
+    qkv = gives_qkv(keys, root)  # Q, K, V given: the lesson starts at the scores (issue 28)
     for key in ("title", "tokens", "X"):
-        if key == "X" and "E" in keys:
+        if key == "X" and ("E" in keys or qkv):
             continue  # E (token embeddings) stands for X: X = E + P
         if key not in keys:
             c.error(root, f"missing key {key!r}; a lesson needs title, tokens, X and W_Q, W_K, W_V")
@@ -134,33 +139,47 @@ def _build(
     tokens: list[str] | None = None
     if "tokens" in keys:
         tokens = _tokens(c, value("tokens"))
-    xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
-    if "E" in keys and "X" in keys:
-        c.error(
-            keys["E"][0],
-            "both X and E are given; give X (the tokens' vectors as they are) or E (token "
-            "embeddings, to which the positions P are added), not both",
-        )
-    X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
-    x_node = value(xkey)  # its rows count even when one of them is bad
-    x_rows = len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
-    if tokens is not None and x_rows is not None and x_rows <= MAX_TOKENS and len(tokens) != x_rows:
-        c.error(
-            value("tokens"),
-            f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
-            f"expected one token per row of {xkey}",
-        )
-    d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
-    positions, P, theta = _positions(c, keys, xkey, x_rows, d_model)
-    source, X_src = _source(c, keys, d_model)
-
-    kv_groups = None
-    if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
-        heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+    if qkv:  # X is the identity, so X·W = W: each head's W's hold its given Q, K, V
+        X = identity(len(tokens)) if tokens is not None else None
+        xkey, d_model, P, theta, theta_units, source, X_src, kv_groups = "X", None, *[None] * 6
+        positions = c.scalar(value("positions"), "positions") if "positions" in keys else None
+        positions = positions or "none"
+        heads = given_heads(c, keys, root, len(tokens) if tokens is not None else None)
     else:
-        if "kv_heads" in keys:
-            c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
-        heads = _heads(c, keys, root, d_model)
+        xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
+        if "E" in keys and "X" in keys:
+            c.error(
+                keys["E"][0],
+                "both X and E are given; give X (the tokens' vectors as they are) or E (token "
+                "embeddings, to which the positions P are added), not both",
+            )
+        X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
+        x_node = value(xkey)  # its rows count even when one of them is bad
+        x_rows = (
+            len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
+        )
+        if (
+            tokens is not None
+            and x_rows is not None
+            and x_rows <= MAX_TOKENS
+            and len(tokens) != x_rows
+        ):
+            c.error(
+                value("tokens"),
+                f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
+                f"expected one token per row of {xkey}",
+            )
+        d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
+        positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
+        source, X_src = _source(c, keys, d_model)
+
+        kv_groups = None
+        if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
+            heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+        else:
+            if "kv_heads" in keys:
+                c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
+            heads = _heads(c, keys, root, d_model)
     W_O = None
     if "W_O" in keys:
         W_O = c.matrix(value("W_O"), "W_O", key="W_O")
@@ -207,9 +226,9 @@ def _build(
         elif n is not None:
             precision = n
 
-    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys else None
+    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys and not qkv else None
     layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
-    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout)
+    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout, qkv)
     if positions == "rope":
         for k, h in enumerate(heads, 1):
             d_k = len(h.W_Q[0])
@@ -225,8 +244,8 @@ def _build(
                     keys["theta"][1],
                     f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
                     f"d_k{where_k} = {d_k} makes {d_k // 2} "
-                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle (in "
-                    "degrees) per pair",
+                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle per "
+                    "pair",
                 )
 
     notes = _notes(c, value("notes")) if "notes" in keys else {}
@@ -247,6 +266,7 @@ def _build(
         else {}
     )
     variant = _variant(c, value("variant")) if "variant" in keys else None
+    layers = _layers(c, keys, len(heads) if heads else 0, qkv)
     where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
     if any(p.severity == "error" for p in c.problems):
         return None
@@ -266,6 +286,7 @@ def _build(
         positions=positions,
         P=P,
         theta=theta,
+        theta_units=theta_units,
         source=source,
         X_src=X_src,
         notes=MappingProxyType(notes),
@@ -273,6 +294,8 @@ def _build(
         focus=focus,
         where=MappingProxyType(where),
         kv_groups=kv_groups,
+        qkv=qkv,
+        layers=layers,
         next=next_token,
         layout=layout,
         points=MappingProxyType(points),
@@ -291,17 +314,19 @@ def _combinations(
     W_O: object,
     next_token: object,
     layout: str,
+    qkv: bool = False,
 ) -> None:
     """Refuse the pairs of features ``spec.REFUSED_COMBINATIONS`` lists, at the later key."""
     found = features(
         positions=positions,
-        source=source is not None,
+        source=source is not None or (qkv and "source" in keys),
         mask=mask,
         grouped="kv_groups" in keys,
         heads="heads" in keys,
         W_O=W_O is not None,
-        next=next_token is not None,
+        next=next_token is not None or (qkv and "next" in keys),
         layout=layout,
+        qkv=qkv,
     )
     for _, later, why in refused(found):
         key = FEATURES[later]
@@ -636,8 +661,9 @@ def _variant(c: Checker, node: yaml.Node) -> VariantOf | None:
 
 def _positions(
     c: Checker, keys: dict, xkey: str, rows: int | None, d_model: int | None
-) -> tuple[str, Matrix | None, tuple[Entry, ...] | None]:
-    """``positions``, ``P`` and ``theta``, checked against each other and the shape of E."""
+) -> tuple[str, Matrix | None, tuple[Entry, ...] | None, tuple[str, ...] | None]:
+    """``positions``, ``P`` and ``theta`` (with each angle's unit), checked against each other
+    and the shape of E."""
     kind = None
     if "positions" in keys:
         node = keys["positions"][1]
@@ -699,35 +725,121 @@ def _positions(
             keys["positions"][1],
             "positions: rope rotates Q and K instead of adding positions to X; give X, not E",
         )
-    theta = None
-    if "theta" in keys:
-        node = keys["theta"][1]
-        if kind != "rope":
+    theta, units = _theta(c, keys, kind)
+    return kind or "none", P, theta, units
+
+
+def _layers(c: Checker, keys: dict, heads: int, qkv: bool) -> int | None:
+    """``layers``: a whole number of layers, for a lesson with several heads (it multiplies the
+    K/V counts the header compares for MHA, GQA and MQA)."""
+    if "layers" not in keys:
+        return None
+    node = keys["layers"][1]
+    text = c.scalar(node, "layers")
+    n = None if text is None else whole_number(text, 1, MAX_LAYERS)
+    if n is None:
+        c.error(node, f"layers is {describe(node)}; expected a whole number from 1 to {MAX_LAYERS}")
+        return None
+    if qkv:
+        c.error(
+            keys["layers"][0],
+            "layers multiplies the K/V weights the header compares, but this lesson gives Q, "
+            "K and V, not the weights that make them; remove layers",
+        )
+        return None
+    if "heads" not in keys or heads < 2:
+        c.error(
+            keys["layers"][0],
+            "layers multiplies the K/V weights and KV cache that the header compares for "
+            "multi-head, grouped and multi-query attention, but this lesson has "
+            f"{'one head' if heads == 1 else 'no heads'}; give two or more heads, or remove layers",
+        )
+        return None
+    return n
+
+
+# an angle of theta as a course writes it: a number, then a unit or none (theta_unit's, degrees)
+_ANGLE = re.compile(r"^(?P<number>.*?)(?:(?<=[\d\s.])(?P<unit>rad|radians?|deg|degrees?|°))?$")
+
+
+def _theta(
+    c: Checker, keys: dict, kind: str | None
+) -> tuple[tuple[Entry, ...] | None, tuple[str, ...] | None]:
+    """``theta`` and ``theta_unit``: each angle exact, with its unit ("deg" or "rad"); the units
+    are None when every angle is in degrees (as before radians could be written)."""
+    unit = "deg"
+    if "theta_unit" in keys:
+        node = keys["theta_unit"][1]
+        text = c.scalar(node, "theta_unit")
+        if "theta" not in keys:
             c.error(
-                keys["theta"][0],
-                "theta sets the angles of positions: rope, but this lesson has no "
-                "'positions: rope'; add it or remove theta",
+                keys["theta_unit"][0],
+                "theta_unit says how to read theta, but this lesson has no theta; add theta "
+                "or remove theta_unit",
             )
-        elif not isinstance(node, yaml.SequenceNode) or not node.value:
-            c.error(
-                node,
-                f"theta should be a list of angles in degrees, one per pair of columns of Q "
-                f"(e.g. [90, 60]), but found {describe(node)}",
-            )
-        elif len(node.value) > MAX_DIM:
-            c.error(node, f"theta has {len(node.value)} entries; at most {MAX_DIM} are allowed")
-        else:
-            got = [c.number(x, f"theta entry {k}") for k, x in enumerate(node.value, 1)]
-            if all(g is not None for g in got):
-                theta = tuple(got)  # type: ignore[arg-type]
-                for k, (x, (p, q)) in enumerate(zip(node.value, theta, strict=True), 1):
-                    c.where[f"theta.{k}"] = pos(x)
-                    if not -3600 <= p / q <= 3600:
-                        c.error(
-                            x, f"theta entry {k} is {x.value}; expected degrees from -3600 to 3600"
-                        )
-                        theta = None
-    return kind or "none", P, theta
+        elif text is not None and text not in THETA_UNITS:
+            c.error(node, f"theta_unit is {text!r}; expected one of: {', '.join(THETA_UNITS)}")
+        elif text == "radians":
+            unit = "rad"
+    if "theta" not in keys:
+        return None, None
+    node = keys["theta"][1]
+    if kind != "rope":
+        c.error(
+            keys["theta"][0],
+            "theta sets the angles of positions: rope, but this lesson has no "
+            "'positions: rope'; add it or remove theta",
+        )
+        return None, None
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        c.error(
+            node,
+            "theta should be a list of angles in degrees, one per pair of columns of Q (e.g. "
+            f"[90, 60], or [1 rad] in radians), but found {describe(node)}",
+        )
+        return None, None
+    if len(node.value) > MAX_DIM:
+        c.error(node, f"theta has {len(node.value)} entries; at most {MAX_DIM} are allowed")
+        return None, None
+    got = [_angle(c, x, k, unit) for k, x in enumerate(node.value, 1)]
+    if any(g is None for g in got):
+        return None, None
+    for k, x in enumerate(node.value, 1):
+        c.where[f"theta.{k}"] = pos(x)
+    theta = tuple(g[0] for g in got)  # type: ignore[index]
+    units = tuple(g[1] for g in got)  # type: ignore[index]
+    return theta, (units if "rad" in units else None)
+
+
+def _angle(c: Checker, node: yaml.Node, k: int, unit: str) -> tuple[Entry, str] | None:
+    """One entry of theta: ``60``, ``57.5``, ``"45/2"``, ``60°``, ``1 rad`` (never evaluated:
+    a number and a unit, or nothing)."""
+    if not isinstance(node, yaml.ScalarNode) or (
+        not node.style and node.value in ("", "~", "null", "Null", "NULL")
+    ):
+        return c.number(node, f"theta entry {k}")  # type: ignore[return-value]  # its error
+    m = _ANGLE.match(node.value.strip())
+    expected = (
+        'an angle: a number of degrees (60, 57.5, "45/2") or of radians with rad '
+        "(1 rad, 0.5 rad); write no π or formulas: 180/π degrees is 1 rad"
+    )
+    try:
+        p, q = parse_entry(m["number"] if m and m["number"] else node.value, expected)
+    except AnswerError:
+        try:  # say what the file has, unit and all
+            parse_entry(node.value, expected)
+        except AnswerError as err:
+            c.error(node, f"theta entry {k}: {err}")
+        return None
+    if m and m["unit"]:
+        unit = "rad" if m["unit"].startswith("rad") else "deg"
+    # ten turns: 3600°, or 62.8 rad (the one-place decimal just inside 3600° = 62.83… rad)
+    top, den, name = (3600, 1, "degrees") if unit == "deg" else (628, 10, "radians")
+    if abs(p) * den > top * q:
+        most = "3600" if unit == "deg" else "62.8"
+        c.error(node, f"theta entry {k} is {node.value}; expected {name} from -{most} to {most}")
+        return None
+    return (p, q), unit
 
 
 def _source(

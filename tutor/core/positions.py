@@ -98,11 +98,21 @@ def default_theta(d_k: int) -> tuple[sympy.Expr, ...]:
     return tuple(sympy.Integer(10000) ** sympy.Rational(-2 * i, d_k) for i in range(d_k // 2))
 
 
-def radians(theta: Sequence[tuple[int, int]] | None, d_k: int) -> tuple[sympy.Expr, ...]:
-    """A lesson's θ per pair (degrees, exact) in radians; the original angles when None."""
+def radians(
+    theta: Sequence[tuple[int, int]] | None,
+    d_k: int,
+    units: Sequence[str] | None = None,
+) -> tuple[sympy.Expr, ...]:
+    """A lesson's θ per pair in radians, exact: degrees become a rational multiple of π, and an
+    angle given in radians stays the number it is (1 rad is 1, so cos(1)); the original angles
+    when None."""
     if theta is None:
         return default_theta(d_k)
-    return tuple(sympy.pi * sympy.Rational(p, q) / 180 for p, q in theta)
+    units = units or ("deg",) * len(theta)
+    return tuple(
+        sympy.Rational(p, q) if unit == "rad" else sympy.pi * sympy.Rational(p, q) / 180
+        for (p, q), unit in zip(theta, units, strict=True)
+    )
 
 
 def angle(step: Step, i: int, pair: int) -> sympy.Expr:
@@ -165,29 +175,73 @@ def friendly(degrees: sympy.Expr) -> bool:
 
 
 MAX_SIMPLIFIED = 2048  # products (cells × d_k) checked for an exact rational score: small lessons
+MAX_EAGER = 128  # products worth combining at once in radians, to find the rational scores
+
+
+def combined(x: sympy.Expr) -> sympy.Expr:
+    """An exact score with its products of cos and sin combined: cos(1)² + sin(1)² is 1,
+    cos(2)·cos(1) + sin(2)·sin(1) is cos(1). sympy's product-to-sum rule (``TR8``) on the
+    expression the engine built (never on text); kept only when it is no longer than before
+    (an angle in degrees can turn into nested radicals)."""
+    from sympy.simplify.fu import TR8
+
+    if not x.has(sympy.cos, sympy.sin):
+        return x
+    y = sympy.expand(TR8(sympy.expand(x)))
+    return y if sympy.count_ops(y) <= sympy.count_ops(x) else x
 
 
 def rational_where_exact(step: Step) -> Step:
     """The step with every cell that is exactly rational held as a fraction: turned queries
     and keys carry √3 and the like, but their products often cancel it (√3·√3 = 3), and a
-    score of exactly 1 should read 1, not 1.00. Only for small lessons (sympy's expansion is
+    score of exactly 1 should read 1, not 1.00. With other angles (radians, 57.5°) the cells'
+    exact forms are ``combined``: at once for a small lesson in radians (so cos²+sin² = 1 is
+    held as 1), when first shown otherwise. Only for small lessons (sympy's expansion is
     slow): a large lesson's scores are shown as decimals, still computed from exact values."""
     n, m = step.shape
-    if n * m * len(step.args[0].cols) > MAX_SIMPLIFIED:
+    size = n * m * len(step.args[0].cols)
+    if size > MAX_SIMPLIFIED:
         return step
     turned = [a for a in step.args if a.op == "rotate"]
     degrees = [sympy.nsimplify(t * 180 / sympy.pi) for a in turned for t in a.angles]
-    if not all(d.is_Rational and friendly(d) for d in degrees):
-        return step  # nested radicals (22.5°) or radians: expanding them is slow, rarely exact
+    friendly_only = all(d.is_Rational and friendly(d) for d in degrees)
+    eager = friendly_only or (
+        size <= MAX_EAGER and all(t.is_Rational for a in turned for t in a.angles)
+    )
 
     def cell(i: int, j: int) -> Cell:
         c = step.cells[i][j]
         if c.q is not None or c.masked:
             return c
-        value = sympy.expand(sympy.Add(*(a.exact * b.exact for a, b in step.terms(i, j))))
-        return Cell(QQ(int(value.p), int(value.q))) if value.is_Rational else c
+        value = sympy.Add(*(a.exact * b.exact for a, b in step.terms(i, j)))
+        if not eager:  # combined when the form is first shown
+            return Cell(None, c.approx, lambda: combined(value), c.near)
+        value = sympy.expand(value) if friendly_only else combined(value)
+        if value.is_Rational:
+            return Cell(QQ(int(value.p), int(value.q)))
+        return c if friendly_only else Cell(None, c.approx, lambda: value, c.near)
 
     cells = tuple(tuple(cell(i, j) for j in range(m)) for i in range(n))
     return Step(
         step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
     )
+
+
+def relative(scores: Step, i: int, j: int) -> tuple[tuple[sympy.Expr, ...], sympy.Expr] | None:
+    """RoPE's point for one score: turning q by mθ and k by nθ is the same as leaving q and
+    turning k by (n − m)θ, so ``scores[i, j] = q_i · R((n − m)θ) · k_jᵀ``. The angles of that
+    one turn (one per pair) and the value of the right side, worked from the unturned Q and K
+    (None when the scores are not of turned queries and keys)."""
+    q_rot, k_rot = scores.args
+    if q_rot.op != "rotate" or k_rot.op != "rotate":
+        return None
+    q = [c.exact for c in q_rot.args[0].cells[i]]
+    k = [c.exact for c in k_rot.args[0].cells[j]]
+    apart = (j + k_rot.shift) - (i + q_rot.shift)  # n − m
+    turns = tuple(apart * t for t in q_rot.angles)
+    total = sympy.Integer(0)
+    for p, a in enumerate(turns):
+        cos, sin = turn(a)
+        ka, kb = k[2 * p], k[2 * p + 1]
+        total += q[2 * p] * (ka * cos - kb * sin) + q[2 * p + 1] * (ka * sin + kb * cos)
+    return turns, combined(total)

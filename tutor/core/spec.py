@@ -38,11 +38,15 @@ TOP_KEYS = (
     "P",
     "positions",
     "theta",
+    "theta_unit",
     "source",
     "X_src",
     "W_Q",
     "W_K",
     "W_V",
+    "Q",
+    "K",
+    "V",
     "heads",
     "W_O",
     "mask",
@@ -52,12 +56,15 @@ TOP_KEYS = (
     "focus",
     "kv_groups",
     "kv_heads",
+    "layers",
     "next",
     "layout",
     "points",
     "variant",
 )
 HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
+# a head of a lesson that gives Q, K and V (tutor.core.givenqkv) instead of X and the W's
+GIVEN_HEAD_KEYS = ("name", "Q", "K", "V", "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name; the decoding
 # step's (next:) too: x_new is given and the caches are read, not worked (tutor.core.kinds)
 FILLED_STEPS, FILLED_NEXT_STEPS = kinds.FILLED_STEPS, kinds.FILLED_NEXT_STEPS
@@ -69,6 +76,9 @@ QUIZ_KEYS = ("steps", "count")
 # (h − 1) // (heads / kv_groups) + 1
 QUERY_HEAD_KEYS = ("name", "W_Q", "focus")
 KV_HEAD_KEYS = ("W_K", "W_V")
+# layers: how many layers the lesson's attention stands for, to count K/V weights and the KV
+# cache of a whole model (a 2024 model has about 30 to 130); the arithmetic itself is one layer
+MAX_LAYERS = 1000
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")
@@ -78,6 +88,8 @@ POSITIONS = ("none", "given", "sinusoidal", "rope")
 # RoPE angles a student can work exactly: cos and sin of multiples of these (degrees) are
 # 0, ±1/2, ±√2/2, ±√3/2, ±1
 FRIENDLY_DEGREES = (30, 45)
+# how RoPE's theta entries are read when they carry no unit of their own ("1 rad", "60°")
+THETA_UNITS = ("degrees", "radians")
 
 # Which lesson features combine (issue 24): ONE table, read by the loader (which refuses a listed
 # pair at the later feature's key), by walk's --next-token/--x (the same rule) and by check (which
@@ -93,6 +105,7 @@ FEATURES = {
     "W_O": "W_O",
     "next": "next",  # one decoding step with the KV cache
     "columns": "layout",  # layout: columns
+    "qkv": "Q",  # Q, K and V given: the lesson starts at the scores
 }
 # (earlier, later): why the two do not combine; reported at the later one's key
 REFUSED_COMBINATIONS = {
@@ -114,6 +127,24 @@ REFUSED_COMBINATIONS = {
         "next: (one decoding step) and positions: rope are not combined in one lesson yet: the "
         "new token's query and key would be turned by its position, a step the decoding row "
         "does not have; keep one of them"
+    ),
+    ("qkv", "positions"): (
+        "Q, K and V are given, so there is no X to add positions to, and RoPE would turn the "
+        "given Q and K before the scores, a step such a lesson does not have yet; give X and "
+        "the W's for positions, or remove positions"
+    ),
+    ("qkv", "source"): (
+        "Q, K and V are given: cross-attention's keys and values come from a source sentence's "
+        "X_src, which such a lesson does not have; give K and V for the source tokens as X and "
+        "W's instead, or remove source"
+    ),
+    ("qkv", "next"): (
+        "next: (one decoding step) makes the new token's q, k and v from its x and the W's, "
+        "which a lesson with Q, K and V given does not have; give X and the W's, or remove next"
+    ),
+    ("qkv", "grouped"): (
+        "kv_groups shares a W_K and W_V between query heads; with Q, K and V given, give each "
+        "head its K and V (the same K and V in the heads of a group), and remove kv_groups"
     ),
 }
 

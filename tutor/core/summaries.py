@@ -100,7 +100,8 @@ def lesson_summary(cache: Cache, path: Path, name: str) -> Summary:
         lesson, _ = check_lesson(p, name)
         if lesson is None:
             return [None]
-        sizes = [lesson.n, lesson.d_model, lesson.d_k, lesson.d_v]
+        d_model = 0 if lesson.qkv else lesson.d_model  # Q, K, V given: no X, no d_model
+        sizes = [lesson.n, d_model, lesson.d_k, lesson.d_v]
         return [lesson.title, sizes, difficulty(lesson)]
 
     value = cache.remembered(path, make)

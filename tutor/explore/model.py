@@ -59,6 +59,7 @@ EDITABLE = kinds.EDITABLE
 def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
     """The given matrix ``name`` (X or E, P, X_src, W_Q, W_K, W_V, W_O, x_new) of ``head``
     (1-based, or None); raise ``AnswerError`` for one the explorer cannot edit."""
+    name = _held_as(lesson, name)
     if name in ("X", "E"):
         return lesson.X
     if name == "P" and lesson.P is not None:
@@ -76,6 +77,11 @@ def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
     raise AnswerError(f"{name} cannot be edited here; edit {', '.join(EDITABLE)}")
 
 
+def _held_as(lesson: Lesson, name: str) -> str:
+    """Where a lesson holds a given matrix: given Q, K, V are held as a head's W's (X = I)."""
+    return f"W_{name}" if lesson.qkv and name in ("Q", "K", "V") else name
+
+
 def _replaced(m: Matrix, i: int, j: int, entry: tuple[int, int]) -> Matrix:
     return tuple(
         tuple(entry if (r, c) == (i, j) else e for c, e in enumerate(row))
@@ -88,6 +94,7 @@ def with_entry(
 ) -> Lesson:
     """The lesson with one entry of one given matrix replaced."""
     m = _replaced(given_matrix(lesson, name, head), i, j, entry)
+    name = _held_as(lesson, name)
     if name in ("X", "E"):
         return dataclasses.replace(lesson, X=m)
     if name in ("P", "X_src", "W_O"):

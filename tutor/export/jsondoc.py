@@ -47,6 +47,8 @@ def derivation_json(
         doc["source"] = list(d.lesson.source)
     if d.lesson.positions != "none":
         doc["positions"] = d.lesson.positions
+    if d.lesson.qkv:  # issue 28: the lesson starts at the scores
+        doc["given"] = ["Q", "K", "V"]
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
 
@@ -71,4 +73,64 @@ def extras(d: Derivation) -> dict[str, object]:
         }
     if lesson.layout != "rows":
         out["layout"] = lesson.layout
+    if counts := kv_json(lesson):
+        out["kv"] = counts
+    turned = next((s for s in d.steps if s.op == "rotate"), None)
+    if turned is not None:
+        out["rope"] = rope_json(turned)
     return out
+
+
+def kv_json(lesson) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """A lesson with heads: the header's K/V table as data (per layer, and × layers when the
+    lesson gives them), W_Q apart; empty for one head."""
+    from tutor.text.groups import kv_counts, query_weights
+
+    rows = kv_counts(lesson)
+    if not rows:
+        return {}
+    layers = lesson.layers
+
+    def row(r) -> dict[str, object]:  # type: ignore[no-untyped-def]
+        out: dict[str, object] = {
+            "attention": r.name,
+            "kv_heads": r.kv_heads,
+            "this_lesson": r.this,
+            "kv_weights": r.weights,
+            "kv_cache_per_token": r.cache,
+        }
+        if layers is not None:
+            out["kv_weights_all_layers"] = r.weights * layers
+            out["kv_cache_per_token_all_layers"] = r.cache * layers
+        return out
+
+    return {
+        "layers": layers,
+        "query_heads": len(lesson.heads),
+        "W_Q_weights": query_weights(lesson),
+        "compared": [row(r) for r in rows],
+    }
+
+
+def rope_json(step: Step) -> dict[str, object]:
+    """RoPE's angles: θ per pair of columns, and each token's position × θ, exactly (radians,
+    as sympy writes them) with their value, and in degrees when they are a rational number."""
+    import sympy
+
+    from tutor.core.positions import angle
+
+    def one(a: sympy.Expr) -> dict[str, object]:
+        deg = sympy.simplify(a * 180 / sympy.pi)  # rational for an angle given in degrees
+        return {
+            "radians": str(a),
+            "value": float(a),
+            "degrees": str(deg) if deg.is_Rational else None,
+        }
+
+    return {
+        "theta": [one(t) for t in step.angles],
+        "angles": {
+            label: [one(angle(step, i, pair)) for pair in range(len(step.angles))]
+            for i, label in enumerate(step.rows)
+        },
+    }

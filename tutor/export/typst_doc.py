@@ -26,6 +26,7 @@ from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
 from tutor.core.install import install_command
+from tutor.core.lesson import Lesson
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
@@ -235,7 +236,7 @@ INPUT_BOX_CM = 1.3
 LINE_CM = 17.5
 
 
-def _inputs(steps: list[Step], places: int) -> list[str]:
+def _inputs(steps: list[Step], places: int, lesson: Lesson) -> list[str]:
     """The given matrices, side by side as many as fit across the page."""
     out: list[str] = []
     row: list[str] = []
@@ -246,7 +247,7 @@ def _inputs(steps: list[Step], places: int) -> list[str]:
             out.append(_side_by_side(row))
             row, used = [], 0.0
         shown = table(step, places, width_cm=INPUT_BOX_CM)
-        row.append(f"block(breakable: false)[{_heading(step, 3)}\n{shown}]")
+        row.append(f"block(breakable: false)[{_heading(step, 3, lesson)}\n{shown}]")
         used += width + 0.6
     if row:
         out.append(_side_by_side(row))
@@ -257,15 +258,15 @@ def _side_by_side(blocks: list[str]) -> str:
     return f"#grid(columns: {len(blocks)}, column-gutter: 0.6cm, " + ", ".join(blocks) + ")"
 
 
-def _step_title(step: Step) -> str:
-    title = words.step_title(step)
+def _step_title(step: Step, lesson: Lesson) -> str:
+    title = words.step_title(step, lesson)
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return f"{title} ({step.shape[0]} × {step.shape[1]})"
 
 
-def _heading(step: Step, level: int, points: int | None = None) -> str:
-    head = f"heading(level: {level}, {lit(_step_title(step))})"
+def _heading(step: Step, level: int, lesson: Lesson, points: int | None = None) -> str:
+    head = f"heading(level: {level}, {lit(_step_title(step, lesson))})"
     if points is None:
         return "#" + head
     n = points
@@ -402,7 +403,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     if not answers:
         out.append(txt(" Fill in every box. Carry one more decimal than you write down."))
     out += ["", "== Inputs", ""]
-    out += _inputs(input_steps(d), places)
+    out += _inputs(input_steps(d), places, lesson)
     out += ["", "== Steps", ""]
     shown_head = None
     level = 3
@@ -413,7 +414,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         level = 4 if lesson.multi_head and step.head is not None else 3
         small = len(step.rows) <= 12
         out.append(f"#block(breakable: {'false' if small else 'true'})[")
-        out.append(_heading(step, level, d.step_points(step)))
+        out.append(_heading(step, level, lesson, d.step_points(step)))
         out.append(txt(f"Shape: {shape_text(step)}."))
         if step.name == "weights" and lesson.mask == "causal":
             out.append(" " + txt(MASK_NOTE))

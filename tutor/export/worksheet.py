@@ -393,7 +393,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         out.append("Fill in every empty cell. Carry one more decimal than you write down.")
     out += ["", "## Inputs", ""]
     for step in input_steps(d):
-        out += _md_step_heading(_turn(d, step), "###") + md_table(_turn(d, step), places) + [""]
+        out += _md_step_heading(d, step, "###") + md_table(_turn(d, step), places) + [""]
     out += ["## Steps", ""]
     shown_head = None
     for step in fill_steps(d):
@@ -401,7 +401,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
             shown_head = step.head
             out += [f"### {_md_escape(words.head_label(d.lesson, step.head))}", ""]
         level = "####" if lesson.multi_head else "###"
-        out += _md_step_heading(_turn(d, step), level)
+        out += _md_step_heading(d, step, level)
         out += [f"Shape: {shape_text(step)}{_turned_note(d, step)}", ""]
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
@@ -430,11 +430,13 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
     return ", ".join(words.lesson_facts(d.lesson, text, math)) + "."
 
 
-def _md_step_heading(step: Step, level: str) -> list[str]:
-    title = words.step_title(step)
+def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
+    """The step's heading in its lesson's words, with the shape its table is shown in."""
+    title = words.step_title(step, d.lesson)
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
-    return [f"{level} {_md_escape(title)} ({step.shape[0]} × {step.shape[1]})", ""]
+    n, m = _turn(d, step).shape
+    return [f"{level} {_md_escape(title)} ({n} × {m})", ""]
 
 
 def _ij(step: Step) -> Iterator[tuple[int, int]]:
@@ -516,7 +518,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         out.append(" Fill in every blank. Carry one more decimal than you write down.")
     out += ["", r"\subsection*{Inputs}"]
     for step in input_steps(d):
-        out += _tex_heading(step, r"\paragraph")
+        out += _tex_heading(step, r"\paragraph", lesson)
         out += _tex_block(_turn(d, step), places, True)
     out.append(r"\subsection*{Steps}")
     shown_head = None
@@ -524,7 +526,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             out.append(rf"\subsubsection*{{{tex_text(words.head_label(d.lesson, step.head))}}}")
-        out += _tex_heading(step, r"\paragraph")
+        out += _tex_heading(step, r"\paragraph", lesson)
         out.append(f"Shape: {tex_text(shape_text(step))}.")
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
@@ -538,8 +540,8 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
     return "\n".join(out) + "\n"
 
 
-def _tex_heading(step: Step, command: str) -> list[str]:
-    title = steps.say(step, "tex")
+def _tex_heading(step: Step, command: str, lesson: Lesson) -> list[str]:
+    title = steps.say(step, "tex", lesson)
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

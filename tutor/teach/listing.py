@@ -40,7 +40,8 @@ def lesson_list(lessons_dir: list[Path] | None, console: Console) -> Text:
             rows.append([shown, "", "", "", "", where, "(invalid: run attn-tutor check)"])
             continue
         levels.setdefault(name, lesson.difficulty)
-        rows.append([shown, *map(str, lesson.sizes), where, lesson.title])
+        sizes = [str(s) if s else "-" for s in lesson.sizes]  # 0: a size the lesson has not
+        rows.append([shown, *sizes, where, lesson.title])
     folders = []
     for origin, folder in lesson_dirs(lessons_dir):
         tags = [LESSONS_ENV] if origin.startswith("env") else []

@@ -25,7 +25,7 @@ from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
-from tutor.text import groups, nextstep, steps, theme, words
+from tutor.text import groups, nextstep, rope, steps, theme, words
 from tutor.text import working as wk
 from tutor.text.cells import dot_phrase, said, the_row
 from tutor.text.tables import (
@@ -565,6 +565,8 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
     cell = worked_cell(d, step, opts)
     if step.op == "matmul":
         parts += work_matmul(d, step, places, width, opts.exact, cell)
+        if step.name == "scores" and (point := rope.relative_note(step, *cell, places)):
+            parts.append(Text(point, style="italic"))
     elif step.op == "scale":
         parts += work_scale(step, places, width, opts.exact, cell)
     elif step.op == "softmax":
@@ -595,7 +597,11 @@ def header(d: Derivation) -> RenderableType:
     if lesson.description:
         body.insert(0, Text(lesson.description))
     source = "X_src" if lesson.source is not None else "X"  # cross-attention: K, V from X_src
-    if lesson.layout == "columns":
+    if lesson.qkv:  # Q, K and V given: the walk starts at the scores
+        rows = "Z = V · softmax(Kᵀ·Q / √d_k)" if lesson.layout == "columns" else ""
+        formula = rows or "Z = softmax(Q·Kᵀ / √d_k) · V"
+        body.append(Text(f"{formula},  with Q, K and V given", style="bold"))
+    elif lesson.layout == "columns":
         body.append(
             Text(
                 f"tokens as columns: Z = V · softmax(Kᵀ·Q / √d_k),  with Q = W_Q·X, "
@@ -621,9 +627,33 @@ def header(d: Derivation) -> RenderableType:
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     if lesson.next is not None:
         body.append(Text(nextstep.header_line(lesson), style="bold"))
-    if (count := groups.parameters(lesson)) is not None:
-        body.append(Text(count))
+    body += [] if lesson.qkv else kv_table(lesson)
     return Panel(Group(*body), title=Text(lesson.title, style="bold"), title_align="left")
+
+
+def kv_table(lesson) -> list[RenderableType]:  # type: ignore[no-untyped-def]
+    """A lesson with heads: K/V weights and KV cache per token for MHA, GQA and MQA at its
+    width (× its layers when given), its own way marked ▸; W_Q counted apart, under it."""
+    rows = groups.kv_counts(lesson)
+    if not rows:
+        return []
+    layers = lesson.layers
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    table.add_column("")
+    table.add_column("K/V heads", justify="right")
+    table.add_column("W_K+W_V", justify="right")
+    table.add_column("cache/token", justify="right")
+    if layers is not None:
+        table.add_column(f"W_K+W_V ×{layers}", justify="right", no_wrap=True)
+        table.add_column(f"cache ×{layers}", justify="right", no_wrap=True)
+    for r in rows:
+        label = r.name if r.name != "GQA" else f"GQA G={r.kv_heads}"
+        cells = [f"▸ {label}" if r.this else f"  {label}", str(r.kv_heads), str(r.weights)]
+        cells.append(str(r.cache))
+        if layers is not None:
+            cells += [str(r.weights * layers), str(r.cache * layers)]
+        table.add_row(*cells, style="bold" if r.this else None)
+    return [Text(""), table, *(Text(line) for line in groups.kv_lines(lesson))]
 
 
 def walk(d: Derivation, opts: WalkOptions) -> list[RenderableType]:

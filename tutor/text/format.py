@@ -172,6 +172,11 @@ def _printer():  # type: ignore[no-untyped-def]
                 return f"√{inner}" if base.is_Atom else f"√({inner})"
             if exp == -1 and not base.is_Atom:
                 return f"1/({self._print(base)})"
+            if exp.is_Integer and 2 <= exp <= 9:  # cos(1)², never Python's cos(1)**2
+                inner = self._print(base)
+                if not (base.is_Atom or isinstance(base, sympy.Function)) or " " in inner:
+                    inner = f"({inner})"  # (1 + √2)², (cos 22.5°)²
+                return inner + "⁰¹²³⁴⁵⁶⁷⁸⁹"[int(exp)]
             return super()._print_Pow(expr, rational)
 
         def _print_exp(self, expr):  # type: ignore[no-untyped-def]
@@ -185,6 +190,22 @@ def _printer():  # type: ignore[no-untyped-def]
                 or (arg.is_Pow and arg.exp == sympy_half() and arg.base.is_Integer)
             )
             return f"e^{inner}" if simple else f"e^({inner})"
+
+        def _print_cos(self, expr):  # type: ignore[no-untyped-def]
+            return self._turn("cos", expr.args[0])
+
+        def _print_sin(self, expr):  # type: ignore[no-untyped-def]
+            return self._turn("sin", expr.args[0])
+
+        def _turn(self, name: str, arg):  # type: ignore[no-untyped-def]
+            """``cos 57.5°`` for a rational multiple of π (as a course writes an angle in
+            degrees), ``cos(1)`` for radians."""
+            import sympy
+
+            turns = arg / sympy.pi
+            if turns.is_Rational and turns != 0:
+                return f"{name} {degree_text(turns * 180)}°"
+            return f"{name}({self._print(arg)})"
 
         def _print_Exp1(self, expr):  # type: ignore[no-untyped-def]
             return "e"
@@ -201,6 +222,19 @@ def _printer():  # type: ignore[no-untyped-def]
 
     _PRINTER = Printer()
     return _PRINTER
+
+
+def degree_text(x) -> str:  # type: ignore[no-untyped-def]
+    """A rational number of degrees as a course writes it: ``60``, ``57.5`` (not ``115/2``,
+    which reads as cos(115)/2 after "cos"); a fraction only when it has no finite decimal."""
+    places = decimal_places(int(x.q))
+    if places is None:
+        return exact_text(x)
+    from sympy.polys.domains import QQ
+
+    from tutor.core.engine import Cell
+
+    return tidy_minus(decimal_text(round_half_up(Cell(QQ(int(x.p), int(x.q))), places)))
 
 
 def sympy_half():  # type: ignore[no-untyped-def]

@@ -3,7 +3,8 @@ its TeX title, its colour and its family of slips, keyed by the step's name (as
 ``tutor.core.kinds``, which says where each step goes).
 
 A step has its base words and, where a lesson tells it differently, *forms* that replace some
-of them: ``columns`` (the column layout, each product read the other way round), ``source``
+of them: ``given`` (Q, K and V a lesson gives: it starts at the scores), ``columns`` (the
+column layout, each product read the other way round), ``source``
 (cross-attention: keys and values from the source sentence), ``rope`` (scores of the turned
 queries and keys) and ``added`` (X worked as E + P). ``say`` picks the words for a step of a
 lesson; the walk, the quiz, the sheets, the Markdown/TeX/typst keys and the explorer all read
@@ -201,6 +202,15 @@ STEPS: dict[str, StepWords] = {
             short="X·W_Q",
         ),
         {
+            "given": W(
+                title="Q, the given queries",
+                why=(
+                    "The problem gives the queries as they are: one row per token, the question "
+                    "each token asks. (In a model they are X · W_Q; here that step is already "
+                    "done.)"
+                ),
+                tex="$Q$, the queries",
+            ),
             "columns": W(
                 title="Q = W_Q · X, the queries",
                 quiz="Q = W_Q · X: a row of W_Q times a column of X",
@@ -223,6 +233,14 @@ STEPS: dict[str, StepWords] = {
             short="X·W_K",
         ),
         {
+            "given": W(
+                title="K, the given keys",
+                why=(
+                    "The keys are given too, one row per token: what each token offers to be found "
+                    "by."
+                ),
+                tex="$K$, the keys",
+            ),
             "columns": W(
                 title="K = W_K · X, the keys",
                 quiz="K = W_K · X: a row of W_K times a column of X",
@@ -252,6 +270,14 @@ STEPS: dict[str, StepWords] = {
             short="X·W_V",
         ),
         {
+            "given": W(
+                title="V, the given values",
+                why=(
+                    "And the values, one row per token: what each token hands over once it is "
+                    "attended to."
+                ),
+                tex="$V$, the values",
+            ),
             "columns": W(
                 title="V = W_V · X, the values",
                 quiz="V = W_V · X: a row of W_V times a column of X",
@@ -600,13 +626,15 @@ STEPS: dict[str, StepWords] = {
     ),
 }
 del W, S
-FORMS = ("columns", "source", "rope", "added")  # the order in which a form's words win
+FORMS = ("given", "columns", "source", "rope", "added")  # the order in which a form's words win
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
 def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
     """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
     out = []
+    if step.op == "input" and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
+        out.append("given")  # a lesson that starts at the scores
     if turned:
         out.append("columns")
     if lesson is not None and lesson.source is not None:

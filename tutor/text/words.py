@@ -72,6 +72,8 @@ def lesson_facts(
         math(f"d_k = {lesson.d_k}"),
         math(f"d_v = {lesson.d_v}"),
     ]
+    if lesson.qkv:  # Q, K, V given: no X, so no d_model
+        parts[1:2] = ["Q, K, V given"]
     if lesson.multi_head:
         parts.append(f"{len(lesson.heads)} heads")
     if lesson.kv_groups is not None:

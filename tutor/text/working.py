@@ -305,17 +305,7 @@ def degrees(step: Step, i: int, pair: int) -> object:
     return sympy.simplify(angle(step, i, pair) * 180 / sympy.pi)
 
 
-def degree_text(x) -> str:  # type: ignore[no-untyped-def]
-    """A rational number of degrees as a course writes it: ``60``, ``57.5`` (not ``115/2``,
-    which reads as cos(115)/2 after "cos"); a fraction only when it has no finite decimal."""
-    places = fmt.decimal_places(int(x.q))
-    if places is None:
-        return fmt.exact_text(x)
-    from sympy.polys.domains import QQ
-
-    from tutor.core.engine import Cell
-
-    return fmt.tidy_minus(fmt.decimal_text(fmt.round_half_up(Cell(QQ(int(x.p), int(x.q))), places)))
+degree_text = fmt.degree_text  # (its home is format: exact forms write degrees too)
 
 
 def angle_text(step: Step, i: int, pair: int, places: int = 4) -> str:
@@ -328,7 +318,10 @@ def angle_text(step: Step, i: int, pair: int, places: int = 4) -> str:
     if deg.is_Rational and theta_deg.is_Rational:  # type: ignore[attr-defined]
         return f"{pos} × {degree_text(theta_deg)}° = {degree_text(deg)}°"
     theta = fmt.exact_text(step.angles[pair])
-    value = fmt.expr_rounded(pos * step.angles[pair], places)
+    turned = pos * step.angles[pair]
+    if turned.is_Rational:  # θ given in radians: 2 × 1 rad = 2 rad, nothing rounded
+        return f"{pos} × {theta} rad = {fmt.exact_text(turned)} rad"
+    value = fmt.expr_rounded(turned, places)
     return f"{pos} × {theta} rad ≈ {value} rad"
 
 
@@ -358,14 +351,14 @@ def turn_phrase(step: Step, i: int, j: int) -> str:
     a, b = step.sources(i, j)
     deg = degrees(step, i, j // 2)
     at = (
-        f"{degree_text(deg)}°"
+        f" {degree_text(deg)}°"
         if deg.is_Rational  # type: ignore[attr-defined]
-        else f"({fmt.exact_text(step.angles[j // 2] * (i + step.shift))})"
+        else f"({fmt.exact_text(step.angles[j // 2] * (i + step.shift))})"  # cos(1), radians
     )
     first, second = cell_name(*a), cell_name(*b)
     if j % 2 == 0:
-        return f"{first}·cos {at} − {second}·sin {at}"
-    return f"{first}·sin {at} + {second}·cos {at}"
+        return f"{first}·cos{at} − {second}·sin{at}"
+    return f"{first}·sin{at} + {second}·cos{at}"
 
 
 def sinusoid_phrase(i: int, j: int, d: int) -> str:
