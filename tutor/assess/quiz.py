@@ -38,6 +38,7 @@ MAX_TRIES = 3
 MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
 COMMANDS = ("hint", "skip", "show", "quit")
 
+
 def formula(d: Derivation, step: Step, turned: bool = False) -> str:
     """The formula a question's cell follows, as the quiz shows it above the inputs (its words
     in ``tutor.text.steps``: cross-attention, RoPE and the column layout have their own)."""

@@ -105,8 +105,8 @@ def _boxed(line: str) -> bool:
 def _clean_cut(lines: Sequence[str], start: int, cut: int, room: int) -> int:
     """The line where the next screen starts, at or before ``cut`` (and after ``start``)."""
     text = [_STYLE.sub("", line).strip() for line in lines]
-    if not (_boxed(text[cut - 1]) and _boxed(text[cut])):
-        return cut  # between two blocks: a clean place already
+    if not _boxed(text[cut]) or not (_boxed(text[cut - 1]) or text[cut - 1]):
+        return cut  # between two blocks: a clean place already (not a table and its title)
     top = cut
     while top > start and _boxed(text[top - 1]):
         top -= 1
