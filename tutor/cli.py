@@ -1381,10 +1381,22 @@ def variants(
             metavar="N",
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace existing files.")] = False,
+    entries: Annotated[
+        str | None,
+        typer.Option(
+            "--entries",
+            help='The values entries may take, e.g. "-1,0,1,2" [default: the lesson\'s own].',
+            metavar="LIST",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace the folder's earlier variants of this lesson."),
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Write one variant of a lesson per student: new numbers, the same teaching intent."""
+    """Write one variant of a lesson per student: new numbers, the same teaching intent and
+    the same amount of work."""
     import random
     import shlex
 
@@ -1398,11 +1410,13 @@ def variants(
         raise UsageError("give either --count N or --roster FILE (a CSV of students)")
     students = read_roster(roster) if roster is not None else None
     original = open_lesson(lesson, lessons_dir)
+    values = vr.parse_entries(entries, original) if entries is not None else None
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
-    made = vr.make_variants(original, students, count or 0, seed)
+    made = vr.make_variants(original, students, count or 0, seed, values)
     how = f"--roster {shlex.quote(str(roster))}" if roster is not None else f"--count {count}"
+    wide = f" --entries {shlex.quote(entries)}" if entries is not None else ""
     command = (
-        f"attn-tutor variants {shlex.quote(lesson)} {how} --seed {seed} "
+        f"attn-tutor variants {shlex.quote(lesson)} {how}{wide} --seed {seed} "
         f"--output {shlex.quote(str(output))}"
     )
     if output.exists() and not output.is_dir():
@@ -1413,14 +1427,30 @@ def variants(
             f"{output / clashes[0]} already exists ({plural(len(clashes), 'file')} would be "
             "replaced); use --force to replace them, or another --output folder"
         )
+    earlier = vr.earlier_variants(output, original.name) if force else []
+    texts = [(output / v.file_name, vr.variant_yaml(v, original, command, seed)) for v in made]
+    lines, tail = vr.spread(made, original)
     try:
         output.mkdir(parents=True, exist_ok=True)
-        for v in made:
-            text = vr.variant_yaml(v, original, command, seed)
-            (output / v.file_name).write_text(text, encoding="utf-8")
+        for path in earlier:  # a class is one run: the last run's students must not linger
+            path.unlink()
+        for path, text in texts:
+            path.write_text(text, encoding="utf-8")
     except OSError as err:
         raise TutorError(f"cannot write to {output}: {err.strerror}") from None
-    make_console().print(
+    console = make_console()
+    for line in lines:
+        console.print(Text(line), soft_wrap=True)
+    console.print(Text(tail), soft_wrap=True)
+    if earlier:
+        console.print(
+            Text(
+                f"removed {plural(len(earlier), 'earlier variant')} of {original.name} "
+                f"from {output} (--force)"
+            ),
+            soft_wrap=True,
+        )
+    console.print(
         Text(
             f"wrote {plural(len(made), 'variant')} of {original.name} to {output} (seed {seed}); "
             f"same seed, same variants"

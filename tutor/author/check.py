@@ -396,7 +396,7 @@ def row_faults(row: Row, precision: int, like: Row | None = None) -> list[str]:
     if row.loudest > MAX_SCALED and not (like and like.loudest > MAX_SCALED):
         faults.append(f"|scaled| above {MAX_SCALED:g}")
     if like is not None and not like.uniform:
-        if row.top not in like.tops:
+        if not row.tops <= like.tops:  # (a new tie with another key moves it too)
             faults.append("strongest key moved")
         elif len(like.tops) == 1 and row.margin < min(MARGIN, like.margin):
             faults.append(f"strongest key leads by less than {min(MARGIN, like.margin):.2f}")

@@ -376,6 +376,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     steps = fill_steps(d)
     total = sum(d.step_points(s) for s in steps)
     who = sheet.student or ""
+    # a variant's own student id (its ``variant:`` key), on the ID line
+    student_id = lesson.variant.student_id if lesson.variant is not None else ""
     foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
     foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
     out = [
@@ -384,7 +386,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         f"#heading(level: 1, {lit(f'{lesson.title}: {kind}')})",
         "#block(width: 100%, inset: (y: 6pt), stroke: (y: 0.6pt))["
         f"Name: #box(width: 1fr, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[{txt(who)}]"
-        " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[]"
+        " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))"
+        f"[{txt(student_id) if student_id else ''}]"
         f" #h(1.5em) Points: #box(width: 1.4cm, stroke: (bottom: 0.5pt))[] / {total}]",
         "",
         txt(sheet.variant or f"Lesson {words.visible(lesson.name)}")
