@@ -393,8 +393,8 @@ def test_30_students_of_every_lesson_kind_do_equal_work(rosters, run, name: str)
                     if len(old["top"]) == 1:
                         assert new["margin"] >= min(0.05, old["margin"]) - 1e-9
     # the spread said at the end is the spread of the files
-    assert f"work: {min(counts)}–{max(counts)} non-zero products per variant" in stdout
-    assert f"(the original has {base};" in stdout
+    assert f"work: {min(counts)}–{max(counts)} products per variant" in stdout
+    assert f"(the original's {base}; allowed" in stdout
     assert len({f.read_text().split("variant:  #")[0].split("\n", 6)[6] for f in files}) == 30
 
 
@@ -483,3 +483,86 @@ def test_force_replaces_the_earlier_variants_of_that_lesson(run, tmp_path: Path)
     assert sorted(f.name for f in out.iterdir()) == [
         "mine.yaml", "variant-01.yaml", "variant-02.yaml"
     ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# export DIR: one file per variant in every format
+
+
+@pytest.fixture
+def three(run, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "v"
+    result = run("variants", "chat-noir-cross", "--count", "3", "--seed", "4", "-o", str(folder))
+    assert result.exit_code == 0, result.stderr
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("format", "suffix"), [("md", ".md"), ("tex", ".tex"), ("sheet", "-sheet.yaml")]
+)
+def test_a_folder_of_variants_exports_one_file_each(
+    run, tmp_path: Path, three: Path, format: str, suffix: str
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out"
+    result = run("export", str(three), "--format", format, "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("wrote 3 ") and str(out) in result.stdout
+    for lesson in sorted(three.glob("*.yaml")):
+        written = (out / (lesson.stem + suffix)).read_text()
+        alone = run("export", str(lesson), "--format", format).stdout
+        if format == "sheet":  # names the folder that grade reads, not the one file
+            assert f"# Grade it with: attn-tutor grade {three} THIS-FILE\n" in written
+            alone = alone.replace(str(lesson), str(three))
+        assert written == alone
+    again = run("export", str(three), "--format", format, "-o", str(out))
+    assert again.exit_code == 1 and "already exists (3 files would be replaced)" in again.stderr
+    assert run("export", str(three), "--format", format, "-o", str(out), "--force").exit_code == 0
+
+
+def test_sheets_from_a_folder_grade_against_it(run, tmp_path: Path, three: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "sheets"
+    assert run("export", str(three), "--format", "sheet", "-o", str(out)).exit_code == 0
+    graded = run("grade", str(three), *sorted(str(p) for p in out.iterdir()))
+    assert graded.exit_code == 0, graded.stderr
+
+
+def test_pdf_and_typ_of_a_folder_go_one_per_variant_into_a_folder(
+    run, tmp_path: Path, three: Path
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "pages"
+    out.mkdir()
+    result = run("export", str(three), "--format", "typ", "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "variant-01.typ", "variant-02.typ", "variant-03.typ"
+    ]  # fmt: skip
+    joined = run("export", str(three), "--format", "typ", "-o", str(tmp_path / "all.typ"))
+    assert joined.exit_code == 0  # a file: the class in one document, as before
+    assert (tmp_path / "all.typ").read_text().count("ID: #box") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "is a folder of variants: give --output DIR"),
+        (["-o", "-"], "is a folder of variants: give --output DIR"),
+        (["-o", "SAME"], "is the folder of variants itself; give another folder"),
+        (["--paper", "letter", "-o", "x"], "--paper and --font-path apply to pdf and typ"),
+    ],
+)
+def test_a_folder_export_says_what_it_needs(
+    run, three: Path, args: list[str], message: str
+) -> None:  # type: ignore[no-untyped-def]
+    args = [str(three) if a == "SAME" else a for a in args]
+    result = run("export", str(three), "--format", "md", *args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_the_sheet_of_a_lesson_given_by_path_names_the_path(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "my lesson.yaml"
+    lesson.write_text((LESSONS / "cats-chase-mice.yaml").read_text())
+    blank = run("export", str(lesson), "--format", "sheet").stdout
+    assert f"# Grade it with: attn-tutor grade '{lesson}' THIS-FILE\n" in blank
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(blank)
+    assert run("grade", str(lesson), str(sheet)).exit_code == 0

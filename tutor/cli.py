@@ -392,6 +392,12 @@ def export(
         )
     if (step or per_step) and format not in ("svg", "html"):
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
+    if Path(lesson).is_dir() and format in FOLDER_FORMATS and _per_variant(format, output):
+        if (paper != "a4" or font_path) and format not in ("pdf", "typ"):
+            raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
+        return export_folder(
+            Path(lesson), format, not no_answers, paper, font_path or [], output, force
+        )
     if format in ("pdf", "typ"):
         return export_typst(
             lesson, format, not no_answers, paper, font_path or [], lessons_dir, output, force
@@ -414,12 +420,86 @@ def export(
     elif format == "tex":
         text = worksheet.latex(d, answers=not no_answers)
     elif format == "sheet":
-        text = sheet_format.answer_sheet(d)
+        text = sheet_format.answer_sheet(d, lesson)
     else:
         from tutor.export.pictures import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)
+
+
+FOLDER_FORMATS = {"md": ".md", "tex": ".tex", "sheet": "-sheet.yaml", "pdf": ".pdf", "typ": ".typ"}
+
+
+def _per_variant(format: str, output: Path | None) -> bool:
+    """A folder of variants is exported one file per variant, except pdf and typ written to a
+    file (or stdout): those join the class into one document."""
+    if format not in ("pdf", "typ"):
+        return True
+    return output is not None and (output.is_dir() or str(output).endswith(("/", os.sep)))
+
+
+def export_folder(
+    folder: Path,
+    format: str,
+    answers: bool,
+    paper: str,
+    font_paths: list[Path],
+    output: Path | None,
+    force: bool,
+) -> None:
+    """``export DIR``: one file per variant in the folder ``variants`` wrote, into the
+    ``--output`` folder, named after each variant. Nothing is written when a file is in the
+    way (without --force)."""
+    from tutor.assess import sheet as sheet_format
+    from tutor.author.variants import folder_lessons
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+    from tutor.export import typst_doc, worksheet
+    from tutor.text.format import plural
+
+    found = folder_lessons(folder)  # (a folder without lessons is named first)
+    if output is None or str(output) == "-":
+        raise UsageError(
+            f"{folder} is a folder of variants: give --output DIR, a folder for one {format} "
+            "file per variant"
+        )
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"--output {output} is a file; a folder of variants needs a folder")
+    if output.resolve() == folder.resolve():
+        raise UsageError(
+            f"--output {output} is the folder of variants itself; give another folder, so "
+            "its files are not read as lessons"
+        )
+    if format in ("pdf", "typ"):
+        typst_doc.check_paper(paper)
+    targets = [output / (path.stem + FOLDER_FORMATS[format]) for path, _, _ in found]
+    taken = [t for t in targets if t.exists()]
+    if taken and not force:
+        raise TutorError(
+            f"{taken[0]} already exists ({plural(len(taken), 'file')} would be replaced); use "
+            "--force to replace them"
+        )
+    texts: list[str | bytes] = []
+    for path, who, variant in found:
+        d = derive(load_lesson(path, name=path.stem))
+        if format == "md":
+            texts.append(worksheet.markdown(d, answers=answers))
+        elif format == "tex":
+            texts.append(worksheet.latex(d, answers=answers))
+        elif format == "sheet":
+            texts.append(sheet_format.answer_sheet(d, str(folder)))
+        else:
+            text = typst_doc.source([typst_doc.Sheet(d, who, variant)], answers, paper)
+            texts.append(text if format == "typ" else typst_doc.compile_pdf(text, font_paths))
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {output}: {err.strerror or err}") from None
+    for target, text in zip(targets, texts, strict=True):
+        write_output(text, target, force=True)
+    what = {"sheet": "answer sheet", "md": "Markdown file", "tex": "LaTeX file"}
+    print(f"wrote {plural(len(targets), what.get(format, format.upper() + ' file'))} to {output}")
 
 
 def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:

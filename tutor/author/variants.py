@@ -194,8 +194,8 @@ class Work:
         from tutor.text.format import MINUS, number
 
         change = round(100 * (self.products - original) / original) if original else 0
-        low, high = (number(c, places, whole=True).lstrip(MINUS) for c in self.scaled)
-        z_low, z_high = (number(c, places, whole=True) for c in self.Z)
+        low, high = (number(c, places).lstrip(MINUS) for c in self.scaled)
+        z_low, z_high = (number(c, places) for c in self.Z)
         return (
             f"products {self.products} ({change:+d} %) · |scaled| {low}–{high} · "
             f"Z {z_low} to {z_high}"
@@ -382,8 +382,8 @@ def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
     counts = [w.products for w in works]
     low, high = work_range(base)
     tail = (
-        f"work: {min(counts)}–{max(counts)} non-zero products per variant "
-        f"(the original has {base}; allowed {low}–{high}, ±{WORK_SPREAD:.0%})"
+        f"work: {min(counts)}–{max(counts)} products per variant (the original's {base}; "
+        f"allowed {low}–{high}, ±{WORK_SPREAD:.0%})"
     )
     return lines, tail
 
