@@ -221,7 +221,7 @@ def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
     """What keeps a lesson from teaching well (``lint.row_faults`` over every head's rows),
     remembered per head: a tweak changes one head (or X), the other heads are known. With
     ``like``, measured against that lesson's rows, as a variant of it must be."""
-    from tutor.author.check import attention_rows, row_faults
+    from tutor.author.check import attention_rows, key_warnings, row_faults
 
     like_rows = [attention_rows(like, head)[1] for head in like.heads] if like else None
     memo: dict[tuple, list[str]] = {}
@@ -241,6 +241,8 @@ def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
                     for fault in row_faults(row, lesson.precision, old)
                 ]
             found += memo[key]
+        if like is None and not found:  # two words tied for a row's largest weight by equal
+            found += [w.message for w in key_warnings(lesson)]  # keys: check warns of it too
         return found
 
     return faults

@@ -252,10 +252,11 @@ def decoding_rows(d: Derivation) -> list:
 
 def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
     """What keeps a candidate from being a variant of ``original``, named (none: it is one)."""
-    from tutor.author.check import _derived, row_faults
+    from tutor.author.check import _derived, row_faults, value_warnings
     from tutor.core.engine import derive
 
     d = derive(original)
+    constant_z = len(list(value_warnings(original)))
     rows = faults_of(original)
     products = work(d)
     low, high = work_range(products)
@@ -279,6 +280,8 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
         out = rows(lesson)
         if out:
             return out
+        if len(list(value_warnings(lesson))) > constant_z:
+            out.append("V's rows (or columns) are all equal: Z would not show the weights")
         worked = _derived(lesson)
         for h, (new, old) in enumerate(zip(decoding_rows(worked), old_decoding, strict=True), 1):
             of_head = f" (head {h})" if lesson.multi_head else ""

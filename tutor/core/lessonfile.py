@@ -192,7 +192,10 @@ def _build(
     if "mask" in keys:
         m = c.scalar(value("mask"), "mask")
         if m is not None and m not in MASKS:
-            c.error(value("mask"), f"mask is {m!r}; expected one of: {', '.join(MASKS)}")
+            c.error(
+                value("mask"),
+                f"mask is {m!r}{suggest(m, MASKS)}; expected one of: {', '.join(MASKS)}",
+            )
         elif m is not None:
             mask = m
 
@@ -643,7 +646,11 @@ def _positions(
         node = keys["positions"][1]
         kind = c.scalar(node, "positions")
         if kind is not None and kind not in POSITIONS:
-            c.error(node, f"positions is {kind!r}; expected one of: {', '.join(POSITIONS)}")
+            c.error(
+                node,
+                f"positions is {kind!r}{suggest(kind, POSITIONS)}; expected one of: "
+                f"{', '.join(POSITIONS)}",
+            )
             kind = None
         elif kind == "none" and xkey == "E":
             c.error(node, "positions: none, but the lesson gives E; give X instead of E")
