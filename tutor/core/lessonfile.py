@@ -236,11 +236,11 @@ def _build(
     focus = None
     if tokens is not None and heads:
         if "focus" in keys:
-            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O)
+            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O, source)
         for h, node in enumerate(value("heads").value if "heads" in keys else [], 1):
             given = {k.value: v for k, v in node.value if k.value == "focus"}
             if "focus" in given:  # a head's own worked cell: the rows it links
-                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O)
+                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O, source)
                 c.where[f"heads.{h}.focus"] = pos(given["focus"])
                 heads[h - 1] = replace(heads[h - 1], focus=f)
     points = (
@@ -488,9 +488,12 @@ def _focus(
     head: int | None,
     mask: str,
     W_O: object,
+    source: list[str] | tuple[str, ...] | None = None,
 ) -> Focus | None:
     """``focus:`` (of the lesson, or of head ``head``): a token, or a cell like
-    ``weights[it, cake]`` whose row is a token; checked against the tokens and the widths."""
+    ``weights[it, cake]`` whose row is a token; checked against the tokens and the widths.
+    In cross-attention the columns of the N × N_src steps are source tokens, as ``--cell``
+    takes them."""
     where = f"focus of head {head}" if head else "focus"
     text = c.scalar(node, where)
     if text is None:
@@ -502,7 +505,7 @@ def _focus(
         c.error(node, f"{where} is {describe(node)}; expected a token or a cell, like {example}")
         return None
 
-    def label(word: str, what: str) -> str | None:
+    def label(word: str, what: str, labels: tuple[str, ...] = labels, kind: str = "") -> str | None:
         if word in labels:
             return word
         repeats = [lab for lab in labels if lab.split("#")[0] == word]
@@ -512,7 +515,10 @@ def _focus(
                 f"{where}: {word!r} appears {len(repeats)} times; say which: {', '.join(repeats)}",
             )
         else:
-            c.error(node, f"{where}: {what} {word!r} is not a token; tokens: {', '.join(labels)}")
+            c.error(
+                node,
+                f"{where}: {what} {word!r} is not a {kind}token; {kind}tokens: {', '.join(labels)}",
+            )
         return None
 
     if m["token"] is not None:
@@ -528,6 +534,9 @@ def _focus(
         )
         return None
     row = label(m["row"], "the row")
+    if step in N_BY_N and source is not None:  # cross-attention: a source token's column
+        col = label(m["col"], "the column", unique_labels(source), "source ")
+        return Focus(row, step, col) if row and col else None
     if step in N_BY_N:
         col = label(m["col"], "the column")
         return Focus(row, step, col) if row and col else None

@@ -399,6 +399,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     if lesson.description:
         out += [txt(lesson.description), ""]
     out += [
+        *(txt(line[:1].upper() + line[1:] + ".") + "\n" for line in words.extra_formulas(lesson)),
         f"{FORMULA} #h(1em) "
         + txt(f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."),
     ]

@@ -51,6 +51,8 @@ TEX_TITLES = {
     "X_src": r"$X_{\mathrm{src}}$, the source sentence's tokens",
     "Q_rot": r"$Q_{\mathrm{rot}}$, the queries turned by position",
     "K_rot": r"$K_{\mathrm{rot}}$, the keys turned by position",
+    "K_src": r"$K = X_{\mathrm{src}} W_K$, the source sentence's keys",
+    "V_src": r"$V = X_{\mathrm{src}} W_V$, the source sentence's values",
     "masked": r"masked: the causal mask",
     # one decoding step (next:), as words.TITLES
     "x_new": r"$x_{\mathrm{new}}$, the next token",
@@ -443,6 +445,8 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         "",
         f"$${FORMULA}$$",
         "",
+        # the walk's own lines for positions and cross-attention (K = X_src · W_K …)
+        *(f"{_md_escape(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
         f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13).",
     ]
     if lesson.layout == "columns":
@@ -568,6 +572,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         f"For grading: {tex_text(identity_text(lesson))}",
         "",
         rf"\[ {FORMULA} \]",
+        *(f"{tex_text(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
         f"Decimals are rounded to {places} places, half away from zero (0.125 becomes 0.13).",
     ]
     if not answers:
@@ -597,7 +602,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
 
 
 def _tex_heading(step: Step, command: str) -> list[str]:
-    title = TEX_ADDED_X if step.op == "add" else TEX_TITLES[step.name]
+    title = TEX_ADDED_X if step.op == "add" else TEX_TITLES[words.title_key(step)]
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

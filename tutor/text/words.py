@@ -48,8 +48,19 @@ TITLES = {
     "X_src": "X_src, the source sentence's tokens",
     "Q_rot": "Q_rot, the queries turned by position",
     "K_rot": "K_rot, the keys turned by position",
+    # cross-attention: the keys and values are made from the source sentence (``title_key``)
+    "K_src": "K = X_src · W_K, the source sentence's keys",
+    "V_src": "V = X_src · W_V, the source sentence's values",
 }
 ADDED_X = "X = E + P, each token with its position"
+
+
+def title_key(step: Step) -> str:
+    """The ``TITLES`` entry of a step's heading: its name, or ``K_src``/``V_src`` for keys and
+    values made from the source sentence (every exporter's own table uses the same keys)."""
+    if step.name in ("K", "V") and step.op == "matmul" and step.args[0].name == "X_src":
+        return f"{step.name}_src"
+    return step.name
 
 
 def step_title(step: Step) -> str:
@@ -58,7 +69,7 @@ def step_title(step: Step) -> str:
         return ADDED_X
     if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
         return "scores = Q_rot · K_rotᵀ"
-    return TITLES[step.name]
+    return TITLES[title_key(step)]
 
 
 def extra_formulas(lesson: Lesson) -> list[str]:
