@@ -393,7 +393,8 @@ def test_30_students_of_every_lesson_kind_do_equal_work(rosters, run, name: str)
                     if len(old["top"]) == 1:
                         assert new["margin"] >= min(0.05, old["margin"]) - 1e-9
     # the spread said at the end is the spread of the files
-    assert f"work: {min(counts)}–{max(counts)} products per variant" in stdout
+    spread = f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else f"{counts[0]}"
+    assert f"work: {spread} products per variant" in stdout
     assert f"(the original's {base}; allowed" in stdout
     assert len({f.read_text().split("variant:  #")[0].split("\n", 6)[6] for f in files}) == 30
 
@@ -483,6 +484,9 @@ def test_force_replaces_the_earlier_variants_of_that_lesson(run, tmp_path: Path)
     assert sorted(f.name for f in out.iterdir()) == [
         "mine.yaml", "variant-01.yaml", "variant-02.yaml"
     ]  # fmt: skip
+    same = run("variants", "cats-chase-mice", "--count", "2", "-o", str(out), "--force")
+    assert "replaced 2 earlier variants of the same name (--force)" in same.stdout
+    assert "removed" not in same.stdout
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1522,12 +1522,20 @@ def variants(
     for line in lines:
         console.print(Text(line), soft_wrap=True)
     console.print(Text(tail), soft_wrap=True)
-    if earlier:
+    written = {path.name for path, _ in texts}
+    removed = [p for p in earlier if p.name not in written]
+    if removed:  # files of the last run that this run does not write again
         console.print(
             Text(
-                f"removed {plural(len(earlier), 'earlier variant')} of {original.name} "
+                f"removed {plural(len(removed), 'earlier variant')} of {original.name} "
                 f"from {output} (--force)"
             ),
+            soft_wrap=True,
+        )
+    if len(removed) < len(earlier):
+        replaced = len(earlier) - len(removed)
+        console.print(
+            Text(f"replaced {plural(replaced, 'earlier variant')} of the same name (--force)"),
             soft_wrap=True,
         )
     console.print(

@@ -384,8 +384,9 @@ def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
     ]
     counts = [w.products for w in works]
     low, high = work_range(base)
+    spread_text = f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else str(counts[0])
     tail = (
-        f"work: {min(counts)}–{max(counts)} products per variant (the original's {base}; "
+        f"work: {spread_text} products per variant (the original's {base}; "
         f"allowed {low}–{high}, ±{WORK_SPREAD:.0%})"
     )
     return lines, tail
