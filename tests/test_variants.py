@@ -570,3 +570,16 @@ def test_the_sheet_of_a_lesson_given_by_path_names_the_path(run, tmp_path: Path)
     sheet = tmp_path / "sheet.yaml"
     sheet.write_text(blank)
     assert run("grade", str(lesson), str(sheet)).exit_code == 0
+
+
+def test_a_variant_of_a_variant_does_not_keep_the_first_student(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    csv = roster(tmp_path / "r.csv", 1)
+    first = tmp_path / "first"
+    assert run("variants", "the-cake", "--roster", str(csv), "-o", str(first)).exit_code == 0
+    (made,) = first.iterdir()
+    again = run("variants", str(made), "--count", "1", "--seed", "1", "-o", str(tmp_path / "2"))
+    assert again.exit_code == 0, again.stderr
+    text = (tmp_path / "2" / "variant-01.yaml").read_text()
+    assert "Ann1" not in text and text.count("# variant:") == 1
+    assert "focus: weights[it, cake]" in text  # the instructor's words came through both
+    assert load_lesson(tmp_path / "2" / "variant-01.yaml").variant.of == made.stem

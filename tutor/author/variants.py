@@ -553,6 +553,12 @@ def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) ->
         text = text[:start] + new + text[end:]
     if not text.endswith("\n"):
         text += "\n"
+    if original.variant is not None:  # a variant of a variant: its header was ours, not the
+        # instructor's, and its student must not be read as this file's
+        lines = text.splitlines(keepends=True)
+        while lines and lines[0].startswith("#"):
+            lines.pop(0)
+        text = "".join(lines)
     header = [
         f"# {variant.lesson.name}: a variant of {original.name} for attn-tutor (format version 1).",
         f"# variant: {variant.id}",
