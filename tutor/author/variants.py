@@ -326,7 +326,10 @@ def make_variants(
     total = len(students) if students else count
     width = max(2, len(str(total)))
     values = entry_values(lesson, entries)
+    from tutor.author.check import _derived
+
     unmet = faults(lesson)
+    base = work(_derived(lesson))
     start = numbers_of(lesson)
     taken = {_key(start)}
     out = []
@@ -336,11 +339,20 @@ def make_variants(
         left: list[str] = []
         for attempt in range(TRIES):
             rng = random.Random(f"{seed}:{k}:{attempt}")  # str seeds are stable across runs
-            numbers = start
+            numbers, away = start, 0
             for _ in range(STEPS):  # a walk that never leaves the lessons that meet them all
                 candidate = _tweak(rng, lesson, numbers, values)
-                if candidate is not numbers and not unmet(with_numbers(lesson, candidate)):
-                    numbers = candidate
+                if candidate is numbers:
+                    continue
+                made = with_numbers(lesson, candidate)
+                if unmet(made):
+                    continue
+                # a step further from the original's work is taken one time in five, so the
+                # class spreads around the original's work rather than drifting to a bound
+                further = abs(work(_derived(made)) - base)
+                if further > away and rng.random() < 0.8:
+                    continue
+                numbers, away = candidate, further
             if _key(numbers) not in taken:
                 found = with_numbers(lesson, numbers)
                 break
