@@ -251,3 +251,120 @@ def test_different_words_with_the_same_row_of_x_warn(tmp_path: Path) -> None:
     twins = [w for w in teaching_warnings(load_lesson(path)) if "same token" in w.message]
     assert [(w.line, w.col) for w in twins] == [(7, 5)]  # dog, not the repeated "the"
     assert twins[0].message.startswith("the row of X of dog is the same as cat's")
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 27: constant Z, tied keys, tabs, enum typos, every grouped-heads problem
+
+
+def numpy_v(lesson) -> list:  # type: ignore[no-untyped-def]
+    from tests.reference import attention
+
+    ref = attention(lesson)
+    return [ref[k] for k in sorted(ref, key=str) if k[0] == "V"]
+
+
+@pytest.mark.parametrize(
+    ("W_V", "said"),
+    [
+        ("[[1, 0], [0, 0]]", "every row of V is [1, 0], so every row of Z is that row"),
+        ("[[1, 1], [2, 2]]", "in every row of V the columns are equal, so each row of Z repeats"),
+        (
+            "[[1, 1], [0, 0]]",
+            "every row of V is [1, 1], so every row of Z is that row whatever "
+            "the weights, and Z is 1 everywhere",
+        ),
+        ("[[1, 0], [0, 1]]", None),
+    ],
+)
+def test_values_that_make_z_constant_warn(tmp_path: Path, W_V: str, said: str | None) -> None:
+    path = write(
+        tmp_path,
+        "title: Flat\ntokens: [a, b, c]\nX: [[1, 0], [1, 1], [1, 2]]\n"
+        f"W_Q: [[1, 0], [0, 1]]\nW_K: [[1, 0], [0, 1]]\nW_V: {W_V}\n",
+    )
+    lesson = load_lesson(path)
+    found = [w for w in teaching_warnings(lesson) if "of V" in w.message]
+    (V,) = numpy_v(lesson)  # the independent reference agrees on what V is
+    flat = all((row == V[0]).all() for row in V) or all((row == row[0]).all() for row in V)
+    assert bool(found) is flat is (said is not None)
+    if said:
+        assert [(w.line, w.col) for w in found] == [(6, 6)]  # at W_V
+        assert said in found[0].message
+
+
+def test_no_bundled_lesson_has_a_constant_z_unless_one_word_repeats(run) -> None:  # type: ignore[no-untyped-def]
+    for path in sorted(LESSONS.glob("*.yaml")):
+        lesson = load_lesson(path)
+        warned = any("of V" in w.message for w in teaching_warnings(lesson))
+        flat = [all((row == V[0]).all() for row in V) for V in numpy_v(lesson)]
+        assert warned == (any(flat) and len(set(lesson.tokens)) > 1), path
+
+
+def test_source_tokens_with_equal_keys_that_tie_warn(tmp_path: Path) -> None:
+    text = (LESSONS / "chat-noir-cross.yaml").read_text()
+    text = text.replace("  - [1, 0]\n  - [0, 1]\nW_V", "  - [1, 0]\n  - [1, 0]\nW_V")  # W_K
+    path = write(tmp_path, text)
+    lesson = load_lesson(path)
+    assert lesson.heads[0].W_K[2] == ((1, 1), (0, 1))
+    from tests.reference import attention
+
+    K, w = attention(lesson)[("K", None)], attention(lesson)[("weights", None)]
+    assert (K[1] == K[2]).all() and w[0][1] == w[0][2] == w[0].max()  # black, cat tie for chat
+    (found,) = [w for w in teaching_warnings(lesson) if "keys of" in w.message]
+    assert found.message.startswith(
+        "the keys of black and cat are equal (K[black] = K[cat] = [1, 0]), so they share the "
+        "largest weight of chat"
+    )
+    assert (found.line, found.col) == (lesson.where["X_src.3"])
+
+
+def test_a_tab_in_the_indentation_is_named_with_its_line(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        (LESSONS / "cats-chase-mice.yaml")
+        .read_text()
+        .replace("  - [0, 2, 0, 1]", "\t- [0, 2, 0, 1]")
+    )
+    path = write(tmp_path, text)
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    assert f"{path}:10:1: line 10 is indented with a tab; YAML needs spaces" in result.stdout
+    assert "cannot start any token" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("key", "typo", "meant"),
+    [
+        ("mask", "casual", "causal"),
+        ("positions", "sinusodial", "sinusoidal"),
+        ("layout", "colums", "columns"),
+    ],
+)
+def test_every_enum_typo_gets_a_suggestion(
+    run, tmp_path: Path, key: str, typo: str, meant: str
+) -> None:  # type: ignore[no-untyped-def]
+    text = (LESSONS / "cats-chase-mice.yaml").read_text() + f"{key}: {typo}\n"
+    path = write(tmp_path, text)
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    assert f"{key} is {typo!r} (did you mean {meant}?); expected one of:" in result.stdout
+
+
+def test_every_grouped_heads_problem_is_said_at_once(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(
+        tmp_path,
+        "title: g\ntokens: [a, b]\nX: [[1, 0], [0, 1]]\nkv_groups: 2\nW_K: [[1], [0]]\n"
+        "heads:\n  - W_Q: [[1], [0]]\n  - W_Q: [[1], [0], [1]]\n  - W_Q: [[0], [1]]\n"
+        "kv_heads:\n  - W_K: [[1], [0]]\n    W_V: [[1], [0]]\n",
+    )
+    result = run("check", str(path))
+    assert result.exit_code == 1
+    assert problem_lines(result.stdout) == [
+        f"{path}:5:1: W_K given at the top level with kv_groups; grouped heads give W_Q under "
+        "'heads' and W_K, W_V under 'kv_heads'",
+        f"{path}:7:3: heads has 3 query heads, which do not split into 2 equal groups; expected "
+        "a multiple of 2 (kv_groups)",
+        f"{path}:8:10: W_Q of head 2 has 3 rows, but X has 2 columns, so W_Q needs 2 rows",
+        f"{path}:11:3: kv_heads has 1 entry, but kv_groups is 2; expected one W_K, W_V pair per "
+        "group",
+    ]

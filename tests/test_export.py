@@ -348,3 +348,74 @@ def test_tex_of_tokens_in_many_scripts_compiles(tmp_path, run) -> None:  # type:
         timeout=120,
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 27, item 5 (cross-attention part): the handouts say where K and V come from
+
+
+def _walk_titles(run, lesson: str) -> set[str]:  # type: ignore[no-untyped-def]
+    walk = run("walk", lesson, env={"COLUMNS": "200"}).stdout
+    return {m[1].strip() for m in re.finditer(r"^(.+?) ─{3,}$", walk, re.M)}
+
+
+def _md_titles(text: str) -> set[str]:
+    found = re.finditer(r"^#{3,4} (.+)$", text, re.M)
+    return {re.sub(r" \(\d+ × \d+\)$", "", m[1]).replace("\\_", "_") for m in found}
+
+
+ONE_HEAD_ROWS = [
+    p.stem
+    for p in bundled_lessons()
+    if "heads:" not in p.read_text() and "layout: columns" not in p.read_text()
+]
+
+
+@pytest.mark.parametrize("lesson", ONE_HEAD_ROWS)
+def test_every_worksheet_heading_is_the_walks(run, lesson: str) -> None:  # type: ignore[no-untyped-def]
+    walk = _walk_titles(run, lesson)
+    md = _md_titles(export(run, lesson, "--format", "md"))
+    assert md and md <= walk, md - walk
+    typ = export(run, lesson, "--format", "typ")
+    typ_titles = {
+        re.sub(r" \(\d+ × \d+\)$", "", t)
+        for t in re.findall(r'heading\(level: 3, "([^"]+)"\)', typ)
+    }
+    assert typ_titles and typ_titles <= walk, typ_titles - walk
+    sheet = export(run, lesson, "--format", "sheet")
+    sheet_titles = set(re.findall(r"^  # (.+?): \(", sheet, re.M))
+    assert sheet_titles <= walk, sheet_titles - walk
+
+
+def test_cross_attention_handouts_make_k_and_v_from_the_source(run) -> None:  # type: ignore[no-untyped-def]
+    walk = _walk_titles(run, "chat-noir-cross")
+    assert {"K = X_src · W_K, the source sentence's keys",
+            "V = X_src · W_V, the source sentence's values"} <= walk  # fmt: skip
+    for fmt in ("md", "typ", "sheet"):
+        text = export(run, "chat-noir-cross", "--format", fmt).replace("\\_", "_")
+        assert "K = X_src · W_K" in text and "V = X_src · W_V" in text, fmt
+        assert "K = X · W_K" not in text and "V = X · W_V" not in text, fmt
+        assert "the keys and values from the source sentence (X_src)" in text or fmt == "sheet"
+        # shapes read X_src: N_src × d_model times d_model × d_k
+        assert "(3 × 3) · (3 × 2) = 3 × 2" in text, fmt
+    tex = export(run, "chat-noir-cross", "--format", "tex")
+    assert r"$K = X_{\mathrm{src}} W_K$" in tex and r"$V = X_{\mathrm{src}} W_V$" in tex
+    assert "$K = X W_K$" not in tex
+
+
+def test_focus_takes_a_source_column_as_cell_does(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = (FIXTURES.parent / "lessons" / "chat-noir-cross.yaml").read_text()
+    good = tmp_path / "good.yaml"
+    good.write_text(text + 'focus: "weights[chat, cat]"\n')
+    assert run("check", str(good)).stdout == "checked 1 lesson: valid\n"
+    cell = run("walk", "chat-noir-cross", "--cell", "weights[chat, cat]").stdout
+    assert run("walk", str(good)).stdout == cell.replace("chat-noir-cross", "good")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text + 'focus: "weights[chat, noir]"\n')
+    result = run("check", str(bad))
+    assert result.exit_code == 1
+    line = len(text.splitlines()) + 1
+    assert (
+        f"{bad}:{line}:8: focus: the column 'noir' is not a source token; source tokens: "
+        "the, black, cat"
+    ) in result.stdout

@@ -246,16 +246,22 @@ def test_check_warns_about_a_next_token_without_a_causal_mask(run, tmp_path: Pat
     assert "next: without" not in run("check", str(NEXT)).stdout
 
 
-@pytest.mark.parametrize(
-    ("lesson", "key"), [(NEXT, "next"), (LESSONS / "the-cake-grouped.yaml", "kv_groups")]
-)
-def test_variants_refuse_what_they_cannot_vary_yet(
-    run, tmp_path: Path, lesson: Path, key: str
-) -> None:  # type: ignore[no-untyped-def]
-    result = run("variants", str(lesson), "-o", str(tmp_path / "v"), "--count", "1", "--seed", "1")
-    assert result.exit_code == 1
-    assert f"variants cannot yet make new numbers for a lesson with {key}" in result.stderr
-    assert not (tmp_path / "v").exists() or not any((tmp_path / "v").iterdir())
+@pytest.mark.parametrize("lesson", [NEXT, LESSONS / "the-cake-grouped.yaml"])
+def test_variants_keep_the_decoding_step_and_the_groups(run, tmp_path: Path, lesson: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("variants", str(lesson), "-o", str(tmp_path / "v"), "--count", "3", "--seed", "1")
+    assert result.exit_code == 0, result.stderr
+    original = load_lesson(lesson)
+    for written in sorted((tmp_path / "v").iterdir()):
+        v = load_lesson(written)
+        assert (v.kv_groups, len(v.heads), v.mask) == (
+            original.kv_groups, len(original.heads), original.mask
+        )  # fmt: skip
+        assert (v.next is None) == (original.next is None)
+        if v.next is not None:  # the same token comes next, with its own x
+            assert v.next.token == original.next.token and len(v.next.x) == v.d_model
+        for h in range(1, len(v.heads) + 1):  # the heads of a group read one W_K and W_V
+            first = v.heads[v.group_heads(v.group_of(h))[0] - 1]
+            assert (v.heads[h - 1].W_K, v.heads[h - 1].W_V) == (first.W_K, first.W_V)
 
 
 def test_variants_keep_the_column_layout(run, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 import sympy
 
 from tests import lessongen
+from tests.conftest import LESSONS
 from tests.test_engine import assert_matches_numpy
 from tutor.core.engine import Exact, derive
 from tutor.core.lessonfile import load_lesson
@@ -324,11 +325,19 @@ def test_each_new_slip_is_named(
 
 
 @pytest.mark.parametrize("name", NEW_LESSONS)
-def test_variants_refuse_rather_than_drop_positions(run, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    result = run("variants", name, "-o", str(tmp_path / "out"), "--count", "1")
-    assert result.exit_code == 1
-    assert "variants cannot yet make new numbers for a lesson with" in (result.stderr)
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+def test_variants_keep_positions_and_the_source_sentence(run, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    result = run("variants", name, "-o", str(tmp_path / "out"), "--count", "3", "--seed", "2")
+    assert result.exit_code == 0, result.stderr
+    original = load_lesson(LESSONS / f"{name}.yaml")
+    numbers = set()
+    for written in sorted((tmp_path / "out").iterdir()):
+        v = load_lesson(written)
+        # positions as the lesson gives them: P as written, sinusoidal stays, RoPE keeps θ
+        assert (v.positions, v.P, v.theta) == (original.positions, original.P, original.theta)
+        assert v.source == original.source
+        assert (v.X_src is None) == (original.X_src is None)
+        numbers.add((v.X, v.X_src, v.heads))
+    assert len(numbers) == 3 and (original.X, original.X_src, original.heads) not in numbers
 
 
 @pytest.mark.parametrize("text", position_cases(8, seed=4242))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import LESSONS
+from tests.reference import as_array, attention
 from tutor.core.engine import derive
+from tutor.core.lesson import Lesson
 from tutor.core.lessonfile import load_lesson
 
 
@@ -228,3 +232,364 @@ def test_too_few_distinct_variants_is_said_and_nothing_is_written(run, tmp_path:
     assert "different from the variants before it in 20 tries" in result.stderr
     assert "too few distinct variants" in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 27: every lesson kind, equal work, the instructor's words
+
+
+def nonzero_products(a: np.ndarray, b: np.ndarray) -> int:
+    """How many products of a · b have two non-zero factors: what a student multiplies."""
+    return int(((np.abs(a) > 1e-12).astype(int) @ (np.abs(b) > 1e-12).astype(int)).sum())
+
+
+def numpy_work(lesson: Lesson) -> int:
+    """The non-zero products of every sum of products, counted from the numpy reference (and
+    the decoding step worked here the textbook way), independent of the engine."""
+    ref = attention(lesson)
+    X, S = ref[("X", None)], ref.get(("X_src", None), ref[("X", None)])
+    total, Zs, Ks, Vs = 0, [], {}, {}
+    for n, head in enumerate(lesson.heads, 1):
+        h = n if lesson.multi_head else None
+        g = lesson.group_of(n)
+        total += nonzero_products(X, as_array(head.W_Q))
+        if g not in Ks:  # a group's K and V are worked once
+            total += nonzero_products(S, as_array(head.W_K))
+            total += nonzero_products(S, as_array(head.W_V))
+            Ks[g], Vs[g] = S @ as_array(head.W_K), S @ as_array(head.W_V)
+        Q = ref[("Q_rot", h)] if ("Q_rot", h) in ref else ref[("Q", h)]
+        K = (
+            ref[("K_rot", lesson.group_heads(g)[0] if h else None)]
+            if ("Q_rot", h) in ref
+            else Ks[g]
+        )
+        total += nonzero_products(Q, K.T)
+        total += nonzero_products(ref[("weights", h)], Vs[g])
+        Zs.append(ref[("Z", h)])
+    if lesson.W_O is not None:
+        total += nonzero_products(np.concatenate(Zs, axis=1), as_array(lesson.W_O))
+    if lesson.next is not None:
+        x = as_array((lesson.next.x,))
+        z_new = []
+        for n, head in enumerate(lesson.heads, 1):
+            g = lesson.group_of(n)
+            q = x @ as_array(head.W_Q)
+            total += nonzero_products(x, as_array(head.W_Q))
+            if lesson.group_heads(g)[0] == n:
+                total += nonzero_products(x, as_array(head.W_K))
+                total += nonzero_products(x, as_array(head.W_V))
+            K = np.vstack([Ks[g], x @ as_array(head.W_K)])
+            V = np.vstack([Vs[g], x @ as_array(head.W_V)])
+            s = q @ K.T / np.sqrt(K.shape[1])
+            w = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+            total += nonzero_products(q, K.T) + nonzero_products(w, V)
+            z_new.append(w @ V)
+        if lesson.W_O is not None:
+            total += nonzero_products(np.concatenate(z_new, axis=1), as_array(lesson.W_O))
+    return total
+
+
+def numpy_rows(lesson: Lesson) -> list[list[dict]]:
+    """Each head's rows of weights (and the decoding row, last), as plain numbers."""
+    ref = attention(lesson)
+    out = []
+    for n in range(1, len(lesson.heads) + 1):
+        h = n if lesson.multi_head else None
+        weights, scaled = ref[("weights", h)], ref[("scaled", h)]
+        rows = []
+        for i, w in enumerate(weights):
+            seen = range(i + 1) if lesson.mask == "causal" else range(len(w))
+            if len(seen) < 2:
+                continue
+            ws = [w[j] for j in seen]
+            ranked = sorted(ws, reverse=True)
+            rows.append(
+                {
+                    "top": {j for j in seen if ranked[0] - w[j] < 1e-9},
+                    "margin": ranked[0] - ranked[1],
+                    "peak": ranked[0],
+                    "uniform": ranked[0] - ranked[-1] < 1e-9,
+                    "loud": max(abs(scaled[i][j]) for j in seen),
+                }
+            )
+        out.append(rows)
+    return out
+
+
+def entries_of(lesson: Lesson) -> set:
+    heads = [m for h in lesson.heads for m in (h.W_Q, h.W_K, h.W_V)]
+    given = [lesson.X, *([lesson.X_src] if lesson.X_src else []), *heads]
+    given += [(lesson.next.x,)] if lesson.next else []
+    return {e for m in given for r in m for e in r}
+
+
+def zero_rows(lesson: Lesson) -> list[int]:
+    heads = [m for h in lesson.heads for m in (h.W_Q, h.W_K, h.W_V)]
+    return [sum(all(p == 0 for p, _ in r) for r in m) for m in (lesson.X, *heads)]
+
+
+NAMES = ["García Inés", "Weiß Jonas", "Øre Ann", "Müller Jonas"] + [
+    f"Student{k} Lee" for k in range(5, 31)
+]
+
+
+@pytest.fixture(scope="module")
+def rosters(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A class of 30 (accented names first) for every bundled lesson: (stdout, folder)."""
+    from typer.testing import CliRunner
+
+    from tests.conftest import PLAIN_ENV, bundled_lessons
+    from tutor.cli import app
+
+    here = tmp_path_factory.mktemp("kinds")
+    csv = here / "roster.csv"
+    csv.write_text(
+        "Name,ID\n" + "".join(f"{n},s{k:04d}\n" for k, n in enumerate(NAMES, 1)), encoding="utf-8"
+    )
+    out = {}
+    for path in bundled_lessons():
+        folder = here / path.stem
+        args = ["variants", path.stem, "--roster", str(csv), "--seed", "5", "-o", str(folder)]
+        result = CliRunner().invoke(app, args, env=PLAIN_ENV)
+        assert result.exit_code == 0, (path.stem, result.stderr)
+        out[path.stem] = (result.stdout, folder)
+    return out
+
+
+@pytest.mark.parametrize("name", [p.stem for p in sorted(LESSONS.glob("*.yaml"))])
+def test_30_students_of_every_lesson_kind_do_equal_work(rosters, run, name: str) -> None:  # type: ignore[no-untyped-def]
+    stdout, folder = rosters[name]
+    original = load_lesson(LESSONS / f"{name}.yaml")
+    files = sorted(folder.glob("*.yaml"))
+    assert len(files) == 30
+    assert "checked 30 lessons: all valid" in run("check", str(folder)).stdout
+    base = numpy_work(original)
+    before_rows, before_zeros = numpy_rows(original), zero_rows(original)
+    counts = []
+    for f in files:
+        v = load_lesson(f)
+        # the lesson's kind and words are kept; only the numbers are new
+        kept = ("tokens", "mask", "positions", "P", "theta", "source", "kv_groups", "layout",
+                "title", "description", "W_O", "focus", "points", "quiz", "precision")  # fmt: skip
+        assert all(getattr(v, k) == getattr(original, k) for k in kept), f
+        assert (v.next and v.next.token) == (original.next and original.next.token)
+        assert [h.name for h in v.heads] == [h.name for h in original.heads]
+        assert entries_of(v) <= entries_of(original)  # its own values: no new negatives
+        assert all(a <= b for a, b in zip(zero_rows(v), before_zeros, strict=True))
+        # equal work: within ±15 % of the original's non-zero products, as printed
+        n = numpy_work(v)
+        counts.append(n)
+        assert 0.85 * base <= n <= 1.15 * base, (f, n, base)
+        line = next(x for x in stdout.splitlines() if x.startswith(v.variant.id + " "))
+        assert f"products {n} (" in line
+        # the teaching intent, in every head
+        for old_head, new_head in zip(before_rows, numpy_rows(v), strict=True):
+            for old, new in zip(old_head, new_head, strict=True):
+                assert new["loud"] <= 4 or old["loud"] > 4  # each unless the original's is
+                assert new["peak"] <= 0.9 or old["peak"] > 0.9
+                assert not new["uniform"] or old["uniform"]
+                if not old["uniform"]:
+                    assert new["top"] <= old["top"], f  # no new strongest key, nor a new tie
+                    if len(old["top"]) == 1:
+                        assert new["margin"] >= min(0.05, old["margin"]) - 1e-9
+    # the spread said at the end is the spread of the files
+    spread = f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else f"{counts[0]}"
+    assert f"work: {spread} products per variant" in stdout
+    assert f"(the original's {base}; allowed" in stdout
+    assert len({f.read_text().split("variant:  #")[0].split("\n", 6)[6] for f in files}) == 30
+
+
+def test_names_are_transliterated_and_the_id_is_on_the_pdf(rosters, run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _, folder = rosters["cats-chase-mice"]
+    names = sorted(f.name for f in folder.glob("*.yaml"))[:4]
+    assert names == [
+        "variant-01-garcia-ines.yaml",
+        "variant-02-weiss-jonas.yaml",
+        "variant-03-ore-ann.yaml",
+        "variant-04-muller-jonas.yaml",
+    ]
+    typ = run("export", str(folder), "--format", "typ", "-o", "-")
+    assert typ.exit_code == 0, typ.stderr
+    assert 'ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[#"s0001";]' in (
+        typ.stdout
+    )
+
+
+def test_focus_and_true_notes_are_kept(rosters) -> None:  # type: ignore[no-untyped-def]
+    _, folder = rosters["the-cake"]
+    for f in folder.glob("*.yaml"):
+        text = f.read_text()
+        assert "focus: weights[it, cake]   # the walk works the row of it" in text
+        assert (
+            load_lesson(f).notes["weights"]
+            == load_lesson(LESSONS / "the-cake.yaml").notes["weights"]
+        )  # it still puts its largest weight on cake
+    # cats: "chase scored 3 against every key, so its attention is split evenly" stays only
+    # where chase's scores are still all 3
+    _, folder = rosters["cats-chase-mice"]
+    said = load_lesson(LESSONS / "cats-chase-mice.yaml").notes["weights"]
+    kept = 0
+    for f in folder.glob("*.yaml"):
+        v = load_lesson(f)
+        scores = attention(v)[("scores", None)][1]
+        true = bool(np.allclose(scores, 3))
+        assert (v.notes.get("weights") == said) is true, f
+        kept += true
+        assert v.notes["scaled"] == "d_k = 2, so every score is divided by √2."  # generated
+    assert 0 < kept < 30
+
+
+def test_a_focus_that_no_longer_fits_moves_with_a_comment(tmp_path: Path) -> None:
+    from tutor.author.variants import Variant, variant_yaml
+
+    text = (
+        "title: Tie\ntokens: [a, b]\nX: [[1, 0], [1, 1]]\nW_Q: [[1, 0], [0, 1]]\n"
+        "W_K: [[1, 0], [0, 0]]\nW_V: [[1, 0], [0, 1]]\nfocus: weights[a, b]\n"
+    )
+    path = tmp_path / "tie.yaml"
+    path.write_text(text)
+    original = load_lesson(path)  # row a scores 1 against both: b ties for the strongest
+    moved = replace(original, X=(((1, 1), (0, 1)), ((0, 1), (1, 1))))
+    out = variant_yaml(Variant("variant-1", None, moved), original, "attn-tutor variants", 1)
+    assert "# focus moved from weights[a, b]: b is no longer the strongest key of a; a is\n" in out
+    assert "focus: weights[a, a]\n" in out
+    (tmp_path / "v.yaml").write_text(out)
+    assert load_lesson(tmp_path / "v.yaml").focus.col == "a"
+
+
+def test_entries_widen_on_purpose_and_bad_ones_are_refused(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    args = ["variants", "cats-chase-mice", "--count", "10", "--seed", "3"]
+    wide = run(*args, "--entries", "-1,0,1,2", "-o", str(tmp_path / "w"))
+    assert wide.exit_code == 0, wide.stderr
+    values = set().union(*(entries_of(load_lesson(f)) for f in (tmp_path / "w").iterdir()))
+    assert (-1, 1) in values and values <= {(-1, 1), (0, 1), (1, 1), (2, 1)}
+    assert "--entries -1,0,1,2 --seed 3" in (tmp_path / "w" / "variant-01.yaml").read_text()
+    for given, message in (
+        ("0,1", "--entries '0,1' leaves out 2, which cats-chase-mice uses"),
+        ("0,x", "--entries '0,x': found 'x', expected a number"),
+    ):
+        bad = run(*args, "--entries", given, "-o", str(tmp_path / "b"))
+        assert bad.exit_code == 2 and message in bad.stderr, bad.stderr
+        assert not (tmp_path / "b").exists()
+
+
+def test_force_replaces_the_earlier_variants_of_that_lesson(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "class"
+    csv = roster(tmp_path / "r.csv", 3)
+    assert run("variants", "cats-chase-mice", "--roster", str(csv), "-o", str(out)).exit_code == 0
+    (out / "mine.yaml").write_text((LESSONS / "the-cake.yaml").read_text())  # not a variant
+    again = run("variants", "cats-chase-mice", "--count", "2", "-o", str(out), "--force")
+    assert again.exit_code == 0, again.stderr
+    assert f"removed 3 earlier variants of cats-chase-mice from {out} (--force)" in again.stdout
+    assert sorted(f.name for f in out.iterdir()) == [
+        "mine.yaml", "variant-01.yaml", "variant-02.yaml"
+    ]  # fmt: skip
+    same = run("variants", "cats-chase-mice", "--count", "2", "-o", str(out), "--force")
+    assert "replaced 2 earlier variants of the same name (--force)" in same.stdout
+    assert "removed" not in same.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# export DIR: one file per variant in every format
+
+
+@pytest.fixture
+def three(run, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "v"
+    result = run("variants", "chat-noir-cross", "--count", "3", "--seed", "4", "-o", str(folder))
+    assert result.exit_code == 0, result.stderr
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("format", "suffix"), [("md", ".md"), ("tex", ".tex"), ("sheet", "-sheet.yaml")]
+)
+def test_a_folder_of_variants_exports_one_file_each(
+    run, tmp_path: Path, three: Path, format: str, suffix: str
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out"
+    result = run("export", str(three), "--format", format, "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("wrote 3 ") and str(out) in result.stdout
+    for lesson in sorted(three.glob("*.yaml")):
+        written = (out / (lesson.stem + suffix)).read_text()
+        alone = run("export", str(lesson), "--format", format).stdout
+        if format == "sheet":  # names the folder that grade reads, not the one file
+            assert f"# Grade it with: attn-tutor grade {three} THIS-FILE\n" in written
+            alone = alone.replace(str(lesson), str(three))
+        assert written == alone
+    again = run("export", str(three), "--format", format, "-o", str(out))
+    assert again.exit_code == 1 and "already exists (3 files would be replaced)" in again.stderr
+    assert run("export", str(three), "--format", format, "-o", str(out), "--force").exit_code == 0
+
+
+def test_sheets_from_a_folder_grade_against_it(run, tmp_path: Path, three: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "sheets"
+    assert run("export", str(three), "--format", "sheet", "-o", str(out)).exit_code == 0
+    graded = run("grade", str(three), *sorted(str(p) for p in out.iterdir()))
+    assert graded.exit_code == 0, graded.stderr
+
+
+def test_pdf_and_typ_of_a_folder_go_one_per_variant_into_a_folder(
+    run, tmp_path: Path, three: Path
+) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "pages"
+    out.mkdir()
+    result = run("export", str(three), "--format", "typ", "-o", str(out))
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "variant-01.typ", "variant-02.typ", "variant-03.typ"
+    ]  # fmt: skip
+    joined = run("export", str(three), "--format", "typ", "-o", str(tmp_path / "all.typ"))
+    assert joined.exit_code == 0  # a file: the class in one document, as before
+    assert (tmp_path / "all.typ").read_text().count("ID: #box") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "is a folder of variants: give --output DIR"),
+        (["-o", "-"], "is a folder of variants: give --output DIR"),
+        (["-o", "SAME"], "is the folder of variants itself; give another folder"),
+        (["--paper", "letter", "-o", "x"], "--paper and --font-path apply to pdf and typ"),
+    ],
+)
+def test_a_folder_export_says_what_it_needs(
+    run, three: Path, args: list[str], message: str
+) -> None:  # type: ignore[no-untyped-def]
+    args = [str(three) if a == "SAME" else a for a in args]
+    result = run("export", str(three), "--format", "md", *args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_the_sheet_of_a_lesson_given_by_path_names_the_path(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    lesson = tmp_path / "my lesson.yaml"
+    lesson.write_text((LESSONS / "cats-chase-mice.yaml").read_text())
+    blank = run("export", str(lesson), "--format", "sheet").stdout
+    assert f"# Grade it with: attn-tutor grade '{lesson}' THIS-FILE\n" in blank
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(blank)
+    assert run("grade", str(lesson), str(sheet)).exit_code == 0
+
+
+def test_a_variant_of_a_variant_does_not_keep_the_first_student(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    csv = roster(tmp_path / "r.csv", 1)
+    first = tmp_path / "first"
+    assert run("variants", "the-cake", "--roster", str(csv), "-o", str(first)).exit_code == 0
+    (made,) = first.iterdir()
+    again = run("variants", str(made), "--count", "1", "--seed", "1", "-o", str(tmp_path / "2"))
+    assert again.exit_code == 0, again.stderr
+    text = (tmp_path / "2" / "variant-01.yaml").read_text()
+    assert "Ann1" not in text and text.count("# variant:") == 1
+    assert "focus: weights[it, cake]" in text  # the instructor's words came through both
+    assert load_lesson(tmp_path / "2" / "variant-01.yaml").variant.of == made.stem
+
+
+def test_the_readme_shows_what_variants_prints(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    readme = (LESSONS.parent / "README.md").read_text()
+    block = readme.split("(`attn-tutor variants cats-chase-mice --count 30 --seed 7 -o v/`):")[1]
+    shown = block.split("```text\n")[1].split("```")[0].splitlines()
+    out = run("variants", "cats-chase-mice", "--count", "30", "--seed", "7", "-o", str(tmp_path))
+    assert out.exit_code == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert (shown[0], shown[-1]) == (lines[0], lines[30])

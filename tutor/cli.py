@@ -435,6 +435,12 @@ def export(
         )
     if (step or per_step) and format not in ("svg", "html"):
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
+    if Path(lesson).is_dir() and format in FOLDER_FORMATS and _per_variant(format, output):
+        if (paper != "a4" or font_path) and format not in ("pdf", "typ"):
+            raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
+        return export_folder(
+            Path(lesson), format, not no_answers, paper, font_path or [], output, force
+        )
     if format in ("pdf", "typ"):
         return export_typst(
             lesson, format, not no_answers, paper, font_path or [], lessons_dir, output, force
@@ -457,12 +463,86 @@ def export(
     elif format == "tex":
         text = worksheet.latex(d, answers=not no_answers)
     elif format == "sheet":
-        text = sheet_format.answer_sheet(d)
+        text = sheet_format.answer_sheet(d, lesson)
     else:
         from tutor.teach.pictures import walk_document
 
         text = walk_document(d, format)
     write_output(text, output, force)
+
+
+FOLDER_FORMATS = {"md": ".md", "tex": ".tex", "sheet": "-sheet.yaml", "pdf": ".pdf", "typ": ".typ"}
+
+
+def _per_variant(format: str, output: Path | None) -> bool:
+    """A folder of variants is exported one file per variant, except pdf and typ written to a
+    file (or stdout): those join the class into one document."""
+    if format not in ("pdf", "typ"):
+        return True
+    return output is not None and (output.is_dir() or str(output).endswith(("/", os.sep)))
+
+
+def export_folder(
+    folder: Path,
+    format: str,
+    answers: bool,
+    paper: str,
+    font_paths: list[Path],
+    output: Path | None,
+    force: bool,
+) -> None:
+    """``export DIR``: one file per variant in the folder ``variants`` wrote, into the
+    ``--output`` folder, named after each variant. Nothing is written when a file is in the
+    way (without --force)."""
+    from tutor.assess import sheet as sheet_format
+    from tutor.author.variants import folder_lessons
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+    from tutor.export import typst_doc, worksheet
+    from tutor.text.format import plural
+
+    found = folder_lessons(folder)  # (a folder without lessons is named first)
+    if output is None or str(output) == "-":
+        raise UsageError(
+            f"{folder} is a folder of variants: give --output DIR, a folder for one {format} "
+            "file per variant"
+        )
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"--output {output} is a file; a folder of variants needs a folder")
+    if output.resolve() == folder.resolve():
+        raise UsageError(
+            f"--output {output} is the folder of variants itself; give another folder, so "
+            "its files are not read as lessons"
+        )
+    if format in ("pdf", "typ"):
+        typst_doc.check_paper(paper)
+    targets = [output / (path.stem + FOLDER_FORMATS[format]) for path, _, _ in found]
+    taken = [t for t in targets if t.exists()]
+    if taken and not force:
+        raise TutorError(
+            f"{taken[0]} already exists ({plural(len(taken), 'file')} would be replaced); use "
+            "--force to replace them"
+        )
+    texts: list[str | bytes] = []
+    for path, who, variant in found:
+        d = derive(load_lesson(path, name=path.stem))
+        if format == "md":
+            texts.append(worksheet.markdown(d, answers=answers))
+        elif format == "tex":
+            texts.append(worksheet.latex(d, answers=answers))
+        elif format == "sheet":
+            texts.append(sheet_format.answer_sheet(d, str(folder)))
+        else:
+            text = typst_doc.source([typst_doc.Sheet(d, who, variant)], answers, paper)
+            texts.append(text if format == "typ" else typst_doc.compile_pdf(text, font_paths))
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {output}: {err.strerror or err}") from None
+    for target, text in zip(targets, texts, strict=True):
+        write_output(text, target, force=True)
+    what = {"sheet": "answer sheet", "md": "Markdown file", "tex": "LaTeX file"}
+    print(f"wrote {plural(len(targets), what.get(format, format.upper() + ' file'))} to {output}")
 
 
 def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:
@@ -1435,10 +1515,22 @@ def variants(
             metavar="N",
         ),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace existing files.")] = False,
+    entries: Annotated[
+        str | None,
+        typer.Option(
+            "--entries",
+            help='The values entries may take, e.g. "-1,0,1,2" [default: the lesson\'s own].',
+            metavar="LIST",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace the folder's earlier variants of this lesson."),
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Write one variant of a lesson per student: new numbers, the same teaching intent."""
+    """Write one variant of a lesson per student: new numbers, the same teaching intent and
+    the same amount of work."""
     import random
     import shlex
 
@@ -1452,11 +1544,13 @@ def variants(
         raise UsageError("give either --count N or --roster FILE (a CSV of students)")
     students = read_roster(roster) if roster is not None else None
     original = open_lesson(lesson, lessons_dir)
+    values = vr.parse_entries(entries, original) if entries is not None else None
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
-    made = vr.make_variants(original, students, count or 0, seed)
+    made = vr.make_variants(original, students, count or 0, seed, values)
     how = f"--roster {shlex.quote(str(roster))}" if roster is not None else f"--count {count}"
+    wide = f" --entries {shlex.quote(entries)}" if entries is not None else ""
     command = (
-        f"attn-tutor variants {shlex.quote(lesson)} {how} --seed {seed} "
+        f"attn-tutor variants {shlex.quote(lesson)} {how}{wide} --seed {seed} "
         f"--output {shlex.quote(str(output))}"
     )
     if output.exists() and not output.is_dir():
@@ -1467,14 +1561,38 @@ def variants(
             f"{output / clashes[0]} already exists ({plural(len(clashes), 'file')} would be "
             "replaced); use --force to replace them, or another --output folder"
         )
+    earlier = vr.earlier_variants(output, original.name) if force else []
+    texts = [(output / v.file_name, vr.variant_yaml(v, original, command, seed)) for v in made]
+    lines, tail = vr.spread(made, original)
     try:
         output.mkdir(parents=True, exist_ok=True)
-        for v in made:
-            text = vr.variant_yaml(v, original, command, seed)
-            (output / v.file_name).write_text(text, encoding="utf-8")
+        for path in earlier:  # a class is one run: the last run's students must not linger
+            path.unlink()
+        for path, text in texts:
+            path.write_text(text, encoding="utf-8")
     except OSError as err:
         raise TutorError(f"cannot write to {output}: {err.strerror}") from None
-    make_console().print(
+    console = make_console()
+    for line in lines:
+        console.print(Text(line), soft_wrap=True)
+    console.print(Text(tail), soft_wrap=True)
+    written = {path.name for path, _ in texts}
+    removed = [p for p in earlier if p.name not in written]
+    if removed:  # files of the last run that this run does not write again
+        console.print(
+            Text(
+                f"removed {plural(len(removed), 'earlier variant')} of {original.name} "
+                f"from {output} (--force)"
+            ),
+            soft_wrap=True,
+        )
+    if len(removed) < len(earlier):
+        replaced = len(earlier) - len(removed)
+        console.print(
+            Text(f"replaced {plural(replaced, 'earlier variant')} of the same name (--force)"),
+            soft_wrap=True,
+        )
+    console.print(
         Text(
             f"wrote {plural(len(made), 'variant')} of {original.name} to {output} (seed {seed}); "
             f"same seed, same variants"

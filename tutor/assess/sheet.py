@@ -421,17 +421,18 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     return lines
 
 
-def answer_sheet(d: Derivation) -> str:
-    """A blank answer sheet in YAML: one matrix of nulls per step to fill."""
+def answer_sheet(d: Derivation, given: str | None = None) -> str:
+    """A blank answer sheet in YAML: one matrix of nulls per step to fill. ``given``: the
+    lesson as the command named it (a path stays a path; for a variant, its folder), for the
+    sheet's "Grade it with" line."""
     lesson = d.lesson
+    named = given if given is not None else lesson.name
+    if lesson.variant is not None and given is None:
+        named = "VARIANTS-FOLDER"  # the folder attn-tutor variants wrote: grade finds it
     out = [
         f"# attn-tutor answer sheet: {_yaml_safe(words.visible(lesson.title))}",
         # a file name: quoted for a shell, and on one line, so it stays inside the comment
-        SHEET_HELP.format(
-            lesson="VARIANTS-FOLDER"  # the folder attn-tutor variants wrote: grade finds it
-            if lesson.variant is not None
-            else _yaml_safe(words.visible(shlex.quote(lesson.name)))
-        ),
+        SHEET_HELP.format(lesson=_yaml_safe(words.visible(shlex.quote(named)))),
         f"lesson: {_yaml_str(lesson.name)}",
         f"fingerprint: {_yaml_str(lesson.fingerprint)}   # the lesson's numbers: do not change",
     ]

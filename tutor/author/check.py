@@ -273,6 +273,8 @@ def _derived(lesson: Lesson) -> Derivation:
 
 def _weight_warnings(lesson: Lesson) -> Iterator[Problem]:
     yield from _duplicate_rows(lesson)
+    yield from value_warnings(lesson)
+    yield from key_warnings(lesson)
     for h, head in enumerate(lesson.heads, 1):
         worked = attention_rows(lesson, head)  # once per head, for both checks
         yield from head_warnings(lesson, h, head, worked)
@@ -400,7 +402,7 @@ def row_faults(row: Row, precision: int, like: Row | None = None) -> list[str]:
     if row.loudest > MAX_SCALED and not (like and like.loudest > MAX_SCALED):
         faults.append(f"|scaled| above {MAX_SCALED:g}")
     if like is not None and not like.uniform:
-        if row.top not in like.tops:
+        if not row.tops <= like.tops:  # (a new tie with another key moves it too)
             faults.append("strongest key moved")
         elif len(like.tops) == 1 and row.margin < min(MARGIN, like.margin):
             faults.append(f"strongest key leads by less than {min(MARGIN, like.margin):.2f}")
@@ -522,3 +524,109 @@ def _alike(lesson: Lesson, a: str, b: str, apart: int) -> str:
         "so the two are the same token to attention (the same query, key and value, the same "
         "weights and Z)"
     )
+
+
+def _head_steps(lesson: Lesson, name: str) -> Iterator[tuple[int, Step]]:
+    """Each head's step ``name`` (K, K_rot, V), once per key/value group: (head, step)."""
+    d = _derived(lesson)
+    for h in range(1, len(lesson.heads) + 1):
+        of = h if lesson.multi_head else None
+        if d.has(name, of):  # a later head of a group reads its first head's K and V
+            yield h, d.step(name, of)
+
+
+def _w_at(lesson: Lesson, h: int, key: str) -> tuple[int, int]:
+    """Where a head's W_K or W_V is written (its group's, with grouped heads)."""
+    if lesson.kv_groups is not None:
+        name = f"kv_heads.{lesson.group_of(h)}.{key}"
+    else:
+        name = f"heads.{h}.{key}" if lesson.multi_head else key
+    return lesson.where.get(name, lesson.where.get(key, (1, 1)))
+
+
+def _cells_text(cells) -> str:  # type: ignore[no-untyped-def]
+    return "[" + ", ".join(number(c, 2, whole=True) for c in cells) + "]"
+
+
+def value_warnings(lesson: Lesson) -> Iterator[Problem]:
+    """Rows of V all equal (Z is the same row for every token) or columns of V all equal
+    (each row of Z repeats one number): Z then shows nothing of the weights."""
+    words = lesson.source or lesson.tokens
+    rows = lesson.X_src or lesson.X
+    if len(set(words)) < 2 or len(set(rows)) < 2:
+        return  # one word repeated, or one row of X (said as such): equal values follow
+    for h, V in _head_steps(lesson, "V"):
+        of_head = f" (head {h})" if lesson.multi_head else ""
+        z = f"head{h}.Z" if lesson.multi_head else "Z"
+        rows = len({tuple(c.q for c in row) for row in V.cells}) == 1
+        cols = len(V.cols) > 1 and all(
+            all(_same(row[j], row[0]) for j in range(len(row))) for row in V.cells
+        )
+        if not rows and not cols:
+            continue
+        if rows:
+            what = (
+                f"every row of V{of_head} is {_cells_text(V.cells[0])}, so every row of {z} is "
+                "that row whatever the weights"
+            )
+            if cols:
+                what += f", and {z} is {number(V.cells[0][0], 2, whole=True)} everywhere"
+        else:
+            what = (
+                f"in every row of V{of_head} the columns are equal, so each row of {z} repeats "
+                "one number"
+            )
+        line, col = _w_at(lesson, h, "W_V")
+        yield Problem(
+            lesson.path,
+            line,
+            col,
+            f"{what}: Z shows nothing of where the weights fall; unless that is the point, "
+            "give the tokens different values (change W_V)",
+            "warning",
+        )
+
+
+def key_warnings(lesson: Lesson) -> Iterator[Problem]:
+    """Two different words (of the source sentence, in cross-attention) whose keys are equal
+    and share the largest weight of a row that sees both: that row has no strongest key, and
+    no query can ever prefer one of the two. (Equal rows of X are the same-row warning's.)"""
+    source = lesson.X_src is not None
+    words, labels = (
+        (lesson.source, lesson.source_labels) if source else (lesson.tokens, lesson.labels)
+    )
+    rows_of = lesson.X_src if source else lesson.X
+    x = "X_src" if source else ("E" if lesson.embedded else "X")
+    name = "K_rot" if lesson.positions == "rope" else "K"
+    groups = {lesson.group_of(h): h for h in range(len(lesson.heads), 0, -1)}
+    for g, first in sorted(groups.items()):
+        K = dict(_head_steps(lesson, name))[first]
+        heads = [h for h in range(1, len(lesson.heads) + 1) if lesson.group_of(h) == g]
+        rows = {h: attention_rows(lesson, lesson.heads[h - 1])[1] for h in heads}
+        said: set[int] = set()
+        for b in range(len(K.rows)):
+            for a in range(b):
+                if words[a] == words[b] or rows_of[a] == rows_of[b] or b in said:
+                    continue
+                if not all(_same(p, q) for p, q in zip(K.cells[a], K.cells[b], strict=True)):
+                    continue
+                tied = [
+                    (h, r) for h in heads for r in rows[h] if not r.uniform and {a, b} <= r.tops
+                ]
+                if not tied:
+                    continue  # equal, but never the row's choice: nothing is hidden
+                said.add(b)
+                h, row = tied[0]
+                of_head = f" (head {h})" if lesson.multi_head else ""
+                line, col = lesson.where.get(f"{x}.{b + 1}", lesson.where.get(x, (1, 1)))
+                yield Problem(
+                    lesson.path,
+                    line,
+                    col,
+                    f"the keys of {labels[a]} and {labels[b]}{of_head} are equal "
+                    f"({name}[{labels[a]}] = {name}[{labels[b]}] = {_cells_text(K.cells[a])}), "
+                    f"so they share the largest weight of {lesson.labels[row.i]}: no query can "
+                    f"prefer one of them; unless that is the point, change W_K or their rows "
+                    f"of {x}",
+                    "warning",
+                )

@@ -221,7 +221,7 @@ def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
     """What keeps a lesson from teaching well (``lint.row_faults`` over every head's rows),
     remembered per head: a tweak changes one head (or X), the other heads are known. With
     ``like``, measured against that lesson's rows, as a variant of it must be."""
-    from tutor.author.check import attention_rows, row_faults
+    from tutor.author.check import attention_rows, key_warnings, row_faults
 
     like_rows = [attention_rows(like, head)[1] for head in like.heads] if like else None
     memo: dict[tuple, list[str]] = {}
@@ -229,7 +229,8 @@ def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
     def faults(lesson: Lesson) -> list[str]:
         found: list[str] = []
         for h, head in enumerate(lesson.heads, 1):
-            key = (lesson.X, head.W_Q, head.W_K, h)
+            # everything a head's weights read (keys from X_src in cross-attention)
+            key = (lesson.X, lesson.X_src, lesson.P, head.W_Q, head.W_K, h)
             if key not in memo:
                 rows = attention_rows(lesson, head)[1]
                 olds = like_rows[h - 1] if like_rows else [None] * len(rows)
@@ -240,6 +241,8 @@ def faults_of(like: Lesson | None = None) -> Callable[[Lesson], list[str]]:
                     for fault in row_faults(row, lesson.precision, old)
                 ]
             found += memo[key]
+        if like is None and not found:  # two words tied for a row's largest weight by equal
+            found += [w.message for w in key_warnings(lesson)]  # keys: check warns of it too
         return found
 
     return faults
@@ -334,6 +337,11 @@ def notes_of(lesson: Lesson) -> dict[str, str]:
     labels = lesson.labels
     if lesson.n == 1:
         notes["weights"] = "With one token there is one score to share: its weight is 1."
+    elif lesson.kv_groups is not None:
+        notes["weights"] = (
+            "Each query head has its own W_Q; the heads of a group share its W_K, so each "
+            "spreads its weights its own way over the same keys."
+        )
     elif lesson.multi_head:
         notes["weights"] = (
             "Each head has its own W_Q and W_K, so each spreads its weights its own way."
@@ -341,8 +349,9 @@ def notes_of(lesson: Lesson) -> dict[str, str]:
     else:
         weights = derive(lesson).step("weights")
         causal = lesson.mask == "causal"
+        keys = len(weights.cols)  # the source sentence's tokens in cross-attention
         seen = {  # rows with a choice to make: all of them, or after the first when causal
-            i: range(i + 1 if causal else lesson.n) for i in range(int(causal), lesson.n)
+            i: range(i + 1 if causal else keys) for i in range(int(causal), lesson.n)
         }
 
         def w(i: int, j: int) -> float:
@@ -360,7 +369,7 @@ def notes_of(lesson: Lesson) -> dict[str, str]:
         ]
         if alone:
             i, j = max(alone, key=lambda ij: w(*ij))
-            target = "itself" if i == j else labels[j]
+            target = "itself" if i == j and lesson.source is None else weights.cols[j]
             notes["weights"] = (
                 f"{labels[i]} puts its largest weight, {number(weights.cells[i][j], 2)}, "
                 f"on {target}."

@@ -1,37 +1,45 @@
-"""``variants``: one lesson per student, each with its own numbers and the same teaching intent.
+"""``variants``: one lesson per student, each with its own numbers, the same teaching intent and
+the same amount of work.
 
-A variant keeps the lesson's tokens, shapes, mask, heads (and W_O), its title and its kind of
-entries, and draws new X, W_Q, W_K and W_V with ``tutor.author.new``'s generator: about half the
-entries are drawn afresh, then one entry at a time is changed until every row of every head
-meets ``tutor.author.check.row_faults`` measured against the original's row (the strongest key stays
-put with a clear margin; no uniform row, no more than 0.9 on one key, no row mostly 0.00 and
-no |scaled| above 4, each unless the original has it). The same seed gives the same variants;
-no two are the same, and none is the original.
+A variant keeps everything of the lesson but the numbers a student starts from: X (E when the
+lesson adds positions; P, the sinusoidal table and RoPE's θ stay as given), X_src, every head's
+W_Q and every key/value group's W_K and W_V, and the next token's x. It is a random walk from the
+lesson: one entry at a time is changed to another of the lesson's own entry values (or those of
+``--entries``), and a change is kept only while every constraint holds, measured against the
+original (``faults``):
+
+* each row of every head's weights, and the decoding row, meets
+  ``tutor.author.check.row_faults`` (the strongest key stays put with a clear margin; no
+  uniform row, no more than 0.9 on one key, no row mostly 0.00 and no |scaled| above 4, each
+  unless the original has it);
+* the non-zero products a student works by hand stay within ±15 % of the original's (``work``);
+* no matrix gains a row of zeros, and no two different words gain equal rows of X or X_src.
+
+The file is the original's own text with the changed entries written in place, so the
+instructor's comments, ``focus:``, ``quiz:``, ``points:`` and every key of the lesson stay;
+the notes that are still true of the new numbers are kept (``kept_notes``). The same seed gives
+the same variants; no two are the same, and none is the original.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tutor.author.new import (
-    SMALL_INTEGERS,
-    ZERO,
-    Palette,
-    faults_of,
-    fresh_values,
-    lesson_yaml,
-    wander,
-    yaml_text,
-)
+from tutor.author.new import entry_text, faults_of, notes_of, yaml_text
+from tutor.core.engine import Cell, Derivation
 from tutor.core.errors import TutorError
-from tutor.core.lesson import Lesson
+from tutor.core.lesson import Entry, Focus, Lesson, Matrix
 from tutor.core.roster import Student
 
 TRIES = 20  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
+WORK_SPREAD = 0.15  # a variant's non-zero products stay within this share of the original's
+N_BY_N = ("scores", "scaled", "masked", "weights")  # the steps whose columns are tokens
 
 
 @dataclass(frozen=True)
@@ -44,58 +52,292 @@ class Variant:
 
     @property
     def file_name(self) -> str:
-        slug = _slug(self.student.name or self.student.id) if self.student else ""
+        slug = ""
+        if self.student:
+            slug = _slug(self.student.name) or _slug(self.student.id)
         return f"{self.id}-{slug}.yaml" if slug else f"{self.id}.yaml"
 
 
+# letters that are not a base letter with marks, so NFKD cannot take them apart
+_LETTERS = str.maketrans(
+    {"ß": "ss", "ẞ": "ss", "æ": "ae", "Æ": "ae", "œ": "oe", "Œ": "oe", "þ": "th", "Þ": "th"}
+    | {c: "o" for c in "øØ"}
+    | {c: "d" for c in "đĐðÐ"}
+    | {c: "l" for c in "łŁ"}
+    | {c: "h" for c in "ħĦ"}
+    | {"ı": "i"}
+)
+
+
 def _slug(text: str) -> str:
-    """``Ann-Marie O'Neil`` → ``ann-marie-o-neil``: safe in a file name (letters and digits)."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40]
+    """``García Íñez`` → ``garcia-inez``, ``Weiß`` → ``weiss``: safe in a file name (letters
+    and digits), accented letters written without their marks."""
+    plain = unicodedata.normalize("NFKD", text.translate(_LETTERS))
+    plain = "".join(c for c in plain if not unicodedata.combining(c))
+    return re.sub(r"[^a-z0-9]+", "-", plain.lower()).strip("-")[:40]
+
+
+# ---------------------------------------------------------------------------------------------
+# the numbers a variant changes
+
+
+def numbers_of(lesson: Lesson) -> dict[str, Matrix]:
+    """The given matrices a variant may change, by name: ``X`` (E with positions), ``X_src``,
+    ``W_Q.h`` per query head, ``W_K.g`` and ``W_V.g`` per key/value group (a head's own when
+    the heads are not grouped), and ``x_new`` (one row) for the next token."""
+    out = {"X": lesson.X}
+    if lesson.X_src is not None:
+        out["X_src"] = lesson.X_src
+    for h, head in enumerate(lesson.heads, 1):
+        g = lesson.group_of(h)
+        out[f"W_Q.{h}"] = head.W_Q
+        out.setdefault(f"W_K.{g}", head.W_K)
+        out.setdefault(f"W_V.{g}", head.W_V)
+    if lesson.next is not None:
+        out["x_new"] = (lesson.next.x,)
+    return out
+
+
+def with_numbers(lesson: Lesson, numbers: dict[str, Matrix]) -> Lesson:
+    """The lesson with these matrices (``numbers_of``'s names); the heads of a group share
+    its W_K and W_V."""
+    heads = tuple(
+        replace(
+            head,
+            W_Q=numbers[f"W_Q.{h}"],
+            W_K=numbers[f"W_K.{lesson.group_of(h)}"],
+            W_V=numbers[f"W_V.{lesson.group_of(h)}"],
+        )
+        for h, head in enumerate(lesson.heads, 1)
+    )
+    nxt = replace(lesson.next, x=numbers["x_new"][0]) if lesson.next is not None else None
+    return replace(lesson, X=numbers["X"], X_src=numbers.get("X_src"), heads=heads, next=nxt)
+
+
+def _kind(name: str) -> str:
+    """Which entry values a matrix draws from: a W's (``w``) or the features' (``x``)."""
+    return "w" if name.startswith("W_") else "x"
+
+
+def entry_values(lesson: Lesson, entries: tuple[Entry, ...] | None = None) -> dict[str, tuple]:
+    """The values a variant's entries may take, for the features and for the W's: the set of
+    the lesson's own entries (a 0/1 lesson stays 0/1, no negatives where it has none), or
+    ``entries``."""
+    found = set(entries or ())
+    if not entries:
+        found = {e for m in numbers_of(lesson).values() for row in m for e in row}
+    ordered = tuple(sorted(found, key=lambda e: e[0] / e[1]))
+    return {"x": ordered, "w": ordered}
+
+
+def values_text(values: tuple[Entry, ...]) -> str:
+    return ", ".join(entry_text(e).strip('"') for e in values)
+
+
+def _tweak(rng: random.Random, lesson: Lesson, numbers: dict, values: dict) -> dict:
+    """One entry changed to another allowed value; a repeated word (of X or the source)
+    keeps one row, so its rows change together."""
+    name = rng.choices(list(numbers), weights=[len(m) * len(m[0]) for m in numbers.values()])[0]
+    m = numbers[name]
+    i, j = rng.randrange(len(m)), rng.randrange(len(m[0]))
+    choices = [v for v in values[_kind(name)] if v != m[i][j]]
+    if not choices:
+        return numbers
+    value = rng.choice(choices)
+    words = {"X": lesson.tokens, "X_src": lesson.source}.get(name)
+    rows = [a for a in range(len(m)) if words[a] == words[i]] if words else [i]
+    changed = tuple(
+        tuple(value if (a in rows and b == j) else e for b, e in enumerate(row))
+        for a, row in enumerate(m)
+    )
+    return {**numbers, name: changed}
+
+
+# ---------------------------------------------------------------------------------------------
+# equal work, said and measured
+
+
+def _zero(cell: Cell) -> bool:
+    """Exactly 0 (a sum of sin(1) · 0 terms is 0 without being a rational)."""
+    if cell.q is not None:
+        return cell.q == 0
+    return not cell.masked and cell.approx == 0
+
+
+def work(d: Derivation) -> int:
+    """The non-zero products a student multiplies by hand: every sum of products (Q, K, V,
+    scores, Z, and the heads' output and decoding step), over the cells a sheet asks."""
+    count = 0
+    for step in d.steps:
+        if step.op != "matmul":
+            continue
+        for i, j in d.asked(step):
+            count += sum(not _zero(a) and not _zero(b) for a, b in step.terms(i, j))
+    return count
+
+
+def work_range(original: int) -> tuple[int, int]:
+    """The products a variant may have: within ``WORK_SPREAD`` of the original's."""
+    low = int(original * (1 - WORK_SPREAD) + 0.999999)
+    return low, int(original * (1 + WORK_SPREAD))
+
+
+@dataclass(frozen=True)
+class Work:
+    """One lesson's work, for the table ``variants`` prints."""
+
+    products: int
+    scaled: tuple[Cell, Cell]  # the smallest and largest |scaled| a student works
+    Z: tuple[Cell, Cell]  # the smallest and largest entry of Z
+
+    def line(self, places: int, original: int) -> str:
+        from tutor.text.format import MINUS, number
+
+        change = round(100 * (self.products - original) / original) if original else 0
+        low, high = (number(c, places).lstrip(MINUS) for c in self.scaled)
+        z_low, z_high = (number(c, places) for c in self.Z)
+        return (
+            f"products {self.products} ({change:+d} %) · |scaled| {low}–{high} · "
+            f"Z {z_low} to {z_high}"
+        )
+
+
+def work_of(d: Derivation) -> Work:
+    scaled = [
+        s.cells[i][j]
+        for s in d.steps
+        if s.name == "scaled"
+        for i, j in d.asked(s)
+        if not s.cells[i][j].masked
+    ]
+    z = [c for s in d.steps if s.name == "Z" for row in s.cells for c in row]
+    by_size = sorted(scaled, key=lambda c: abs(c.value))
+    by_value = sorted(z, key=lambda c: c.value)
+    return Work(work(d), (by_size[0], by_size[-1]), (by_value[0], by_value[-1]))
+
+
+def _zero_rows(m: Matrix) -> int:
+    return sum(all(p == 0 for p, _ in row) for row in m)
+
+
+def _equal_rows(m: Matrix, words: tuple[str, ...]) -> int:
+    """Pairs of different words with the same row: attention cannot tell them apart."""
+    return sum(
+        m[a] == m[b] and words[a] != words[b] for a in range(len(m)) for b in range(a + 1, len(m))
+    )
+
+
+def decoding_rows(d: Derivation) -> list:
+    """The decoding step's one row of weights per head, as ``check.Row``s."""
+    from tutor.author.check import Row, _same
+
+    rows = []
+    for s in d.steps:
+        if s.name != "weights_new":
+            continue
+        scaled = s.args[0]
+        first = scaled.cells[0][0]
+        seen = tuple(range(len(s.cols)))
+        rows.append(
+            Row(
+                0,
+                seen,
+                all(_same(scaled.cells[0][j], first) for j in seen),
+                tuple(scaled.cells[0][j].value for j in seen),
+                tuple(s.cells[0][j].value for j in seen),
+            )
+        )
+    return rows
+
+
+def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
+    """What keeps a candidate from being a variant of ``original``, named (none: it is one)."""
+    from tutor.author.check import _derived, row_faults, value_warnings
+    from tutor.core.engine import derive
+
+    d = derive(original)
+    constant_z = len(list(value_warnings(original)))
+    rows = faults_of(original)
+    products = work(d)
+    low, high = work_range(products)
+    old_decoding = decoding_rows(d)
+    before = numbers_of(original)
+    zero_rows = {k: _zero_rows(m) for k, m in before.items()}
+    words = {"X": original.tokens, "X_src": original.source}
+    equal = {k: _equal_rows(before[k], w) for k, w in words.items() if w is not None}
+
+    def found(lesson: Lesson) -> list[str]:
+        out = []
+        numbers = numbers_of(lesson)
+        for k, m in numbers.items():
+            if _zero_rows(m) > zero_rows[k]:
+                out.append(f"{_shown(k, lesson)} has a row of zeros")
+        for k, n in equal.items():
+            if _equal_rows(numbers[k], words[k]) > n:  # type: ignore[arg-type]
+                out.append(f"two different words have the same row of {_shown(k, lesson)}")
+        if out:  # cheap: no need to work the lesson
+            return out
+        out = rows(lesson)
+        if out:
+            return out
+        if len(list(value_warnings(lesson))) > constant_z:
+            out.append("V's rows (or columns) are all equal: Z would not show the weights")
+        worked = _derived(lesson)
+        for h, (new, old) in enumerate(zip(decoding_rows(worked), old_decoding, strict=True), 1):
+            of_head = f" (head {h})" if lesson.multi_head else ""
+            out += [f"the next token{of_head}: {f}" for f in row_faults(new, lesson.precision, old)]
+        n = work(worked)
+        if not low <= n <= high:
+            out.append(
+                f"{n} non-zero products to work by hand, outside {low}–{high} "
+                f"(±{WORK_SPREAD:.0%} of the original's {products})"
+            )
+        return out
+
+    return found
+
+
+def _shown(name: str, lesson: Lesson) -> str:
+    """A ``numbers_of`` name as the lesson's reader knows it."""
+    if name == "X" and lesson.embedded:
+        return "E"
+    if name == "x_new":
+        return "the next token's x"
+    key, _, n = name.partition(".")
+    if not n or not lesson.multi_head:
+        return key
+    return f"{key} of group {n}" if lesson.kv_groups and key != "W_Q" else f"{key} of head {n}"
 
 
 # ---------------------------------------------------------------------------------------------
 # making variants
 
 
-def palette_of(lesson: Lesson) -> Palette:
-    """The entries a variant may use: small integers for an integer lesson; for a lesson with
-    decimals or fractions, the lesson's own non-zero values (of X, and of the W's)."""
-    X = [e for row in lesson.X for e in row]
-    W = [e for h in lesson.heads for m in (h.W_Q, h.W_K, h.W_V) for row in m for e in row]
-    if all(q == 1 for _, q in X + W):
-        return SMALL_INTEGERS
-    x = tuple(sorted({e for e in X if e != ZERO}, key=lambda e: e[0] / e[1]))
-    w = tuple(sorted({e for e in W if e != ZERO}, key=lambda e: e[0] / e[1]))
-    return replace(SMALL_INTEGERS, x=x or SMALL_INTEGERS.x, w=w or SMALL_INTEGERS.w)
-
-
 def make_variants(
-    lesson: Lesson, students: list[Student] | None, count: int, seed: int
+    lesson: Lesson,
+    students: list[Student] | None,
+    count: int,
+    seed: int,
+    entries: tuple[Entry, ...] | None = None,
 ) -> list[Variant]:
     """One variant per student (or ``count`` of them), the same for the same seed; raise
-    ``TutorError`` naming the constraints that could not be met rather than return a poor one."""
-    unsupported = [
-        k for k, used in (("kv_groups", lesson.kv_groups), ("next", lesson.next)) if used
-    ]
-    if lesson.positions != "none":
-        unsupported.append(f"positions: {lesson.positions}")
-    if lesson.source is not None:
-        unsupported.append("a source sentence")
-    if lesson.qkv:  # a variant is written as X and W's
-        unsupported.append("Q, K and V given")
-    if unsupported:  # new numbers would break the sharing of K, V, drop the decoding step,
-        # or write positions and a source sentence as plain self-attention
+    ``TutorError`` naming the constraints that could not be met rather than return a poor one.
+    ``entries``: the values entries may take (default: the lesson's own)."""
+    if lesson.qkv:  # a variant is written as new numbers for X and the W's
         raise TutorError(
-            f"{lesson.path}: variants cannot yet make new numbers for a lesson with "
-            f"{' or '.join(unsupported)}; "
-            "copy the lesson and change its numbers by hand (attn-tutor check keeps it valid)"
+            f"{lesson.path}: variants cannot yet make new numbers for a lesson with Q, K and V "
+            "given; copy the lesson and change its numbers by hand (attn-tutor check keeps it "
+            "valid)"
         )
     total = len(students) if students else count
     width = max(2, len(str(total)))
-    palette = palette_of(lesson)
-    faults = faults_of(lesson)
-    groups = lesson.X  # tokens with equal rows of X (a repeated word) keep equal rows
-    taken = {_numbers(lesson)}
+    values = entry_values(lesson, entries)
+    from tutor.author.check import _derived
+
+    unmet = faults(lesson)
+    base = work(_derived(lesson))
+    start = numbers_of(lesson)
+    taken = {_key(start)}
     out = []
     for k in range(1, total + 1):
         vid = f"variant-{k:0{width}d}"
@@ -103,62 +345,248 @@ def make_variants(
         left: list[str] = []
         for attempt in range(TRIES):
             rng = random.Random(f"{seed}:{k}:{attempt}")  # str seeds are stable across runs
-            candidate = wander(rng, lesson, faults, palette, groups, STEPS)
-            candidate = fresh_values(rng, candidate, palette)
-            left = faults(candidate)  # none, unless the lesson's own rows are out of reach
-            if not left and _numbers(candidate) not in taken:
-                found = candidate
+            numbers, away = start, 0
+            for _ in range(STEPS):  # a walk that never leaves the lessons that meet them all
+                candidate = _tweak(rng, lesson, numbers, values)
+                if candidate is numbers:
+                    continue
+                made = with_numbers(lesson, candidate)
+                if unmet(made):
+                    continue
+                # a step further from the original's work is taken one time in five, so the
+                # class spreads around the original's work rather than drifting to a bound
+                further = abs(work(_derived(made)) - base)
+                if further > away and rng.random() < 0.8:
+                    continue
+                numbers, away = candidate, further
+            if _key(numbers) not in taken:
+                found = with_numbers(lesson, numbers)
                 break
         if found is None:
-            raise TutorError(_unmet(lesson, vid, left))
-        taken.add(_numbers(found))
+            raise TutorError(_unmet(lesson, vid, left, values))
+        taken.add(_key(numbers_of(found)))
         variant = Variant(vid, students[k - 1] if students else None, found)
         name = Path(variant.file_name).stem  # as the file will be loaded
         out.append(replace(variant, lesson=replace(found, name=name, path=variant.file_name)))
     return out
 
 
-def _numbers(lesson: Lesson) -> tuple:
+def _key(numbers: dict[str, Matrix]) -> tuple:
     """What makes two variants the same: their given matrices."""
-    return (lesson.X, tuple((h.W_Q, h.W_K, h.W_V) for h in lesson.heads))
+    return tuple(sorted(numbers.items()))
 
 
-def _unmet(lesson: Lesson, vid: str, left: list[str]) -> str:
-    if not left:
-        return (
-            f"could not make {vid} of {lesson.name} different from the variants before it in "
-            f"{TRIES} tries; this lesson has too few distinct variants for so many students"
-        )
-    shown = "; ".join(left[:6]) + (f"; … ({len(left) - 6} more)" if len(left) > 6 else "")
+def _unmet(lesson: Lesson, vid: str, left: list[str], values: dict) -> str:
+    shown = values_text(values["x"])
+    if values["w"] != values["x"]:
+        shown = f"{shown} (features) and {values_text(values['w'])} (W's)"
     return (
-        f"could not make {vid} of {lesson.name} meet every constraint in {TRIES} tries; "
-        f"still unmet: {shown}. Writing none rather than a poor variant: simplify the lesson "
-        "(fewer tokens, smaller entries) or check it with attn-tutor check"
+        f"could not make {vid} of {lesson.name} different from the variants before it in "
+        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores "
+        f"and the work within ±{WORK_SPREAD:.0%} of the original's: this lesson has too few "
+        "distinct variants for so many students; writing none. Widen the entries on purpose "
+        '(--entries "-1,0,1,2") or ask for fewer'
     )
 
 
+def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
+    """One line of work per variant, and a closing line with the spread of the products."""
+    from tutor.core.engine import derive
+
+    base = work_of(derive(original)).products
+    works = [work_of(derive(v.lesson)) for v in variants]
+    width = max(len(v.id) for v in variants)
+    lines = [
+        f"{v.id.ljust(width)}  {w.line(original.precision, base)}"
+        for v, w in zip(variants, works, strict=True)
+    ]
+    counts = [w.products for w in works]
+    low, high = work_range(base)
+    spread_text = f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else str(counts[0])
+    tail = (
+        f"work: {spread_text} products per variant (the original's {base}; "
+        f"allowed {low}–{high}, ±{WORK_SPREAD:.0%})"
+    )
+    return lines, tail
+
+
 # ---------------------------------------------------------------------------------------------
-# writing them
+# the instructor's words
+
+
+_NUMBER = re.compile(r"(?<![\w.#])[-\u2212]?\d+(?:\.\d+)?(?![\w#])")
+_EVEN = re.compile(r"\b(even|evenly|uniform|equal|equally|same weight)\b", re.IGNORECASE)
+
+
+def _cells_spoken_of(d: Derivation, step: str, words: set[str]) -> dict[tuple, str]:
+    """The cells a note on ``step`` may speak of, as shown: those of the step and of the steps
+    it is made from, in the rows of the tokens the note names (every row when it names none).
+    Keyed by (step, head, row, column)."""
+    from tutor.text.format import shown
+
+    todo = [s for s in d.steps if s.name == step]
+    scope, seen = [], set()
+    while todo:
+        s = todo.pop()
+        if id(s) not in seen:
+            seen.add(id(s))
+            scope.append(s)
+            todo += list(s.args)
+    named = {r for s in scope for r in s.rows if r in words}
+    return {
+        (s.name, s.head, r, c): shown(cell, s, d.lesson.precision).replace("\u2212", "-")
+        for s in scope
+        for r, row in zip(s.rows, s.cells, strict=True)
+        if not named or r in named
+        for c, cell in zip(s.cols, row, strict=True)
+    }
+
+
+def _uniform_rows(d: Derivation) -> set[tuple[str, int | None]]:
+    """(token, head) of every row of weights whose scores are all equal."""
+    from tutor.author.check import attention_rows
+
+    found = set()
+    for h, head in enumerate(d.lesson.heads, 1):
+        of = h if d.lesson.multi_head else None
+        found |= {
+            (d.lesson.labels[r.i], of) for r in attention_rows(d.lesson, head)[1] if r.uniform
+        }
+    return found
+
+
+def kept_notes(original: Lesson, variant: Lesson) -> dict[str, str]:
+    """The lesson's notes that are still true of the variant's numbers, then generated ones
+    for the other steps. A note is dropped when it names a value of its step that the
+    variant's step no longer shows, or speaks of an even split of a token's row that is no
+    longer even."""
+    from tutor.core.engine import derive
+
+    old, new = derive(original), derive(variant)
+    uniform_before, uniform_after = _uniform_rows(old), _uniform_rows(new)
+    kept = {}
+    for step, text in original.notes.items():
+        values = {n.replace("\u2212", "-") for n in _NUMBER.findall(text)}
+        words = set(re.findall(r"[^\s,.:;!?\"'()]+", text))
+        before, after = _cells_spoken_of(old, step, words), _cells_spoken_of(new, step, words)
+        # a number the note names is gone when no cell that showed it still does
+        gone = any(
+            any(shown == x for shown in before.values())
+            and not any(after.get(k) == x for k, shown in before.items() if shown == x)
+            for x in values
+        )
+        even = _EVEN.search(text) and any(
+            (t, h) not in uniform_after for t, h in uniform_before if t in words
+        )
+        if not gone and not even:
+            kept[step] = text
+    generated = notes_of(variant)
+    order = list(dict.fromkeys(s.name for s in new.steps))
+    notes = {**generated, **kept}
+    return dict(sorted(notes.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
+
+
+def moved_focus(original: Lesson, variant: Lesson) -> dict[int | None, tuple[Focus, Focus, str]]:
+    """Each ``focus:`` (the lesson's: None, a head's: its number) whose key no longer fits:
+    it was the original row's strongest key and is not the variant's. Gives (old, new, why)."""
+    from tutor.author.check import attention_rows
+
+    out: dict[int | None, tuple[Focus, Focus, str]] = {}
+    for h, (a, b) in enumerate(zip(original.heads, variant.heads, strict=True), 1):
+        own = a.focus is not None
+        focus = a.focus or original.focus
+        if focus is None or focus.col is None or focus.step not in N_BY_N:
+            continue
+        if (h if own else None) in out:
+            continue
+        (_, _, weights), rows_a = attention_rows(original, a)
+        _, rows_b = attention_rows(variant, b)
+        i = original.labels.index(focus.row)
+        col = weights.cols.index(focus.col) if focus.col in weights.cols else None
+        old = next((r for r in rows_a if r.i == i), None)
+        new = next((r for r in rows_b if r.i == i), None)
+        if old is None or new is None or col is None or col not in old.tops or col in new.tops:
+            continue
+        key = weights.cols[new.top]
+        why = f"{focus.col} is no longer the strongest key of {focus.row}; {key} is"
+        out[h if own else None] = (focus, replace(focus, col=key), why)
+    return out
+
+
+def focus_text(focus: Focus) -> str:
+    if focus.step is None:
+        return focus.row
+    return f"{focus.step}[{focus.row}, {focus.col}]" if focus.col else f"{focus.step}[{focus.row}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# writing them: the original's text with the new numbers in place
 
 
 def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) -> str:
-    """The variant as a commented lesson: its id and student in the first comment lines."""
-    header = (
+    """The variant as the original's own file (its comments and keys) with the new numbers,
+    its notes still true, and its id and student in the first comment lines."""
+    import yaml
+
+    from tutor.core.yamlsrc import compose, read_text
+
+    text = read_text(original.path)
+    root = compose(text, original.path)
+    assert isinstance(root, yaml.MappingNode)
+    edits: list[tuple[int, int, str]] = []  # (start, end, new text), by character index
+    before, after = numbers_of(original), numbers_of(variant.lesson)
+    for name, node in _matrix_nodes(root, original).items():
+        rows = node.value if name != "x_new" else [node]
+        for row_node, old_row, new_row in zip(rows, before[name], after[name], strict=True):
+            for cell, old, new in zip(row_node.value, old_row, new_row, strict=True):
+                if old != new:
+                    edits.append((cell.start_mark.index, cell.end_mark.index, entry_text(new)))
+    keys = _keys(root)
+    for h, (old, new, why) in moved_focus(original, variant.lesson).items():
+        found = keys.get("focus") if h is None else _keys(_heads_node(root, h)).get("focus")
+        if found is None:
+            continue
+        k, v = found
+        line_start = k.start_mark.index - k.start_mark.column
+        note = " " * k.start_mark.column + f"# focus moved from {focus_text(old)}: {why}\n"
+        edits.append((line_start, line_start, note))
+        written = focus_text(new) if not v.style else _quoted(focus_text(new))  # plain stays
+        edits.append((v.start_mark.index, v.end_mark.index, written))
+    notes = "notes:  # the lesson's notes that are still true of these numbers, and new ones\n"
+    notes += "".join(
+        f"  {step}: {_quoted(note)}\n"
+        for step, note in kept_notes(original, variant.lesson).items()
+    )
+    tail = ""
+    for key, new_text in (("notes", notes), ("variant", "")):
+        if key in keys:
+            k, v = keys[key]
+            start = k.start_mark.index - k.start_mark.column
+            end = v.end_mark.index
+            ends_line = text[start:end].endswith("\n")
+            edits.append((start, end, new_text if ends_line else new_text.rstrip("\n")))
+        else:
+            tail += new_text
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + new + text[end:]
+    if not text.endswith("\n"):
+        text += "\n"
+    if original.variant is not None:  # a variant of a variant: its header was ours, not the
+        # instructor's, and its student must not be read as this file's
+        lines = text.splitlines(keepends=True)
+        while lines and lines[0].startswith("#"):
+            lines.pop(0)
+        text = "".join(lines)
+    header = [
         f"# {variant.lesson.name}: a variant of {original.name} for attn-tutor (format version 1).",
         f"# variant: {variant.id}",
         *([f"# student: {variant.student.shown}"] if variant.student else []),
         f"# seed: {seed}",
-    )
-    lesson = replace(variant.lesson, title=original.title, description=original.description)
-    text = lesson_yaml(lesson, command, variant.file_name, header)
-    if original.quiz.steps or original.quiz.count != 8:
-        text += "quiz:\n"
-        if original.quiz.steps:
-            text += f"  steps: [{', '.join(original.quiz.steps)}]\n"
-        text += f"  count: {original.quiz.count}\n"
-    if original.points:  # the same grading for every student
-        text += "points:  # per step (one point per cell where none is given)\n"
-        text += "".join(f"  {k}: {v}\n" for k, v in original.points.items())
+        f"# Made with: {command}",
+        f"# The numbers are this student's; every other word is the lesson's. Check it: "
+        f"attn-tutor check {variant.file_name}",
+    ]
+    text = "\n".join(header) + "\n" + text + tail
     # what a sheet made from this file copies, so grade finds this variant again
     text += "variant:  # written by attn-tutor variants; answer sheets copy it\n"
     text += f"  id: {yaml_text(variant.id)}\n"
@@ -167,6 +595,65 @@ def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) ->
         text += f"  student: {yaml_text(variant.student.name)}\n"
         text += f"  student_id: {yaml_text(variant.student.id)}\n"
     return text
+
+
+def _quoted(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _keys(node) -> dict:  # type: ignore[no-untyped-def]
+    """A mapping node's keys: name → (key node, value node)."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _heads_node(root, h: int, key: str = "heads"):  # type: ignore[no-untyped-def]
+    return _keys(root)[key][1].value[h - 1]
+
+
+def _matrix_nodes(root, lesson: Lesson) -> dict:  # type: ignore[no-untyped-def]
+    """The YAML node of every matrix ``numbers_of`` names (``x_new``: its row)."""
+    keys = _keys(root)
+    out = {"X": keys["E" if lesson.embedded else "X"][1]}
+    if lesson.X_src is not None:
+        out["X_src"] = keys["X_src"][1]
+    for h in range(1, len(lesson.heads) + 1):
+        g = lesson.group_of(h)
+        head = keys if not lesson.multi_head else _keys(_heads_node(root, h))
+        out[f"W_Q.{h}"] = head["W_Q"][1]
+        if f"W_K.{g}" not in out:
+            if lesson.kv_groups is not None:
+                head = _keys(_heads_node(root, g, "kv_heads"))
+            out[f"W_K.{g}"], out[f"W_V.{g}"] = head["W_K"][1], head["W_V"][1]
+    if lesson.next is not None:
+        out["x_new"] = _keys(keys["next"][1])["x"][1]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# folders of variants
+
+
+def earlier_variants(folder: Path, of: str) -> list[Path]:
+    """The lessons in ``folder`` that ``variants`` wrote from the lesson named ``of``."""
+    from tutor.core.lessonfile import load_lesson
+
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml")):
+        try:
+            lesson = load_lesson(path, name=path.stem)
+        except (TutorError, OSError):
+            continue  # not a lesson: never ours to remove
+        if lesson.variant is not None and lesson.variant.of == of:
+            found.append(path)
+    return found
 
 
 def folder_lessons(folder: Path) -> list[tuple[Path, str | None, str | None]]:
@@ -192,3 +679,27 @@ def folder_lessons(folder: Path) -> list[tuple[Path, str | None, str | None]]:
             raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
         found.append((path, who.get("student"), who.get("variant")))
     return found
+
+
+def parse_entries(text: str, lesson: Lesson) -> tuple[Entry, ...]:
+    """``--entries "-1,0,1,2"`` → the values, exact; it must hold the lesson's own values,
+    since a variant is walked from the lesson one entry at a time."""
+    from tutor.core.errors import AnswerError, UsageError
+    from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+
+    found = []
+    for part in text.split(","):
+        try:
+            found.append(parse_entry(part, EXPECTED_ARGUMENT))
+        except AnswerError as err:
+            raise UsageError(f"--entries {text!r}: {err}") from None
+    values = tuple(dict.fromkeys(found))
+    own = entry_values(lesson)
+    missing = tuple(e for e in dict.fromkeys(own["x"] + own["w"]) if e not in values)
+    if missing:
+        raise UsageError(
+            f"--entries {text!r} leaves out {values_text(missing)}, which {lesson.name} uses; "
+            "a variant is walked from the lesson one entry at a time, so give the lesson's own "
+            f"values ({values_text(tuple(dict.fromkeys(own['x'] + own['w'])))}) and those to add"
+        )
+    return values

@@ -212,7 +212,10 @@ def _build(
     if "mask" in keys:
         m = c.scalar(value("mask"), "mask")
         if m is not None and m not in MASKS:
-            c.error(value("mask"), f"mask is {m!r}; expected one of: {', '.join(MASKS)}")
+            c.error(
+                value("mask"),
+                f"mask is {m!r}{suggest(m, MASKS)}; expected one of: {', '.join(MASKS)}",
+            )
         elif m is not None:
             mask = m
 
@@ -253,11 +256,11 @@ def _build(
     focus = None
     if tokens is not None and heads:
         if "focus" in keys:
-            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O)
+            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O, source)
         for h, node in enumerate(value("heads").value if "heads" in keys else [], 1):
             given = {k.value: v for k, v in node.value if k.value == "focus"}
             if "focus" in given:  # a head's own worked cell: the rows it links
-                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O)
+                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O, source)
                 c.where[f"heads.{h}.focus"] = pos(given["focus"])
                 heads[h - 1] = replace(heads[h - 1], focus=f)
     points = (
@@ -510,9 +513,12 @@ def _focus(
     head: int | None,
     mask: str,
     W_O: object,
+    source: list[str] | tuple[str, ...] | None = None,
 ) -> Focus | None:
     """``focus:`` (of the lesson, or of head ``head``): a token, or a cell like
-    ``weights[it, cake]`` whose row is a token; checked against the tokens and the widths."""
+    ``weights[it, cake]`` whose row is a token; checked against the tokens and the widths.
+    In cross-attention the columns of the N × N_src steps are source tokens, as ``--cell``
+    takes them."""
     where = f"focus of head {head}" if head else "focus"
     text = c.scalar(node, where)
     if text is None:
@@ -524,7 +530,7 @@ def _focus(
         c.error(node, f"{where} is {describe(node)}; expected a token or a cell, like {example}")
         return None
 
-    def label(word: str, what: str) -> str | None:
+    def label(word: str, what: str, labels: tuple[str, ...] = labels, kind: str = "") -> str | None:
         if word in labels:
             return word
         repeats = [lab for lab in labels if lab.split("#")[0] == word]
@@ -534,7 +540,10 @@ def _focus(
                 f"{where}: {word!r} appears {len(repeats)} times; say which: {', '.join(repeats)}",
             )
         else:
-            c.error(node, f"{where}: {what} {word!r} is not a token; tokens: {', '.join(labels)}")
+            c.error(
+                node,
+                f"{where}: {what} {word!r} is not a {kind}token; {kind}tokens: {', '.join(labels)}",
+            )
         return None
 
     if m["token"] is not None:
@@ -550,6 +559,9 @@ def _focus(
         )
         return None
     row = label(m["row"], "the row")
+    if step in N_BY_N and source is not None:  # cross-attention: a source token's column
+        col = label(m["col"], "the column", unique_labels(source), "source ")
+        return Focus(row, step, col) if row and col else None
     if step in N_BY_N:
         col = label(m["col"], "the column")
         return Focus(row, step, col) if row and col else None
@@ -669,7 +681,11 @@ def _positions(
         node = keys["positions"][1]
         kind = c.scalar(node, "positions")
         if kind is not None and kind not in POSITIONS:
-            c.error(node, f"positions is {kind!r}; expected one of: {', '.join(POSITIONS)}")
+            c.error(
+                node,
+                f"positions is {kind!r}{suggest(kind, POSITIONS)}; expected one of: "
+                f"{', '.join(POSITIONS)}",
+            )
             kind = None
         elif kind == "none" and xkey == "E":
             c.error(node, "positions: none, but the lesson gives E; give X instead of E")

@@ -52,6 +52,9 @@ def grouped_heads(
         c.error(
             node, f"kv_groups is {describe(node)}; expected a whole number from 1 to {MAX_HEADS}"
         )
+    # every problem is said, not only the first: each one found makes ``broken`` true, and
+    # the heads are still read as far as they can be
+    broken = False
     for key in ("W_Q", "W_K", "W_V"):
         if key in keys:
             c.error(
@@ -59,36 +62,39 @@ def grouped_heads(
                 f"{key} given at the top level with kv_groups; grouped heads give W_Q under "
                 "'heads' and W_K, W_V under 'kv_heads'",
             )
-            return [], groups
+            broken = True
+    lists = []
     for key, what in (("heads", "W_Q"), ("kv_heads", "W_K and W_V")):
         if key not in keys:
             c.error(
                 node,
                 f"kv_groups needs '{key}' too: a list of entries, each with {what}",
             )
-            return [], groups
-    qnode, kvnode = keys["heads"][1], keys["kv_heads"][1]
-    for n, what in ((qnode, "heads"), (kvnode, "kv_heads")):
+            continue
+        n = keys[key][1]
         if not isinstance(n, yaml.SequenceNode) or not n.value:
-            c.error(n, f"{what} should be a non-empty list, but found {describe(n)}")
-            return [], groups
-        if len(n.value) > MAX_HEADS:
-            c.error(n, f"{what} has {len(n.value)} entries; at most {MAX_HEADS} are allowed")
-            return [], groups
+            c.error(n, f"{key} should be a non-empty list, but found {describe(n)}")
+        elif len(n.value) > MAX_HEADS:
+            c.error(n, f"{key} has {len(n.value)} entries; at most {MAX_HEADS} are allowed")
+        else:
+            lists.append(n)
+    if len(lists) < 2:
+        return [], groups
+    qnode, kvnode = lists
     if groups is not None and len(kvnode.value) != groups:
         c.error(
             kvnode,
             f"kv_heads has {_rows(len(kvnode.value), 'entry')}, but kv_groups is {groups}; "
             "expected one W_K, W_V pair per group",
         )
-        return [], groups
+        broken = True
     if groups is not None and len(qnode.value) % groups:
         c.error(
             qnode,
             f"heads has {len(qnode.value)} query heads, which do not split into {groups} "
             f"equal groups; expected a multiple of {groups} (kv_groups)",
         )
-        return [], groups
+        broken = True
     kv: list[tuple | None] = []  # type: ignore[type-arg]
     for g, h in enumerate(kvnode.value, 1):
         hk = c.mapping(h, KV_HEAD_KEYS, f"kv head {g}")
@@ -105,7 +111,7 @@ def grouped_heads(
             )
         kv.append((mats.get("W_K"), mats.get("W_V"), hk.get("W_K", (h, h))[1]))
     heads: list[Head] = []
-    size = len(qnode.value) // groups if groups else 1
+    size = max(1, len(qnode.value) // groups) if groups else 1
     for i, h in enumerate(qnode.value, 1):
         hk = c.mapping(h, HEAD_KEYS, f"head {i}")
         if hk is None:
@@ -129,7 +135,7 @@ def grouped_heads(
         if W_Q is None or groups is None:
             continue
         g = (i - 1) // size + 1
-        entry = kv[g - 1]
+        entry = kv[g - 1] if g <= len(kv) else None
         if entry is None or entry[0] is None or entry[1] is None:
             continue
         W_K, W_V, _ = entry
@@ -141,7 +147,7 @@ def grouped_heads(
             )
             continue
         heads.append(Head(label, W_Q, W_K, W_V))
-    return (heads if len(heads) == len(qnode.value) else []), groups
+    return (heads if len(heads) == len(qnode.value) and not broken else []), groups
 
 
 def next_entry(c: Checker, node: yaml.Node, d_model: int | None) -> NextToken | None:

@@ -148,6 +148,13 @@ def compose(text: str, path: str, max_values: int | None = None) -> yaml.Node | 
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        tab = _tab_indent(text, line)
+        if tab is not None:  # PyYAML's own words ("cannot start any token") do not say why
+            raise LessonError.at(
+                path,
+                *tab,
+                f"line {tab[0]} is indented with a tab; YAML needs spaces",
+            ) from None
         what = err.problem or "malformed YAML"
         if "nesting depth" in what:  # libyaml's own limit (newer builds), same rule as ours
             raise LessonError.at(
@@ -177,6 +184,17 @@ def compose(text: str, path: str, max_values: int | None = None) -> yaml.Node | 
 
 
 _BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # YAML's line breaks, as its marks count them
+_INDENT = re.compile(r"[ \t]*")
+
+
+def _tab_indent(text: str, up_to: int) -> tuple[int, int] | None:
+    """(line, column) of the first tab in the indentation of a line up to line ``up_to``, the
+    line YAML stopped at: what made it stop, when there is one."""
+    for number, line in enumerate(_BREAK.split(text)[:up_to], 1):
+        indent = _INDENT.match(line)
+        if indent and "\t" in indent[0] and line.strip():
+            return number, indent[0].index("\t") + 1
+    return None
 
 
 def _line_col(text: str, position: int) -> tuple[int, int]:

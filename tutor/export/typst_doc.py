@@ -377,6 +377,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     steps = fill_steps(d)
     total = sum(d.step_points(s) for s in steps)
     who = sheet.student or ""
+    # a variant's own student id (its ``variant:`` key), on the ID line
+    student_id = lesson.variant.student_id if lesson.variant is not None else ""
     foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
     foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
     out = [
@@ -385,7 +387,8 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
         f"#heading(level: 1, {lit(f'{lesson.title}: {kind}')})",
         "#block(width: 100%, inset: (y: 6pt), stroke: (y: 0.6pt))["
         f"Name: #box(width: 1fr, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[{txt(who)}]"
-        " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))[]"
+        " #h(1.5em) ID: #box(width: 4.5cm, stroke: (bottom: 0.5pt), inset: (bottom: 2pt))"
+        f"[{txt(student_id) if student_id else ''}]"
         f" #h(1.5em) Points: #box(width: 1.4cm, stroke: (bottom: 0.5pt))[] / {total}]",
         "",
         txt(sheet.variant or f"Lesson {words.visible(lesson.name)}")
@@ -397,6 +400,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     if lesson.description:
         out += [txt(lesson.description), ""]
     out += [
+        *(txt(line[:1].upper() + line[1:] + ".") + "\n" for line in words.extra_formulas(lesson)),
         f"{FORMULA} #h(1em) "
         + txt(f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."),
     ]

@@ -385,6 +385,8 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         "",
         f"$${FORMULA}$$",
         "",
+        # the walk's own lines for positions and cross-attention (K = X_src · W_K …)
+        *(f"{_md_escape(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
         f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13).",
     ]
     if lesson.layout == "columns":
@@ -512,6 +514,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         f"For grading: {tex_text(identity_text(lesson))}",
         "",
         rf"\[ {FORMULA} \]",
+        *(f"{tex_text(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
         f"Decimals are rounded to {places} places, half away from zero (0.125 becomes 0.13).",
     ]
     if not answers:

@@ -91,7 +91,8 @@ def from_lesson(d: Derivation, focus: LessonFocus | None, head: int | None = Non
     if focus.col is None:
         return Focus(row=row, head=head)
     if focus.step in N_BY_N or focus.step is None:
-        return Focus(row=row, key=labels.index(focus.col), head=head)
+        keys = d.lesson.source_labels if d.lesson.source is not None else labels  # cross
+        return Focus(row=row, key=keys.index(focus.col), head=head)
     return Focus(row=row, step=focus.step, col=int(focus.col) - 1, head=head)
 
 

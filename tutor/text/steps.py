@@ -253,6 +253,8 @@ STEPS: dict[str, StepWords] = {
                 ),
                 quiz="K = X_src · W_K: a row of X_src (the source sentence) times a column of W_K",
                 origin="from the source sentence: K = X_src · W_K, one row per source token",
+                title="K = X_src · W_K, the source sentence's keys",
+                tex=r"$K = X_{\mathrm{src}} W_K$, the source sentence's keys",
             ),
         },
         slips="projection",
@@ -293,6 +295,8 @@ STEPS: dict[str, StepWords] = {
                 ),
                 quiz="V = X_src · W_V: a row of X_src (the source sentence) times a column of W_V",
                 origin="from the source sentence: V = X_src · W_V, one row per source token",
+                title="V = X_src · W_V, the source sentence's values",
+                tex=r"$V = X_{\mathrm{src}} W_V$, the source sentence's values",
             ),
         },
         slips="projection",
@@ -637,7 +641,9 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("given")  # a lesson that starts at the scores
     if turned:
         out.append("columns")
-    if lesson is not None and lesson.source is not None:
+    if (lesson is not None and lesson.source is not None) or (
+        step.args and step.args[0].name == "X_src"  # keys and values made from the source
+    ):
         out.append("source")
     if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
         out.append("rope")
