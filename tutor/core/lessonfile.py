@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -112,13 +112,102 @@ def check_text(text: str, shown: str, name: str) -> tuple[Lesson | None, list[Pr
     return (lesson if not any(p.severity == "error" for p in c.problems) else None), c.problems
 
 
-def _build(
-    c: Checker, root: yaml.Node, keys: dict[str, tuple[yaml.Node, yaml.Node]], name: str, path: str
-) -> Lesson | None:
-    def value(key: str) -> yaml.Node | None:
-        return keys[key][1] if key in keys else None
+Keys = dict[str, tuple[yaml.Node, yaml.Node]]  # a mapping's keys: name → (key node, value node)
 
+
+def _value(keys: Keys, key: str) -> yaml.Node | None:
+    return keys[key][1] if key in keys else None
+
+
+@dataclass
+class _Inputs:
+    """What a lesson gives before attention: X (or E, or Q, K, V), positions, a source
+    sentence, the heads' weights."""
+
+    X: Matrix | None
+    xkey: str  # X, or E when X = E + P
+    d_model: int | None
+    positions: str
+    P: Matrix | None
+    theta: tuple | None  # type: ignore[type-arg]
+    theta_units: tuple | None  # type: ignore[type-arg]
+    source: tuple[str, ...] | None
+    X_src: Matrix | None
+    kv_groups: int | None
+    heads: list[Head]
+
+
+def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Lesson | None:
+    """The lesson a file's keys make, each key read by its own function (every problem is
+    recorded on ``c``); None when there is an error."""
     qkv = gives_qkv(keys, root)  # Q, K, V given: the lesson starts at the scores (issue 28)
+    title, description = _header(c, keys, root, qkv)
+    tokens = _tokens(c, _value(keys, "tokens")) if "tokens" in keys else None
+    given = _given_inputs(c, keys, root, tokens) if qkv else _inputs(c, keys, root, tokens)
+    heads = given.heads
+    W_O = _w_o(c, keys, heads)
+    mask = _mask(c, keys)
+    precision = _precision(c, keys)
+    next_token = (
+        more.next_entry(c, _value(keys, "next"), given.d_model)
+        if "next" in keys and not qkv
+        else None
+    )
+    layout = more.layout(c, _value(keys, "layout")) if "layout" in keys else "rows"
+    _combinations(
+        c, keys, given.xkey, given.positions, given.source, mask, heads, W_O, next_token, layout,
+        qkv,
+    )  # fmt: skip
+    if given.positions == "rope":
+        _rope_pairs(c, keys, heads, given.theta)
+    notes = _notes(c, _value(keys, "notes")) if "notes" in keys else {}
+    quiz = _quiz(c, _value(keys, "quiz")) if "quiz" in keys else QuizDefaults()
+    focus = _focuses(c, keys, tokens, heads, mask, W_O, given.source)
+    points = (
+        _points(c, _value(keys, "points"), "heads" in keys, W_O is not None, "next" in keys)
+        if "points" in keys
+        else {}
+    )
+    variant = _variant(c, _value(keys, "variant")) if "variant" in keys else None
+    layers = _layers(c, keys, len(heads) if heads else 0, qkv)
+    where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
+    if any(p.severity == "error" for p in c.problems):
+        return None
+    assert title is not None and tokens is not None and given.X is not None and heads
+    return Lesson(
+        name=name,
+        path=path,
+        title=title,
+        description=description,
+        tokens=tuple(tokens),
+        X=given.X,
+        heads=tuple(heads),
+        multi_head="heads" in keys,
+        W_O=W_O,
+        mask=mask,
+        precision=precision,
+        positions=given.positions,
+        P=given.P,
+        theta=given.theta,
+        theta_units=given.theta_units,
+        source=given.source,
+        X_src=given.X_src,
+        notes=MappingProxyType(notes),
+        quiz=quiz,
+        focus=focus,
+        where=MappingProxyType(where),
+        kv_groups=given.kv_groups,
+        qkv=qkv,
+        layers=layers,
+        next=next_token,
+        layout=layout,
+        points=MappingProxyType(points),
+        variant=variant,
+    )
+
+
+def _header(c: Checker, keys: Keys, root: yaml.Node, qkv: bool) -> tuple[str | None, str]:
+    """The keys every lesson needs, its version, title and description."""
     for key in ("title", "tokens", "X"):
         if key == "X" and ("E" in keys or qkv):
             continue  # E (token embeddings) stands for X: X = E + P
@@ -128,182 +217,157 @@ def _build(
         v = c.scalar(keys["version"][1], "version")
         if v is not None and v != "1":
             c.error(keys["version"][1], f"version is {v}; this attn-tutor reads version 1")
-    title = c.text(value("title"), "title", one_line=True) if "title" in keys else None
+    title = c.text(_value(keys, "title"), "title", one_line=True) if "title" in keys else None
     if title is not None and not title.strip():
-        c.error(value("title"), "title is empty; expected a few words naming the lesson")
+        c.error(_value(keys, "title"), "title is empty; expected a few words naming the lesson")
         title = None
     description = ""
     if "description" in keys:
-        description = c.text(value("description"), "description") or ""
+        description = c.text(_value(keys, "description"), "description") or ""
+    return title, description
 
-    tokens: list[str] | None = None
-    if "tokens" in keys:
-        tokens = _tokens(c, value("tokens"))
-    if qkv:  # X is the identity, so X·W = W: each head's W's hold its given Q, K, V
-        X = identity(len(tokens)) if tokens is not None else None
-        xkey, d_model, P, theta, theta_units, source, X_src, kv_groups = "X", None, *[None] * 6
-        positions = c.scalar(value("positions"), "positions") if "positions" in keys else None
-        positions = positions or "none"
-        heads = given_heads(c, keys, root, len(tokens) if tokens is not None else None)
-    else:
-        xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
-        if "E" in keys and "X" in keys:
-            c.error(
-                keys["E"][0],
-                "both X and E are given; give X (the tokens' vectors as they are) or E (token "
-                "embeddings, to which the positions P are added), not both",
-            )
-        X = c.matrix(value(xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
-        x_node = value(xkey)  # its rows count even when one of them is bad
-        x_rows = (
-            len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
+
+def _given_inputs(c: Checker, keys: Keys, root: yaml.Node, tokens: list[str] | None) -> _Inputs:
+    """Q, K and V given: X is the identity, so X·W = W, and each head's W's hold them."""
+    X = identity(len(tokens)) if tokens is not None else None
+    positions = c.scalar(_value(keys, "positions"), "positions") if "positions" in keys else None
+    heads = given_heads(c, keys, root, len(tokens) if tokens is not None else None)
+    return _Inputs(X, "X", None, positions or "none", None, None, None, None, None, None, heads)
+
+
+def _inputs(c: Checker, keys: Keys, root: yaml.Node, tokens: list[str] | None) -> _Inputs:
+    """X (or E and the positions), a source sentence, and the heads' W_Q, W_K, W_V."""
+    xkey = "E" if "E" in keys and "X" not in keys else "X"  # E: token embeddings, X = E + P
+    if "E" in keys and "X" in keys:
+        c.error(
+            keys["E"][0],
+            "both X and E are given; give X (the tokens' vectors as they are) or E (token "
+            "embeddings, to which the positions P are added), not both",
         )
-        if (
-            tokens is not None
-            and x_rows is not None
-            and x_rows <= MAX_TOKENS
-            and len(tokens) != x_rows
-        ):
-            c.error(
-                value("tokens"),
-                f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
-                f"expected one token per row of {xkey}",
-            )
-        d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
-        positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
-        source, X_src = _source(c, keys, d_model)
-
-        kv_groups = None
-        if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
-            heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
-        else:
-            if "kv_heads" in keys:
-                c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
-            heads = _heads(c, keys, root, d_model)
-    W_O = None
-    if "W_O" in keys:
-        W_O = c.matrix(value("W_O"), "W_O", key="W_O")
-        if W_O is not None and "heads" not in keys:
-            c.error(
-                value("W_O"),
-                "W_O projects the concatenation of several heads, but this lesson has no "
-                "'heads'; list the heads under 'heads' (one head is fine) or remove W_O",
-            )
-        elif W_O is not None and heads:
-            d_vs = {len(h.W_V[0]) for h in heads}
-            if len(d_vs) > 1:
-                c.error(
-                    value("W_O"),
-                    "W_O needs every head to have the same d_v, but the heads' "
-                    f"W_V have {', '.join(str(len(h.W_V[0])) for h in heads)} columns",
-                )
-            else:
-                need = len(heads) * d_vs.pop()
-                if len(W_O) != need:
-                    c.error(
-                        value("W_O"),
-                        f"W_O has {len(W_O)} {'row' if len(W_O) == 1 else 'rows'}, but the "
-                        f"concatenation has {len(heads)} × {len(heads[0].W_V[0])} = {need} "
-                        f"{'column' if need == 1 else 'columns'}, so W_O needs {need} "
-                        f"{'row' if need == 1 else 'rows'}",
-                    )
-
-    mask = "none"
-    if "mask" in keys:
-        m = c.scalar(value("mask"), "mask")
-        if m is not None and m not in MASKS:
-            c.error(
-                value("mask"),
-                f"mask is {m!r}{suggest(m, MASKS)}; expected one of: {', '.join(MASKS)}",
-            )
-        elif m is not None:
-            mask = m
-
-    precision = 2
-    if "precision" in keys:
-        node = value("precision")
-        p = c.scalar(node, "precision")
-        n = None if p is None else whole_number(p, 0, 10)
-        if p is not None and n is None:
-            c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
-        elif n is not None:
-            precision = n
-
-    next_token = more.next_entry(c, value("next"), d_model) if "next" in keys and not qkv else None
-    layout = more.layout(c, value("layout")) if "layout" in keys else "rows"
-    _combinations(c, keys, xkey, positions, source, mask, heads, W_O, next_token, layout, qkv)
-    if positions == "rope":
-        for k, h in enumerate(heads, 1):
-            d_k = len(h.W_Q[0])
-            where_k = f" of head {k}" if "heads" in keys else ""
-            if d_k % 2:
-                c.error(
-                    keys["positions"][1],
-                    f"positions: rope turns the columns of Q and K in pairs, but W_Q{where_k} "
-                    f"has {d_k} {'column' if d_k == 1 else 'columns'}; expected an even d_k",
-                )
-            elif theta is not None and len(theta) != d_k // 2:
-                c.error(
-                    keys["theta"][1],
-                    f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
-                    f"d_k{where_k} = {d_k} makes {d_k // 2} "
-                    f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle per "
-                    "pair",
-                )
-
-    notes = _notes(c, value("notes")) if "notes" in keys else {}
-    quiz = _quiz(c, value("quiz")) if "quiz" in keys else QuizDefaults()
-    focus = None
-    if tokens is not None and heads:
-        if "focus" in keys:
-            focus = _focus(c, value("focus"), tokens, heads, None, mask, W_O, source)
-        for h, node in enumerate(value("heads").value if "heads" in keys else [], 1):
-            given = {k.value: v for k, v in node.value if k.value == "focus"}
-            if "focus" in given:  # a head's own worked cell: the rows it links
-                f = _focus(c, given["focus"], tokens, heads, h, mask, W_O, source)
-                c.where[f"heads.{h}.focus"] = pos(given["focus"])
-                heads[h - 1] = replace(heads[h - 1], focus=f)
-    points = (
-        _points(c, value("points"), "heads" in keys, W_O is not None, "next" in keys)
-        if "points" in keys
-        else {}
+    X = c.matrix(_value(keys, xkey), xkey, MAX_TOKENS, key=xkey) if xkey in keys else None
+    x_node = _value(keys, xkey)  # its rows count even when one of them is bad
+    x_rows = len(x_node.value) if isinstance(x_node, yaml.SequenceNode) and x_node.value else None
+    if tokens is not None and x_rows is not None and x_rows <= MAX_TOKENS and len(tokens) != x_rows:
+        c.error(
+            _value(keys, "tokens"),
+            f"tokens lists {len(tokens)} labels, but {xkey} has {x_rows} rows; "
+            f"expected one token per row of {xkey}",
+        )
+    d_model = len(X[0]) if X else c.widths.get(xkey)  # a bad row of X hides no other error
+    positions, P, theta, theta_units = _positions(c, keys, xkey, x_rows, d_model)
+    source, X_src = _source(c, keys, d_model)
+    kv_groups = None
+    if "kv_groups" in keys:  # grouped heads: W_K, W_V per group (tutor.core.lessonmore)
+        heads, kv_groups = more.grouped_heads(c, keys, root, d_model)
+    else:
+        if "kv_heads" in keys:
+            c.error(keys["kv_heads"][0], "kv_heads given without kv_groups; add kv_groups: G")
+        heads = _heads(c, keys, root, d_model)
+    return _Inputs(
+        X, xkey, d_model, positions, P, theta, theta_units, source, X_src, kv_groups, heads
     )
-    variant = _variant(c, value("variant")) if "variant" in keys else None
-    layers = _layers(c, keys, len(heads) if heads else 0, qkv)
-    where = {k: pos(v) for k, (_, v) in keys.items()} | c.where
-    if any(p.severity == "error" for p in c.problems):
+
+
+def _w_o(c: Checker, keys: Keys, heads: list[Head]) -> Matrix | None:
+    """W_O, which needs heads, one d_v for all of them and a row per column of the concat."""
+    if "W_O" not in keys:
         return None
-    assert title is not None and tokens is not None and X is not None and heads
-    return Lesson(
-        name=name,
-        path=path,
-        title=title,
-        description=description,
-        tokens=tuple(tokens),
-        X=X,
-        heads=tuple(heads),
-        multi_head="heads" in keys,
-        W_O=W_O,
-        mask=mask,
-        precision=precision,
-        positions=positions,
-        P=P,
-        theta=theta,
-        theta_units=theta_units,
-        source=source,
-        X_src=X_src,
-        notes=MappingProxyType(notes),
-        quiz=quiz,
-        focus=focus,
-        where=MappingProxyType(where),
-        kv_groups=kv_groups,
-        qkv=qkv,
-        layers=layers,
-        next=next_token,
-        layout=layout,
-        points=MappingProxyType(points),
-        variant=variant,
-    )
+    node = _value(keys, "W_O")
+    W_O = c.matrix(node, "W_O", key="W_O")
+    if W_O is not None and "heads" not in keys:
+        c.error(
+            node,
+            "W_O projects the concatenation of several heads, but this lesson has no "
+            "'heads'; list the heads under 'heads' (one head is fine) or remove W_O",
+        )
+    elif W_O is not None and heads:
+        d_vs = {len(h.W_V[0]) for h in heads}
+        if len(d_vs) > 1:
+            c.error(
+                node,
+                "W_O needs every head to have the same d_v, but the heads' "
+                f"W_V have {', '.join(str(len(h.W_V[0])) for h in heads)} columns",
+            )
+        else:
+            need = len(heads) * d_vs.pop()
+            if len(W_O) != need:
+                c.error(
+                    node,
+                    f"W_O has {len(W_O)} {'row' if len(W_O) == 1 else 'rows'}, but the "
+                    f"concatenation has {len(heads)} × {len(heads[0].W_V[0])} = {need} "
+                    f"{'column' if need == 1 else 'columns'}, so W_O needs {need} "
+                    f"{'row' if need == 1 else 'rows'}",
+                )
+    return W_O
+
+
+def _mask(c: Checker, keys: Keys) -> str:
+    if "mask" not in keys:
+        return "none"
+    m = c.scalar(_value(keys, "mask"), "mask")
+    if m is not None and m not in MASKS:
+        c.error(
+            _value(keys, "mask"),
+            f"mask is {m!r}{suggest(m, MASKS)}; expected one of: {', '.join(MASKS)}",
+        )
+        return "none"
+    return m or "none"
+
+
+def _precision(c: Checker, keys: Keys) -> int:
+    if "precision" not in keys:
+        return 2
+    node = _value(keys, "precision")
+    p = c.scalar(node, "precision")
+    n = None if p is None else whole_number(p, 0, 10)
+    if p is not None and n is None:
+        c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
+    return 2 if n is None else n
+
+
+def _rope_pairs(c: Checker, keys: Keys, heads: list[Head], theta: tuple | None) -> None:  # type: ignore[type-arg]
+    """RoPE turns Q and K in pairs of columns: an even d_k, and one angle per pair."""
+    for k, h in enumerate(heads, 1):
+        d_k = len(h.W_Q[0])
+        where_k = f" of head {k}" if "heads" in keys else ""
+        if d_k % 2:
+            c.error(
+                keys["positions"][1],
+                f"positions: rope turns the columns of Q and K in pairs, but W_Q{where_k} "
+                f"has {d_k} {'column' if d_k == 1 else 'columns'}; expected an even d_k",
+            )
+        elif theta is not None and len(theta) != d_k // 2:
+            c.error(
+                keys["theta"][1],
+                f"theta lists {len(theta)} {'angle' if len(theta) == 1 else 'angles'}, but "
+                f"d_k{where_k} = {d_k} makes {d_k // 2} "
+                f"{'pair' if d_k == 2 else 'pairs'} of columns; expected one angle per "
+                "pair",
+            )
+
+
+def _focuses(
+    c: Checker,
+    keys: Keys,
+    tokens: list[str] | None,
+    heads: list[Head],
+    mask: str,
+    W_O: Matrix | None,
+    source: tuple[str, ...] | None,
+) -> Focus | None:
+    """The lesson's focus, and each head's own (set on ``heads`` in place)."""
+    if tokens is None or not heads:
+        return None
+    focus = None
+    if "focus" in keys:
+        focus = _focus(c, _value(keys, "focus"), tokens, heads, None, mask, W_O, source)
+    for h, node in enumerate(_value(keys, "heads").value if "heads" in keys else [], 1):
+        given = {k.value: v for k, v in node.value if k.value == "focus"}
+        if "focus" in given:  # a head's own worked cell: the rows it links
+            f = _focus(c, given["focus"], tokens, heads, h, mask, W_O, source)
+            c.where[f"heads.{h}.focus"] = pos(given["focus"])
+            heads[h - 1] = replace(heads[h - 1], focus=f)
+    return focus
 
 
 def _combinations(
