@@ -7,9 +7,20 @@ import random
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "saw", "a", "bird", "it", "ran", "far"]
 
 
+# entries at the limits: the extremes of magnitude, and fractions whose denominators have 15
+# digits (two per lesson, so a matrix's common denominator stays within its 40 digits)
+EXTREMES = ("1e30", "-1e30", "1e-30", "-1e-30")
+LONG_DENOMINATORS = (100000000000031, 999999999999989)
+
+
 def entry(rng: random.Random, kinds: str = "idf") -> str:
-    """An integer, a decimal or a quoted fraction, as YAML text."""
+    """An integer, a decimal or a quoted fraction, as YAML text; ``h``: an extreme (1e30,
+    1e-30), ``l``: a fraction of a 15-digit denominator."""
     kind = rng.choice(kinds)
+    if kind == "h":
+        return rng.choice(EXTREMES)
+    if kind == "l":
+        return f'"{rng.randint(-10**12, 10**12)}/{rng.choice(LONG_DENOMINATORS)}"'
     if kind == "i":
         return str(rng.randint(-3, 3))
     if kind == "d":
