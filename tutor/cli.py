@@ -463,23 +463,32 @@ def export_typst(
     from tutor.export import typst_doc
 
     typst_doc.check_paper(paper)
+    to_terminal = format == "pdf" and output is None and sys.stdout.isatty()
+    refuse = "a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)"
     if Path(lesson).is_dir():
         from tutor.author.variants import folder_lessons
 
         found = folder_lessons(Path(lesson))
-        sheets = [
+        sheets = (  # one at a time for a pdf: derived, compiled, then let go
             typst_doc.Sheet(derive(load_lesson(p, name=p.stem)), who, variant)
             for p, who, variant in found
-        ]
-    else:
-        sheets = [typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))]
-    text = typst_doc.source(sheets, answers, paper)
+        )
+        if to_terminal:
+            raise UsageError(refuse)
+        if format == "pdf":
+            data, note = typst_doc.class_pdf(sheets, answers, paper, font_paths)
+            say_note(note)
+            return write_output(data, output, force)
+        text = typst_doc.source(list(sheets), answers, paper)
+        return write_output(text, output, force)
+    sheet = typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))
+    text = typst_doc.source([sheet], answers, paper)
     if format == "typ":
         return write_output(text, output, force)
-    if output is None and sys.stdout.isatty():
-        raise UsageError("a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)")
+    if to_terminal:
+        raise UsageError(refuse)
     data = typst_doc.compile_pdf(text, font_paths)
-    say_note(typst_doc.font_note(sheets, font_paths))
+    say_note(typst_doc.font_note([sheet], font_paths))
     write_output(data, output, force)
 
 
