@@ -325,15 +325,10 @@ def write_output(text: str | bytes, output: Path | None, force: bool) -> None:
         raise TutorError(f"{output} is a folder; give a file name to --output")
     if output.exists() and not force:
         raise TutorError(f"{output} already exists; use --force to overwrite it")
-    target = Path(os.path.realpath(output))  # through a link: replace the file it points to
-    try:
-        if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
-            with open(target, "wb") as f:
-                f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-        else:
-            from tutor.core.files import replace_file
+    from tutor.core.files import write_file
 
-            replace_file(target, text)
+    try:  # through a link to the file it points at; a device or FIFO written as it is
+        write_file(output, text)
     except OSError as err:
         raise TutorError(f"cannot write {output}: {err.strerror or err}") from None
 
