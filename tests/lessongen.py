@@ -20,7 +20,7 @@ def entry(rng: random.Random, kinds: str = "idf") -> str:
     if kind == "h":
         return rng.choice(EXTREMES)
     if kind == "l":
-        return f'"{rng.randint(-10**12, 10**12)}/{rng.choice(LONG_DENOMINATORS)}"'
+        return f'"{rng.randint(-(10**12), 10**12)}/{rng.choice(LONG_DENOMINATORS)}"'
     if kind == "i":
         return str(rng.randint(-3, 3))
     if kind == "d":
@@ -152,6 +152,50 @@ def grouped_lesson_text(
 def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
     """A ``next:`` entry: one more token and its row of X."""
     return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"
+
+
+def features_text(
+    rng: random.Random,
+    features: set[str],
+    n: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    heads: int,
+    groups: int,
+    kinds: str = "idf",
+    positions: str = "none",
+    source: int = 0,
+    d_out: int | None = None,
+) -> str:
+    """A valid lesson with ``features`` (``spec.FEATURES`` names, their implied ones included:
+    W_O and grouped need heads): ``heads`` heads when it has heads, in ``groups`` key/value
+    groups when grouped; ``positions`` and ``source`` as for ``lesson_text``."""
+    common = dict(
+        kinds=kinds,
+        causal="causal" in features,
+        w_o="W_O" in features,
+        positions=positions,
+        source=source,
+    )
+    if "grouped" in features:
+        text = grouped_lesson_text(rng, n, d_model, d_k, d_v, heads, groups, **common)  # type: ignore[arg-type]
+    else:
+        text = lesson_text(
+            rng,
+            n,
+            d_model,
+            d_k,
+            d_v,
+            heads=heads if "heads" in features else 0,
+            d_out=d_out,
+            **common,  # type: ignore[arg-type]
+        )
+    if "next" in features:
+        text += next_entry(rng, d_model, kinds)
+    if "columns" in features:
+        text += "layout: columns\n"
+    return text
 
 
 KINDS = (

@@ -32,7 +32,7 @@ MAIN = "from tutor.cli import main; main()"
 TIMEOUT = 180  # seconds for one command on one lesson: the bound, far above any normal run
 
 # lesson kinds: lessongen.KINDS, with the source sentence both shorter and longer than the target
-KINDS = tuple(k for k in lessongen.KINDS if k != "cross") + ("cross-shorter", "cross-longer")
+KINDS = (*(k for k in lessongen.KINDS if k != "cross"), "cross-shorter", "cross-longer")
 # sizes: small; entries at the extremes (1e30 and 1e-30); fractions with 15-digit denominators;
 # and the largest shapes (32 tokens, dimension 16, 4 heads)
 SIZES = ("small", "huge", "long", "wide")
@@ -78,29 +78,20 @@ def lesson_text(
         if longer_source and wide:  # the source at the limit, the target one shorter
             n -= 1
         source = n + 1 if longer_source else n - 1
-    common = dict(
-        causal="causal" in f, w_o="W_O" in f, positions=positions, source=source, kinds=entries
+    return lessongen.features_text(
+        rng,
+        f,
+        n,
+        d_model,
+        d_k,
+        d_v,
+        heads,
+        heads // 2,
+        entries,
+        positions,
+        source,
+        d_out=MAX_DIM if wide else None,
     )
-    if "grouped" in f:
-        text = lessongen.grouped_lesson_text(
-            rng, n, d_model, d_k, d_v, heads, heads // 2, **common
-        )  # type: ignore[arg-type]
-    else:
-        text = lessongen.lesson_text(
-            rng,
-            n,
-            d_model,
-            d_k,
-            d_v,
-            heads=heads,
-            d_out=MAX_DIM if wide else None,
-            **common,  # type: ignore[arg-type]
-        )
-    if "next" in f:
-        text += lessongen.next_entry(rng, d_model, entries)
-    if "columns" in f:
-        text += "layout: columns\n"
-    return text
 
 
 def kind_lesson(kind: str, size: str, seed: int = 0) -> str:
