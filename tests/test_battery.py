@@ -191,6 +191,7 @@ def run_simple(*command: str) -> Callable[[Path, Path], None]:
 
 COMMANDS: dict[str, Callable[[Path, Path], None]] = {
     "walk": run_walk,
+    "walk --exact": run_simple("walk", "--exact"),
     "walk --json --exact": lambda path, home: bool(last_cell(path, home)),  # type: ignore[dict-item]
     **{f"export {f}": run_export(f) for f in ("md", "tex", "sheet", "svg", "typ", "pdf")},
     "explain": run_explain,
@@ -268,3 +269,22 @@ def test_battery_every_kind_and_size(tmp_path: Path, kind: str, size: str, comma
 def test_battery_every_legal_pair(tmp_path: Path, pair: set[str], size: str, command: str) -> None:
     path, home = lesson_file(tmp_path, lesson_text(pair, size, seed=11))
     COMMANDS[command](path, home)
+
+
+def test_walk_exact_of_a_columns_lesson_at_the_limits_elides_as_rows_do(tmp_path: Path) -> None:
+    """Found by the battery's run of bench --limits: walk --exact of a 32-token columns lesson
+    ran 73 s (1 s in rows): its tables were drawn from a turned copy of each step, which the
+    guard against exact forms too long to build did not recognise. Now the same cells are
+    elided (…) in both layouts, and the run is bounded by the child's timeout."""
+    columns = kind_lesson("columns", "wide")
+    rows = columns.replace("layout: columns\n", "")
+    said = {}
+    for name, text in (("columns", columns), ("rows", rows)):
+        (tmp_path / name).mkdir()
+        path, home = lesson_file(tmp_path / name, text)
+        args = ["walk", str(path), "--exact", "--step", "weights,Z"]
+        done = cli(args, home)
+        sound(done, args)
+        said[name] = done.stdout
+    assert said["columns"].count("… ≈") == said["rows"].count("… ≈") > 0
+    assert "exact form too long to show" in said["columns"]
