@@ -107,7 +107,9 @@ def main() -> None:
     parser.add_argument(
         "--timeout", type=float, default=120, help="seconds before a --limits run is stopped"
     )
-    parser.add_argument("--only", help="--limits: only the lessons whose name contains this")
+    parser.add_argument(
+        "--only", help="--limits: only the lessons whose name contains this (or, a,b: any)"
+    )
     args = parser.parse_args()
     if args.limits:
         limits(args.timeout, args.only)
@@ -233,12 +235,32 @@ def worst_lessons(folder: Path) -> dict[str, Path]:
         ),
         f"15-digit denominators N={n} d={d}": digits_lesson(random.Random(4), n, d, d_k),
     }
+    # every other kind of lesson at its limits (issue 31): the battery's own (tests/test_battery)
+    from tests.test_battery import kind_lesson
+
+    for kind, label in NEW_KINDS.items():
+        texts[f"{label} N={n} d={d}"] = kind_lesson(kind, "wide")
+    texts["next: x of 1e30 and 1e-30"] = kind_lesson("next", "huge")
+    texts["P of 1e30 and 1e-30"] = kind_lesson("given", "huge")
     paths = {}
-    tokens = "tokens: [" + ", ".join(f"t{i}" for i in range(n)) + "]"
     for i, (name, text) in enumerate(texts.items()):
         paths[name] = folder / f"worst{i}.yaml"
+        count = len(re.search(r"^tokens: \[(.*)\]$", text, flags=re.M)[1].split(","))  # type: ignore[index]
+        tokens = "tokens: [" + ", ".join(f"t{i}" for i in range(count)) + "]"
         paths[name].write_text(re.sub(r"^tokens: .*$", tokens, text, count=1, flags=re.M))
     return paths
+
+
+NEW_KINDS = {  # the battery's kinds (tests/test_battery.KINDS) beyond the first four lessons
+    "given": "E + given P",
+    "sinusoidal": "E + sinusoidal P",
+    "rope": "RoPE",
+    "cross-shorter": "cross, source 31 < 32",
+    "cross-longer": "cross, source 32 > 31",
+    "grouped": "4 heads in 2 groups, W_O",
+    "next": "next: (KV cache)",
+    "columns": "layout: columns",
+}
 
 
 def digits_lesson(rng: random.Random, n: int, d_model: int, d_k: int) -> str:
@@ -309,19 +331,19 @@ def filled_sheet(lesson: Path, timeout: float) -> str:
             check=True,
         ).stdout
     )
-    asked = [
-        s for s in data["steps"] if s["name"] not in ("X", "W_Q", "W_K", "W_V", "masked", "W_O")
-    ]
+    from tutor.core.spec import FILLED_NEXT_STEPS, FILLED_STEPS
+
+    asked = [s for s in data["steps"] if s["name"] in FILLED_STEPS + FILLED_NEXT_STEPS]
     values = iter(
         "0.5" if v is None else f"{v + 0.5:.2f}" for s in asked for row in s["value"] for v in row
     )
-    return re.sub(r"\bnull\b(?=[,\]])", lambda _: next(values), sheet)
+    # a sheet may ask for cells the walk's steps do not list in that order (E + P, the
+    # decoding row): those get 0.5, wrong too
+    return re.sub(r"\bnull\b(?=[,\]])", lambda _: next(values, "0.5"), sheet)
 
 
 def limits(timeout: float, only: str | None) -> None:
     """Every command on the worst legal lessons, with its wall time and peak memory."""
-    from tutor.core.spec import MAX_TOKENS
-
     # the checkout's code, whichever copy the console script was installed from
     os.environ["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
@@ -334,20 +356,23 @@ def limits(timeout: float, only: str | None) -> None:
     print(f"{'lesson':<38} {'command':<22} {'seconds':>8} {'peak MB':>8}")
     worst = 0.0, 0.0
     for name, path in worst_lessons(folder).items():
-        if only and only not in name:
+        if only and not any(part in name for part in only.split(",")):
             continue
         p = str(path)
         sheet = folder / f"{path.stem}-sheet.yaml"
         sheet.write_text(filled_sheet(path, timeout))
         last = "output" if "W_O" in name else "Z"  # the cell that depends on the most
         head = "head1." if last == "Z" and "heads" in name else ""
-        cell = f"{head}{last}[t{MAX_TOKENS - 1}, 1]"
+        rows = len(re.search(r"^tokens: \[(.*)\]$", path.read_text(), flags=re.M)[1].split(","))  # type: ignore[index]
+        cell = f"{head}{last}[t{rows - 1}, 1]"
+        key = str(folder / "key.pdf")
         commands = {
             "walk": [p],
             "walk --exact": [p, "--exact"],
             "walk --json": [p, "--json"],
             "walk --json --exact": [p, "--json", "--exact"],
             **{f"export {f}": ["export", p, "--format", f] for f in EXPORT_FORMATS},
+            "export pdf (key)": ["export", p, "--format", "pdf", "-o", key, "--force"],
             "check": ["check", p],
             f"explain {last}": ["explain", p, cell],
             "grade (all wrong)": ["grade", p, str(sheet)],
@@ -368,7 +393,7 @@ def limits(timeout: float, only: str | None) -> None:
         if elapsed is not None and base is not None:
             print(f"{'':<38} {'  one answer alone':<22} {elapsed - base:>8.2f}")
     print()
-    for label, argv, env in hostile(folder):
+    for label, argv, env in hostile(folder) + class_pdfs(folder, timeout):
         elapsed, mb, status, _ = run_limited(argv, timeout, env=env)
         show("", label, elapsed, mb, status)
     print(
@@ -393,6 +418,25 @@ def hostile(folder: Path) -> list[tuple[str, list[str], dict]]:
         ("check, a folder of 11 such", [*CLI, "check", str(bad)], {}),
         ("COLUMNS=99999999 walk", [*CLI, "walk", "cats-chase-mice"], {"COLUMNS": "99999999"}),
     ]
+
+
+def class_pdfs(folder: Path, timeout: float) -> list[tuple[str, list[str], dict]]:
+    """The key of a class of 5, 20 and 50 students of the-cake as one PDF: its peak memory
+    should not grow with the class (each student's sheet is compiled on its own)."""
+    runs = []
+    for count in (5, 20, 50):
+        students = folder / f"class{count}"
+        made = ["variants", "the-cake", "--count", str(count), "--seed", "1", "-o", str(students)]
+        subprocess.run(
+            [*CLI, *made],
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+        )
+        out = str(folder / f"class{count}.pdf")
+        argv = [*CLI, "export", str(students), "--format", "pdf", "-o", out, "--force"]
+        runs.append((f"class key pdf, {count} students", argv, {}))
+    return runs
 
 
 def show(lesson: str, label: str, elapsed: float | None, mb: float, status: int) -> None:

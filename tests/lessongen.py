@@ -7,9 +7,20 @@ import random
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "saw", "a", "bird", "it", "ran", "far"]
 
 
+# entries at the limits: the extremes of magnitude, and fractions whose denominators have 15
+# digits (two per lesson, so a matrix's common denominator stays within its 40 digits)
+EXTREMES = ("1e30", "-1e30", "1e-30", "-1e-30")
+LONG_DENOMINATORS = (100000000000031, 999999999999989)
+
+
 def entry(rng: random.Random, kinds: str = "idf") -> str:
-    """An integer, a decimal or a quoted fraction, as YAML text."""
+    """An integer, a decimal or a quoted fraction, as YAML text; ``h``: an extreme (1e30,
+    1e-30), ``l``: a fraction of a 15-digit denominator."""
     kind = rng.choice(kinds)
+    if kind == "h":
+        return rng.choice(EXTREMES)
+    if kind == "l":
+        return f'"{rng.randint(-(10**12), 10**12)}/{rng.choice(LONG_DENOMINATORS)}"'
     if kind == "i":
         return str(rng.randint(-3, 3))
     if kind == "d":
@@ -165,6 +176,50 @@ def qkv_lesson_text(
 def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
     """A ``next:`` entry: one more token and its row of X."""
     return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"
+
+
+def features_text(
+    rng: random.Random,
+    features: set[str],
+    n: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    heads: int,
+    groups: int,
+    kinds: str = "idf",
+    positions: str = "none",
+    source: int = 0,
+    d_out: int | None = None,
+) -> str:
+    """A valid lesson with ``features`` (``spec.FEATURES`` names, their implied ones included:
+    W_O and grouped need heads): ``heads`` heads when it has heads, in ``groups`` key/value
+    groups when grouped; ``positions`` and ``source`` as for ``lesson_text``."""
+    common = dict(
+        kinds=kinds,
+        causal="causal" in features,
+        w_o="W_O" in features,
+        positions=positions,
+        source=source,
+    )
+    if "grouped" in features:
+        text = grouped_lesson_text(rng, n, d_model, d_k, d_v, heads, groups, **common)  # type: ignore[arg-type]
+    else:
+        text = lesson_text(
+            rng,
+            n,
+            d_model,
+            d_k,
+            d_v,
+            heads=heads if "heads" in features else 0,
+            d_out=d_out,
+            **common,  # type: ignore[arg-type]
+        )
+    if "next" in features:
+        text += next_entry(rng, d_model, kinds)
+    if "columns" in features:
+        text += "layout: columns\n"
+    return text
 
 
 KINDS = (

@@ -61,30 +61,18 @@ def combo_text(features: set[str], seed: int, n: int = 3, source: int = 2) -> st
         return text + "".join(
             extra[k] for k in sorted(f) if k in extra and (k != "positions" or positions != "none")
         )
-    common = dict(
-        kinds="idf",
-        causal="causal" in f,
-        w_o="W_O" in f,
+    return lessongen.features_text(
+        rng,
+        f,
+        n,
+        2,
+        2,
+        2,
+        heads=2,
+        groups=1,
         positions=positions,
         source=source if "source" in f else 0,
     )
-    if "grouped" in f:
-        text = lessongen.grouped_lesson_text(rng, n, d_model, d_k, d_v, 2, 1, **common)  # type: ignore[arg-type]
-    else:
-        text = lessongen.lesson_text(
-            rng,
-            n,
-            d_model,
-            d_k,
-            d_v,
-            heads=2 if "heads" in f else 0,
-            **common,  # type: ignore[arg-type]
-        )
-    if "next" in f:
-        text += lessongen.next_entry(rng, d_model)
-    if "columns" in f:
-        text += "layout: columns\n"
-    return text
 
 
 PAIRS = [set(p) for p in itertools.combinations(sorted(FEATURES), 2)]

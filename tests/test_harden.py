@@ -348,3 +348,20 @@ def test_the_column_layouts_notes_speak_of_the_lessons_own_tokens(run, tmp_path)
         result.stdout
     )
     assert "cats" not in result.stdout
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x0c", "\x0b", "\x85"])
+def test_a_line_separator_in_a_roster_name_is_a_space(run, tmp_path, sep) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: str.splitlines broke a row at U+2028 or a form feed, one student became two."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"name,id\nAnn{sep}Lee,s1\nBob Roe,s2\n", encoding="utf-8")
+    out = tmp_path / "variants"
+    result = run("variants", "the-cake", "--roster", str(roster), "--seed", "1", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    students = sorted(
+        line.split(":", 1)[1].strip()
+        for p in out.glob("*.yaml")
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if line.strip().startswith("student:")
+    )
+    assert students == ["Ann Lee", "Bob Roe"]

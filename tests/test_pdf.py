@@ -271,3 +271,42 @@ def test_typ_headings_use_the_walk_titles_for_new_steps(run) -> None:  # type: i
     assert "X = E + P, each token with its position" in text
     rope = run("export", "ha-ha-ha-rope", "--format", "typ").stdout
     assert "scores = Q_rot · K_rotᵀ" in rope
+
+
+def test_typst_dying_is_an_error_not_an_abort(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Out of memory, typst aborts (SIGABRT): it took attn-tutor with it (exit 134). It runs in
+    a child process now, whose end is said as what it is; here the child aborts as typst does."""
+    monkeypatch.setattr(typst_doc, "_COMPILER", "import os; os.abort()")
+    out = tmp_path / "x.pdf"
+    result = run("export", "cats-chase-mice", "-f", "pdf", "-o", str(out))
+    assert result.exit_code == 1
+    assert "typst stopped (SIGABRT) while compiling the document, most likely out of memory" in (
+        flat(result.stderr)
+    )
+    assert not out.exists()
+
+
+def test_a_class_pdf_is_compiled_one_student_at_a_time(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each student's sheet is its own typst document (so memory does not grow with the class),
+    and the joined PDF has each student's pages, in order, numbered from 1."""
+    folder = tmp_path / "class"
+    made = run("variants", "the-cake", "--count", "3", "--seed", "5", "-o", str(folder))
+    assert made.exit_code == 0, made.stderr
+    sources: list[str] = []
+    compile_pdf = typst_doc.compile_pdf
+
+    def counted(text: str, font_paths=()):  # type: ignore[no-untyped-def]
+        sources.append(text)
+        return compile_pdf(text, font_paths)
+
+    monkeypatch.setattr(typst_doc, "compile_pdf", counted)
+    reader = pdf(run, tmp_path, str(folder))
+    assert len(sources) == 3
+    assert all(s.count("#counter(page).update(1)") == 1 for s in sources)
+    pages = [flat(p.extract_text()) for p in reader.pages]
+    firsts = [k for k, p in enumerate(pages) if "answer key" in p and "page 1" in p]
+    assert len(firsts) == 3
+    for k, path in zip(firsts, sorted(folder.glob("*.yaml")), strict=True):
+        assert f"fingerprint {load_lesson(path).fingerprint}" in pages[k]
+    assert reader.metadata is not None
+    assert reader.metadata.title == "I ate the cake and it was delicious: answer key"

@@ -368,15 +368,10 @@ def write_output(text: str | bytes, output: Path | None, force: bool) -> None:
         raise TutorError(f"{output} is a folder; give a file name to --output")
     if output.exists() and not force:
         raise TutorError(f"{output} already exists; use --force to overwrite it")
-    target = Path(os.path.realpath(output))  # through a link: replace the file it points to
-    try:
-        if target.exists() and not target.is_file():  # /dev/null, a FIFO: written as it is
-            with open(target, "wb") as f:
-                f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-        else:
-            from tutor.core.files import replace_file
+    from tutor.core.files import write_file
 
-            replace_file(target, text)
+    try:  # through a link to the file it points at; a device or FIFO written as it is
+        write_file(output, text)
     except OSError as err:
         raise TutorError(f"cannot write {output}: {err.strerror or err}") from None
 
@@ -586,23 +581,32 @@ def export_typst(
     from tutor.export import typst_doc
 
     typst_doc.check_paper(paper)
+    to_terminal = format == "pdf" and output is None and sys.stdout.isatty()
+    refuse = "a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)"
     if Path(lesson).is_dir():
         from tutor.author.variants import folder_lessons
 
         found = folder_lessons(Path(lesson))
-        sheets = [
+        sheets = (  # one at a time for a pdf: derived, compiled, then let go
             typst_doc.Sheet(derive(load_lesson(p, name=p.stem)), who, variant)
             for p, who, variant in found
-        ]
-    else:
-        sheets = [typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))]
-    text = typst_doc.source(sheets, answers, paper)
+        )
+        if to_terminal:
+            raise UsageError(refuse)
+        if format == "pdf":
+            data, note = typst_doc.class_pdf(sheets, answers, paper, font_paths)
+            say_note(note)
+            return write_output(data, output, force)
+        text = typst_doc.source(list(sheets), answers, paper)
+        return write_output(text, output, force)
+    sheet = typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))
+    text = typst_doc.source([sheet], answers, paper)
     if format == "typ":
         return write_output(text, output, force)
-    if output is None and sys.stdout.isatty():
-        raise UsageError("a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)")
+    if to_terminal:
+        raise UsageError(refuse)
     data = typst_doc.compile_pdf(text, font_paths)
-    say_note(typst_doc.font_note(sheets, font_paths))
+    say_note(typst_doc.font_note([sheet], font_paths))
     write_output(data, output, force)
 
 
@@ -660,7 +664,7 @@ def quiz(
         count = count or min(d.lesson.quiz.count, 2 * len(chosen))
     boxes = rv.boxes(cards, d.lesson.name)
     questions = qz.choose(d, chosen or None, count, seed, boxes)
-    session = QuizSession()
+    session = QuizSession(at_once=True)
     console = session.console
     console.print(
         Text.assemble(
@@ -679,10 +683,12 @@ def quiz(
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
     result = qz.Result(planned=len(questions))
     problems: list[str] = []
-    with session.signals():
+    # a signal ends the quiz as Ctrl-C does, wherever it arrives (its code is said below)
+    with contextlib.suppress(Stopped), session.signals():
         try:
             qz.run(d, questions, console, stream, result=result)
         finally:  # after an internal error too: what was done is saved before it is reported
+            session.saving = True  # a signal now waits until the record is written
             result.ended = session.how_it_ended(result.ended)
             when = datetime.now(UTC).isoformat(timespec="seconds")
             problems = history.append(qz.record(result, d.lesson.name, seed, when))
@@ -850,11 +856,13 @@ class Stopped(KeyboardInterrupt):
 class QuizSession:
     """What can end a quiz from outside its loop: its output failing, SIGTERM, SIGHUP (the
     terminal was closed). Each ends it at the next prompt, with the record saved; a signal
-    arriving while the student is typing ends the wait at once."""
+    arriving while the student is typing ends the wait at once, and with ``at_once`` (the
+    quiz) a signal while an answer is judged too; never while the record is written."""
 
     SIGNALS = ("SIGTERM", "SIGHUP")
 
-    def __init__(self) -> None:
+    def __init__(self, at_once: bool = False) -> None:
+        self.at_once = at_once
         # no stdout at all (>&-): a console on nothing, that cannot fail
         self.output = QuizOutput(sys.stdout if sys.stdout is not None else io.StringIO())
         self.console = make_console(file=self.output)
@@ -862,6 +870,7 @@ class QuizSession:
         self.signal: int | None = None
         self.ended: str | None = None  # "output-failed" when this session ended the quiz so
         self.waiting = False
+        self.saving = False  # writing the record: a signal must not cut it short
 
     def guard(self, read: Callable[..., str]) -> Callable[..., str]:
         """``read``, but ending the quiz first when something outside it has."""
@@ -895,7 +904,8 @@ class QuizSession:
 
     def on_signal(self, signum: int, frame: object) -> None:
         self.signal = signum
-        if self.waiting:  # blocked reading an answer: stop now (otherwise: at the next prompt)
+        # reading an answer (or, at_once, judging one): stop now; else at the next prompt
+        if self.waiting or (self.at_once and not self.saving):
             self.stop_if_signalled()
 
     def guard_input(self, stream: TextIO) -> TextIO:
@@ -905,7 +915,8 @@ class QuizSession:
     @contextlib.contextmanager
     def signals(self):  # type: ignore[no-untyped-def]
         """Catch SIGTERM and SIGHUP for the quiz and the saving of its record. A signal that
-        was ignored when attn-tutor started (``nohup``) stays ignored."""
+        was ignored when attn-tutor started (``nohup``) stays ignored; ``terminable``'s
+        SIGTERM handler gives way to this one for the session."""
         import signal
 
         old = {}
@@ -914,7 +925,7 @@ class QuizSession:
             if number is None:  # Windows has no SIGHUP
                 continue
             with contextlib.suppress(ValueError):  # only the main thread may set handlers
-                if signal.getsignal(number) == signal.SIG_DFL:
+                if signal.getsignal(number) in (signal.SIG_DFL, _on_sigterm):
                     old[number] = signal.signal(number, self.on_signal)
         try:
             yield
@@ -1611,7 +1622,8 @@ def _run(invoke: Callable[[], object]) -> int:
 
     err = None
     try:
-        rv = invoke()
+        with terminable():
+            rv = invoke()
         code = rv if isinstance(rv, int) else 0
         if sys.stdout is not None:  # None when stdout was closed (>&-)
             sys.stdout.flush()  # a full disk shows here, not in the interpreter's last flush
@@ -1626,6 +1638,8 @@ def _run(invoke: Callable[[], object]) -> int:
         else:
             err = str(e)
         code = 2 if usage else e.exit_code
+    except Terminated:
+        err, code = "terminated", 143  # 128 + SIGTERM, as a shell reports a process it ended
     except (Abort, KeyboardInterrupt, EOFError) as e:
         interrupted = isinstance(e, KeyboardInterrupt) or isinstance(
             e.__context__, KeyboardInterrupt
@@ -1663,6 +1677,34 @@ def _run(invoke: Callable[[], object]) -> int:
         message = Text.assemble(("error:", f"bold {theme.BAD}"), " ", visible(err, keep="\n"))
         make_console(stderr=True).print(message, soft_wrap=True)
     return code
+
+
+class Terminated(BaseException):
+    """SIGTERM (``kill``, a shutdown, a time limit): the command stops where it is, and files
+    it was writing are cleaned up as after Ctrl-C. Not an Exception: nothing catches it but
+    ``_run``."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def terminable():  # type: ignore[no-untyped-def]
+    """SIGTERM raises ``Terminated`` while a command runs (the default would end the process
+    without its cleanup). Left alone when it was ignored at start (``nohup``), off the main
+    thread, or already handled (a Python caller's own handler)."""
+    import signal
+
+    old = None
+    with contextlib.suppress(ValueError):  # only the main thread may set handlers
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            old = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 EXIT_INPUT, EXIT_USAGE = 1, 2  # a bad lesson, sheet or answer; a bad command line

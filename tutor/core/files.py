@@ -7,10 +7,24 @@ import os
 from pathlib import Path
 
 
-def replace_file(target: Path, text: str | bytes) -> None:
+def write_file(path: Path, text: str | bytes, new: bool = False) -> None:
+    """Write ``text`` where ``path`` says, as a user means it: through a symbolic link to the
+    file it points at (the link stays a link), to a device or FIFO as it is (opened and written,
+    never replaced by a file), and a regular file whole, keeping its mode (``replace_file``).
+    ``new``: only when nothing is there (else ``FileExistsError``, atomically)."""
+    target = Path(os.path.realpath(path))
+    if not new and target.exists() and not target.is_file():  # /dev/null, a FIFO
+        with open(target, "wb") as f:
+            f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+        return
+    replace_file(target, text, new)
+
+
+def replace_file(target: Path, text: str | bytes, new: bool = False) -> None:
     """Write ``text`` (or bytes, as they are: a PDF) to a new file beside ``target``, then
     rename it over ``target``: a full disk or a crash leaves the old file (or none), never a
-    partial one. An old file's permissions are kept; a new one gets the usual ones (the umask's)."""
+    partial one. An old file's permissions are kept; a new one gets the usual ones (the umask's).
+    ``new``: linked into place only if no file is there (``FileExistsError`` otherwise)."""
     import secrets
     import stat
 
@@ -30,7 +44,11 @@ def replace_file(target: Path, text: str | bytes) -> None:
             os.fsync(f.fileno())
         if mode is not None:
             os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        if new:
+            os.link(temporary, target)  # fails, atomically, if a file appeared meanwhile
+            os.unlink(temporary)
+        else:
+            os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)

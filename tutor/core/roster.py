@@ -11,6 +11,7 @@ Gradescope roster's ``SID`` wins over its ``Email`` and Moodle's ``ID number`` o
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,7 +85,11 @@ def read_table(path: Path, what: str = "roster") -> RosterTable:
     ``LessonError`` (with the line) for an empty file or a broken CSV row."""
     shown = str(path)
     text = read_text(path, what, ".csv")  # UTF-8 (with or without BOM), small, a regular file
-    lines = text.splitlines()
+    # rows end at a line break a CSV knows (\n, \r\n, \r); str.splitlines would also break at
+    # a form feed, vertical tab, NEL or U+2028/9 inside a name, making one student two
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines and not lines[-1]:
+        lines.pop()
     if not lines or not lines[0].strip():
         raise LessonError.at(shown, 1, 1, f"the {what} is empty; expected a header row (name, id)")
     delimiter = max(",;\t", key=lines[0].count)

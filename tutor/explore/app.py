@@ -511,7 +511,11 @@ class ExploreApp(App[None]):
             return
         if not path.is_absolute():
             path = self.folder / path
-        if path.exists() and self.confirm != path:
+        try:
+            exists = path.exists()
+        except OSError:  # a folder that may not be entered, a name too long: save_lesson says
+            exists = False
+        if exists and self.confirm != path:
             self.confirm = path
             self.query_one("#refusal", Board).update(
                 Text(f"{path} exists: enter again to replace it, esc to cancel")

@@ -1,22 +1,25 @@
 """Saving what the explorer made: the edited lesson as a new, valid lesson file.
 
-The file is written by ``tutor.author.new.lesson_yaml`` (the one writer of lesson files), says in
-its first comments what it was derived from and which entries changed, is checked by the lesson
-loader before it is put in place, and is put in place atomically (a temporary file in the same
-folder, then a link or rename), never over an existing file unless asked.
+The file is the lesson's own text with the edited entries (and the mask) changed in place, so
+everything else stays as the lesson has it: its comments, ``focus``, ``points``, ``quiz:``, notes,
+positions, source sentence, grouped heads and ``next:``. Its first comments say what it was
+derived from and which entries changed. It is checked by the lesson loader (and must give back
+the explorer's numbers) before it is written, through ``tutor.core.files``: atomically, through
+a symbolic link, keeping an old file's mode, never over an existing file unless asked. A lesson
+without a readable file is written by ``tutor.author.new.lesson_yaml``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
+import re
 from pathlib import Path
 
 from tutor.author.new import lesson_yaml
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Lesson, Matrix
-from tutor.core.lessonfile import check_lesson
+from tutor.core.lessonfile import check_text
+from tutor.core.yamlsrc import read_text
 from tutor.explore.model import Explorer, typed_text
 
 MAX_LISTED = 6  # changed entries named in the comment before "and n more"
@@ -33,45 +36,129 @@ def default_path(lesson: Lesson, folder: Path) -> Path:
     return path
 
 
-def _matrices(lesson: Lesson) -> list[tuple[str, Matrix, tuple[str, ...]]]:
-    out = [("X", lesson.X, lesson.labels)]
+def _matrices(lesson: Lesson) -> list[tuple[str, str, Matrix, tuple[str, ...]]]:
+    """Every matrix the explorer may edit: (its name in a change, its key in ``lesson.where``,
+    its entries, its row labels)."""
+
+    def numbered(m: Matrix) -> tuple[str, ...]:
+        return tuple(str(i) for i in range(1, len(m) + 1))
+
+    x_key = "E" if lesson.positions in ("given", "sinusoidal") else "X"
+    out = [(x_key, x_key, lesson.X, lesson.labels)]
+    if lesson.P is not None and lesson.positions == "given":
+        out.append(("P", "P", lesson.P, lesson.labels))
+    if lesson.X_src is not None:
+        out.append(("X_src", "X_src", lesson.X_src, lesson.source_labels))
     for n, head in enumerate(lesson.heads, 1):
         prefix = f"head{n}." if lesson.multi_head else ""
         for name in ("W_Q", "W_K", "W_V"):
             m = getattr(head, name)
-            out.append((prefix + name, m, tuple(str(i) for i in range(1, len(m) + 1))))
+            if lesson.kv_groups is not None and name != "W_Q":
+                group = lesson.group_of(n)
+                if lesson.group_heads(group)[0] != n:
+                    continue  # the group's matrix, listed once (at its first head)
+                where = f"kv_heads.{group}.{name}"
+            else:
+                where = f"heads.{n}.{name}" if lesson.multi_head else name
+            out.append((prefix + name, where, m, numbered(m)))
     if lesson.W_O is not None:
-        out.append(("W_O", lesson.W_O, tuple(str(i) for i in range(1, len(lesson.W_O) + 1))))
+        out.append(("W_O", "W_O", lesson.W_O, numbered(lesson.W_O)))
+    if lesson.next is not None:
+        out.append(("x_new", "next.x", (lesson.next.x,), (lesson.next.token,)))
     return out
+
+
+def _changed(original: Lesson, lesson: Lesson):  # type: ignore[no-untyped-def]
+    """(name, where key, row label, i, j, old, new) of every entry that differs."""
+    for (key, where, old, rows), (_, _, new, _) in zip(
+        _matrices(original), _matrices(lesson), strict=True
+    ):
+        for i, (a_row, b_row) in enumerate(zip(old, new, strict=True)):
+            for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
+                if a != b:
+                    yield key, where, rows[i], i, j, a, b
 
 
 def changes(original: Lesson, lesson: Lesson) -> list[str]:
     """Every entry that differs: ``X[cats, 1]: 1 → 2``."""
-    out = []
-    for (key, old, rows), (_, new, _) in zip(_matrices(original), _matrices(lesson), strict=True):
-        for i, (a_row, b_row) in enumerate(zip(old, new, strict=True)):
-            for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
-                if a != b:
-                    out.append(f"{key}[{rows[i]}, {j + 1}]: {typed_text(a)} → {typed_text(b)}")
+    out = [
+        f"{key}[{row}, {j + 1}]: {typed_text(a)} → {typed_text(b)}"
+        for key, _, row, _, j, a, b in _changed(original, lesson)
+    ]
     if original.mask != lesson.mask:
         out.append(f"mask: {original.mask} → {lesson.mask}")
     return out
 
 
-def lesson_text(model: Explorer, path: Path, source: str) -> str:
-    """The edited lesson as a commented lesson file."""
-    original = model.original
-    lesson = dataclasses.replace(
-        model.lesson, name=path.stem, mask="causal" if model.settings.mask else "none"
-    )
+def _header(original: Lesson, lesson: Lesson, path: Path, source: str) -> tuple[str, str]:
     changed = changes(original, lesson)
     listed = ", ".join(changed[:MAX_LISTED]) or "no entry changed"
     if len(changed) > MAX_LISTED:
         listed += f", and {len(changed) - MAX_LISTED} more"
-    header = (
+    return (
         f"# {path.stem}: a lesson for attn-tutor (format version 1).",
         f"# Derived with attn-tutor explore from {source} ({original.title}); changed: {listed}.",
     )
+
+
+def _edited(model: Explorer, path: Path) -> Lesson:
+    return dataclasses.replace(
+        model.lesson, name=path.stem, mask="causal" if model.settings.mask else "none"
+    )
+
+
+# one YAML scalar where an entry starts: quoted, or up to a comma, bracket, space or comment
+_SCALAR = re.compile(r"""'(?:[^']|'')*'|"(?:[^"\\]|\\.)*"|[^\s,\[\]{}#]+""")
+
+
+def patched_text(original: Lesson, lesson: Lesson, text: str) -> str | None:
+    """The lesson's own ``text`` with the entries that differ in ``lesson`` (and its mask)
+    changed in place; None when a position is not where the loader said (then the lesson is
+    written afresh)."""
+    lines = text.split("\n")
+    edits: list[tuple[int, int, int, str]] = []  # line, start, end (0-based), new text
+    for _, where, _, i, j, _, b in _changed(original, lesson):
+        at = original.where.get(f"{where}.{i + 1}.{j + 1}")
+        if at is None or not 1 <= at[0] <= len(lines):
+            return None
+        line, col = at[0] - 1, at[1] - 1
+        m = _SCALAR.match(lines[line], col)
+        if m is None:
+            return None
+        new = typed_text(b)
+        edits.append((line, col, m.end(), f'"{new}"' if "/" in new else new))
+    if original.mask != lesson.mask:
+        at = original.where.get("mask")
+        if at is not None:
+            line, col = at[0] - 1, at[1] - 1
+            m = _SCALAR.match(lines[line], col)
+            if m is None:
+                return None
+            edits.append((line, col, m.end(), lesson.mask))
+    for line, start, end, new in sorted(edits, reverse=True):  # right to left: columns hold
+        lines[line] = lines[line][:start] + new + lines[line][end:]
+    out = "\n".join(lines)
+    if original.mask != lesson.mask and "mask" not in original.where:
+        out += ("" if out.endswith("\n") else "\n") + f"mask: {lesson.mask}\n"
+    return out
+
+
+def lesson_text(model: Explorer, path: Path, source: str) -> str:
+    """The edited lesson as a commented lesson file: the lesson's own text changed in place
+    when it has one, else written afresh."""
+    original = model.original
+    lesson = _edited(model, path)
+    header = _header(original, lesson, path, source)
+    text = None
+    if original.path:
+        try:
+            own = read_text(Path(original.path), "lesson", ".yaml")
+        except (TutorError, OSError):
+            own = None
+        if own is not None:
+            text = patched_text(original, lesson, own)
+    if text is not None:
+        return "\n".join(header) + "\n" + text
     text = lesson_yaml(lesson, f"attn-tutor explore {source}", path.name, header)
     if original.quiz.steps or original.quiz.count != 8:
         text += "quiz:\n"
@@ -83,31 +170,25 @@ def lesson_text(model: Explorer, path: Path, source: str) -> str:
 
 def save_lesson(model: Explorer, path: Path, source: str, replace: bool = False) -> None:
     """Write the edited lesson to ``path``; raise ``TutorError`` (nothing written) when it
-    exists and ``replace`` is not set, when the folder cannot be written, or when the loader
-    would refuse the file."""
-    if path.is_dir():
-        raise TutorError(f"{path} is a folder; give a file name such as {path}/x.yaml")
-    if path.exists() and not replace:
-        raise TutorError(f"{path} already exists")
-    text = lesson_text(model, path, source)
+    exists and ``replace`` is not set, when it cannot be written (a folder that may not be
+    entered, a name too long), or when the loader would refuse the file."""
+    from tutor.core.files import write_file
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:
-        raise TutorError(f"cannot write in {path.parent}: {err.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        _, problems = check_lesson(tmp, path.stem)
-        if problems:
-            raise TutorError(f"the lesson would not load: {problems[0]}")
-        if replace:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)  # fails, atomically, if the file appeared meanwhile
+        if path.is_dir():
+            raise TutorError(f"{path} is a folder; give a file name such as {path}/x.yaml")
+        if (path.exists() or path.is_symlink()) and not replace:
+            raise TutorError(f"{path} already exists")
+        text = lesson_text(model, path, source)
+        written, problems = check_text(text, str(path), path.stem)
+        errors = [p for p in problems if p.severity == "error"]
+        if errors or written is None:
+            raise TutorError(f"the lesson would not load: {(errors or problems)[0]}")
+        edited = _edited(model, path)
+        if _matrices(written) != _matrices(edited) or written.mask != edited.mask:
+            raise TutorError("the file would not hold the explorer's numbers; nothing written")
+        write_file(path, text, new=not replace)
     except FileExistsError:
         raise TutorError(f"{path} already exists") from None
-    except OSError as err:
-        raise TutorError(f"cannot write {path}: {err.strerror}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    except OSError as err:  # the folder, or the temporary file beside the lesson, refused
+        raise TutorError(f"cannot write in {path.parent}: {err.strerror or err}") from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -476,7 +476,10 @@ def wide_characters(sheets: Sequence[Sheet]) -> list[str]:
 
 def font_note(sheets: Sequence[Sheet], font_paths: Sequence[Path]) -> str | None:
     """A note when the words need a CJK font and none is installed or in ``--font-path``."""
-    wide = wide_characters(sheets)
+    return _font_note(wide_characters(sheets), font_paths)
+
+
+def _font_note(wide: list[str], font_paths: Sequence[Path]) -> str | None:
     if not wide:
         return None
     import typst
@@ -494,10 +497,31 @@ def font_note(sheets: Sequence[Sheet], font_paths: Sequence[Path]) -> str | None
     )
 
 
+# typst compiles in a child process of its own: in-process, the compiler holds the interpreter
+# until it is done, so Ctrl-C and SIGTERM waited for it (20 s on the largest key), and out of
+# memory it aborts (SIGABRT), which took attn-tutor down with exit 134. A child can be killed at
+# once, and its end is read as what it is.
+_COMPILER = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+import typst
+try:
+    pdf = typst.compile(sys.stdin.buffer.read(), font_paths=sys.argv[1:])
+except typst.TypstError as err:
+    sys.stderr.write(str(err))
+    sys.exit(3)
+sys.stdout.buffer.write(pdf)
+"""
+
+
 def compile_pdf(text: str, font_paths: Sequence[Path] = ()) -> bytes:
-    """The PDF of a typst source (raises ``TutorError`` when typst is missing or fails)."""
+    """The PDF of a typst source (raises ``TutorError`` when typst is missing or fails). A
+    KeyboardInterrupt (or any exception) while typst works ends its process at once."""
+    import subprocess
+    import sys
+
     try:
-        import typst
+        import typst  # noqa: F401  (the child's; here only to say when it is missing)
     except ImportError:
         raise TutorError(
             f"--format pdf needs typst, an optional extra: {install_command('pdf')}"
@@ -505,7 +529,51 @@ def compile_pdf(text: str, font_paths: Sequence[Path] = ()) -> bytes:
     for p in font_paths:
         if not Path(p).is_dir():
             raise UsageError(f"--font-path {p}: no such folder")
+    done = subprocess.run(  # on any exception (Ctrl-C, SIGTERM), run() kills the child
+        [sys.executable, "-c", _COMPILER, *(str(p) for p in font_paths)],
+        input=text.encode("utf-8"),
+        capture_output=True,
+    )
+    said = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode == 0 and done.stdout.startswith(b"%PDF"):
+        return done.stdout
+    if done.returncode == 3:  # a bug of ours, not the user's: say what typst said
+        raise TutorError(f"typst could not compile the document: {said}")
+    if done.returncode < 0:
+        import signal
+
+        name = signal.Signals(-done.returncode).name
+        raise TutorError(
+            f"typst stopped ({name}) while compiling the document, most likely out of memory"
+            + (f": {said.splitlines()[-1]}" if said else "")
+            + "; export fewer students at a time, or the worksheet (--no-answers)"
+        )
+    raise TutorError(f"typst could not compile the document (exit {done.returncode}): {said}")
+
+
+def class_pdf(
+    sheets: Iterable[Sheet], answers: bool, paper: str, font_paths: Sequence[Path] = ()
+) -> tuple[bytes, str | None]:
+    """A folder of variants as one PDF, each student's sheet from a new page, and the font note
+    for all of them. Each sheet is compiled on its own and the PDFs joined, so the cost in
+    memory is one sheet's, whatever the size of the class (typst holds every page of one
+    document: about 27 MB a student)."""
+    import io
+
     try:
-        return typst.compile(text.encode("utf-8"), font_paths=[str(p) for p in font_paths])
-    except typst.TypstError as err:  # a bug of ours, not the user's: say what typst said
-        raise TutorError(f"typst could not compile the document: {err}") from None
+        from pypdf import PdfReader, PdfWriter
+    except ImportError:
+        raise TutorError(
+            f"a class PDF needs pypdf, part of the pdf extra: {install_command('pdf')}"
+        ) from None
+    writer = PdfWriter()
+    wide: dict[str, None] = {}
+    for n, sheet in enumerate(sheets):
+        reader = PdfReader(io.BytesIO(compile_pdf(source([sheet], answers, paper), font_paths)))
+        if not n and reader.metadata:
+            writer.add_metadata(dict(reader.metadata))
+        writer.append(reader)
+        wide.update(dict.fromkeys(wide_characters([sheet])))
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue(), _font_note(list(wide), font_paths)

@@ -124,9 +124,13 @@ def matrix_tables(
     ``cell`` still name the step's own rows and columns."""
     if TURNED.get() if turn is None else turn:
         name = step.key + ("ᵀ" if transpose_title else "")
+        # the texts of the step itself, turned: a turned copy is no longer the product (or
+        # softmax) it was, so the guard against exact forms too long to build could not see
+        # it (73 s for walk --exact of a 32-token columns lesson, 1 s in rows)
+        texts = tuple(zip(*cell_texts(step, places, exact), strict=True))
         step = turned(step)
         rows, cols, cell = cols, rows, (cell[::-1] if cell else None)
-        return _tables(step, name, places, width, exact, rows, cols, cell)
+        return _tables(step, name, places, width, exact, rows, cols, cell, texts)
     name = step.key + ("ᵀ" if transpose_title else "")
     return _tables(step, name, places, width, exact, rows, cols, cell)
 
@@ -140,8 +144,9 @@ def _tables(
     rows: Sequence[int],
     cols: Sequence[int],
     cell: tuple[int, int] | None,
+    texts: tuple[tuple[str, ...], ...] | None = None,
 ) -> list[MatrixGrid]:
-    texts = cell_texts(step, places, exact)
+    texts = texts or cell_texts(step, places, exact)
     label_w = col_width([*step.rows, ""]) + 1
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
