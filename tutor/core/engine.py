@@ -410,18 +410,30 @@ class Derivation:
         sheets show these given; grading does not ask them."""
         if step.hidden(i, j):
             return True
-        return step.op == "scale" and any(
-            s.op == "mask" and s.args[0] is step and not s.sources(i, j) for s in self.steps
-        )
+        mask = self._masks.get(step) if step.op == "scale" else None
+        return mask is not None and not mask.sources(i, j)
+
+    @functools.cached_property
+    def _masks(self) -> dict[Step, Step]:
+        """The mask step over each scaled step it hides cells of (steps hash by identity)."""
+        return {s.args[0]: s for s in self.steps if s.op == "mask"}
+
+    @functools.cached_property
+    def _asked(self) -> dict[Step, list[tuple[int, int]]]:
+        return {}
 
     def asked(self, step: Step) -> list[tuple[int, int]]:
-        """The cells of a step a sheet asks for: all but the ones the mask fills in."""
-        return [
-            (i, j)
-            for i in range(len(step.rows))
-            for j in range(len(step.cols))
-            if not self.mask_fills(step, i, j)
-        ]
+        """The cells of a step a sheet asks for: all but the ones the mask fills in (worked once
+        a step: grading asks it for every cell)."""
+        got = self._asked.get(step)
+        if got is None:
+            got = self._asked[step] = [
+                (i, j)
+                for i in range(len(step.rows))
+                for j in range(len(step.cols))
+                if not self.mask_fills(step, i, j)
+            ]
+        return got
 
     def step_points(self, step: Step) -> int:
         """What a step is worth: the lesson's ``points:`` for it, else one per cell asked (the
