@@ -30,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tutor.author.new import entry_text, faults_of, notes_of, yaml_text
+from tutor.author.new import faults_of, notes_of
 from tutor.core.engine import Cell, Derivation
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Entry, Focus, Lesson, Matrix
 from tutor.core.roster import Student
+from tutor.text.lessonyaml import entry_text, yaml_text
 
 TRIES = 20  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)

@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from tutor.author.new import entry_text
 from tutor.core import engine as en
 from tutor.core import kinds
 from tutor.core.engine import Cell, Derivation, Step
@@ -25,6 +24,7 @@ from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
 from tutor.core.spec import MAX_DENOMINATOR_DIGITS
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
+from tutor.text.lessonyaml import entry_text
 
 DIVISORS = ("root", "one", "d_k")  # scores ÷ √d_k (the lesson), ÷ 1 (no scaling), ÷ d_k
 DIVISOR_TEXT = {"root": "√d_k", "one": "1", "d_k": "d_k"}

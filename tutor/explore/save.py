@@ -6,7 +6,7 @@ positions, source sentence, grouped heads and ``next:``. Its first comments say 
 derived from and which entries changed. It is checked by the lesson loader (and must give back
 the explorer's numbers) before it is written, through ``tutor.core.files``: atomically, through
 a symbolic link, keeping an old file's mode, never over an existing file unless asked. A lesson
-without a readable file is written by ``tutor.author.new.lesson_yaml``.
+without a readable file is written by ``tutor.text.lessonyaml.lesson_yaml``.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import dataclasses
 import re
 from pathlib import Path
 
-from tutor.author.new import lesson_yaml
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Lesson, Matrix
 from tutor.core.lessonfile import check_text
 from tutor.core.yamlsrc import read_text
 from tutor.explore.model import Explorer, typed_text
+from tutor.text.lessonyaml import lesson_yaml
 
 MAX_LISTED = 6  # changed entries named in the comment before "and n more"
 

@@ -1,0 +1,132 @@
+"""Writing a lesson file: commented YAML that ``tutor.core.lessonfile`` reads back the same.
+
+The one writer of lesson files from a ``Lesson`` (``new``, ``variants`` and the explorer's
+fallback all call ``lesson_yaml``), and of one entry as a lesson writes it (``entry_text``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Mapping
+from decimal import Decimal
+
+from tutor.core.lesson import Entry, Lesson, Matrix, unique_labels
+from tutor.text.format import decimal_places
+
+PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'. -]*")  # safe to write unquoted in YAML
+YAML11_WORDS = {"yes", "no", "on", "off", "true", "false", "y", "n", "null"}
+COMMENT_COLUMN = 32
+
+
+def yaml_text(text: str) -> str:
+    """A string as a YAML scalar: plain when that is safe, else double-quoted (JSON is YAML)."""
+    if PLAIN.fullmatch(text) and not text.endswith(" ") and text.lower() not in YAML11_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _commented(code: str, comment: str) -> str:
+    if not comment:
+        return code
+    return f"{code.ljust(COMMENT_COLUMN - 1)} # {comment}"
+
+
+def entry_text(entry: Entry) -> str:
+    """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes."""
+    p, q = entry
+    if q == 1:
+        return str(p)
+    places = decimal_places(q)
+    if places is None:
+        return f'"{p}/{q}"'
+    return f"{Decimal(p) / Decimal(q):.{places}f}"
+
+
+def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list[str]:
+    cells = [[entry_text(e) for e in row] for row in m]
+    width = max(len(c) for row in cells for c in row)
+    out = []
+    for i, row in enumerate(cells):
+        code = f"{indent}- [{', '.join(c.rjust(width) for c in row)}]"
+        out.append(_commented(code, labels[i] if labels else ""))
+    return out
+
+
+def lesson_yaml(
+    lesson: Lesson,
+    command: str,
+    file: str,
+    header: tuple[str, ...] = (),
+    notes: Mapping[str, str] | None = None,
+) -> str:
+    """The lesson as commented YAML (format version 1); ``header`` replaces the first comment
+    line (what the file is); ``notes``: the notes to write (default: the lesson's own)."""
+    d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
+    n = lesson.n
+    lines = [
+        *(header or [f"# {lesson.name}: a lesson for attn-tutor (format version 1)."]),
+        f"# Made with: {command}",
+        f"# Change any word or number, then check it: attn-tutor check {file}",
+        '# Entries may be integers, decimals (0.5) or fractions in quotes ("1/3").',
+        _commented("version: 1", "the lesson format"),
+        _commented(f"title: {yaml_text(lesson.title)}", "shown at the top of the walk"),
+        _commented("description: >-", "a sentence or two under the title"),
+        *(f"  {line}" for line in textwrap.wrap(lesson.description, 88)),
+        _commented(
+            f"tokens: [{', '.join(yaml_text(t) for t in lesson.tokens)}]",
+            "one label per row of X",
+        ),
+        _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
+        *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+    ]
+    what = {
+        "W_Q": ("d_k", d_k, "queries, what a token looks for"),
+        "W_K": ("d_k", d_k, "keys, what a token offers"),
+        "W_V": ("d_v", d_v, "values, what a token passes on"),
+    }
+    if not lesson.multi_head:
+        head = lesson.heads[0]
+        for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+            dim, size, why = what[key]
+            lines.append(_commented(f"{key}:", f"{d_model} × {size} (d_model × {dim}): {why}"))
+            lines += _rows(m, "  ")
+    else:
+        lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
+        for head in lesson.heads:
+            if head.name is not None:
+                lines.append(_commented(f"  - name: {yaml_text(head.name)}", "optional"))
+            for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+                dim, size, why = what[key]
+                start = "  - " if head.name is None and key == "W_Q" else "    "
+                lines.append(
+                    _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                )
+                lines += _rows(m, "      ")
+        assert lesson.W_O is not None
+        h = len(lesson.heads)
+        lines.append(
+            _commented("W_O:", f"{h * d_v} × {d_model} ((heads × d_v) × d_model): mixes the heads")
+        )
+        lines += _rows(lesson.W_O, "  ")
+    mask_why = (
+        "a token sees only itself and earlier tokens"
+        if lesson.mask == "causal"
+        else "or causal: a token sees only itself and earlier ones"
+    )
+    lines += [
+        _commented(f"mask: {lesson.mask}", mask_why),
+        _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
+        *(
+            [_commented("layout: columns", "tokens as columns, as on AI by Hand sheets")]
+            if lesson.layout == "columns"
+            else []
+        ),
+        _commented("notes:", "your words, shown at a step: Q, K, V, scores, weights, Z, …"),
+    ]
+    lines += [
+        f"  {step}: {json.dumps(text, ensure_ascii=False)}"
+        for step, text in (lesson.notes if notes is None else notes).items()
+    ]
+    return "\n".join(lines) + "\n"
