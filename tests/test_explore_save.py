@@ -200,3 +200,36 @@ def test_every_kind_of_lesson_saves_every_edited_matrix(tmp_path: Path, path: Pa
         assert getattr(lesson, key) == getattr(model.lesson, key), key
     for key in ("focus", "points", "quiz", "notes", "precision", "layout", "kv_groups", "title"):
         assert getattr(lesson, key) == getattr(original, key), key
+
+
+def test_the_save_line_fits_its_row_and_shows_what_is_typed(tmp_path: Path) -> None:
+    """At 80 × 24 the save prompt offers a short name (relative to the folder) and, when the
+    name grows wider than the row, keeps its end, where the typing is, in sight (issue 24)."""
+    path = tmp_path / "kept.yaml"
+    path.write_text(KEPT)
+    seen: dict[str, str] = {}
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("s")
+        await pilot.pause()
+        seen["offered"] = str(app.query_one("#prompt").render())
+        await pilot.press(*"x" * 120)
+        await pilot.pause()
+        seen["long"] = str(app.query_one("#prompt").render())
+        seen["width"] = str(app.query_one("#prompt").size.width)
+        await pilot.press("ctrl+u", *"mine.yaml", "enter")
+        await pilot.pause()
+
+    app = ExploreApp(load_lesson(path, path.stem), str(path), tmp_path)
+
+    async def main() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await script(app, pilot)
+
+    asyncio.run(main())
+    width = int(seen["width"])
+    assert seen["offered"] == "save the lesson as: kept-explored.yaml▏"
+    assert len(seen["long"]) <= width and seen["long"].endswith("xxx▏")
+    assert "…" in seen["long"]
+    assert load_lesson(tmp_path / "mine.yaml").title == "Kept"

@@ -380,10 +380,15 @@ class ExploreApp(App[None]):
         self.query_one("#refusal", Board).update(Text(hint, style="grey70"))
 
     def draw_entry(self) -> None:
+        """The typing line, on its one row: when the text is wider than the row, its end (where
+        the cursor is) stays in sight and "…" stands for the start."""
+        board = self.query_one("#prompt", Board)
+        room = max(8, (board.size.width or 80) - len(self.prompt) - 2)  # the cursor, a space
+        shown = self.buffer if len(self.buffer) <= room else "…" + self.buffer[-(room - 1) :]
         line = Text(self.prompt + " ", style="bold")
-        line.append(self.buffer)
+        line.append(shown)
         line.append("▏", style="blink")
-        self.query_one("#prompt", Board).update(line)
+        board.update(line)
 
     def entry_key(self, event: events.Key) -> None:
         """A key typed while the line is open: enter, escape, backspace or a character."""
@@ -502,6 +507,10 @@ class ExploreApp(App[None]):
         if self.entry_for is not None:
             return
         path = default_path(self.model.original, self.folder)
+        try:  # short enough to read and edit: relative to the folder a bare name is saved in
+            path = path.relative_to(self.folder)
+        except ValueError:
+            pass
         self.open_entry("save", "save the lesson as:", str(path), "enter: save, esc: cancel")
 
     def submit_save(self, text: str) -> None:
