@@ -507,10 +507,8 @@ class ExploreApp(App[None]):
         if self.entry_for is not None:
             return
         path = default_path(self.model.original, self.folder)
-        try:  # short enough to read and edit: relative to the folder a bare name is saved in
-            path = path.relative_to(self.folder)
-        except ValueError:
-            pass
+        if path.is_relative_to(self.folder):  # short enough to read and edit: a bare name is
+            path = path.relative_to(self.folder)  # saved in the folder
         self.open_entry("save", "save the lesson as:", str(path), "enter: save, esc: cancel")
 
     def submit_save(self, text: str) -> None:
