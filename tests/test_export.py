@@ -419,3 +419,18 @@ def test_focus_takes_a_source_column_as_cell_does(run, tmp_path: Path) -> None: 
         f"{bad}:{line}:8: focus: the column 'noir' is not a source token; source tokens: "
         "the, black, cat"
     ) in result.stdout
+
+
+def test_column_handouts_read_the_walks_turned_words(run) -> None:  # type: ignore[no-untyped-def]
+    """A lesson in columns shows its tables turned in md, tex and the sheet, so their headings
+    are the walk's turned ones (Q = W_Q · X, scores = Kᵀ · Q), not the rows layout's."""
+    walk = _walk_titles(run, "tokens-as-columns")
+    assert {"Q = W_Q · X, the queries", "scores = Kᵀ · Q", "Z = V · weights"} <= walk
+    md = _md_titles(export(run, "tokens-as-columns", "--format", "md"))
+    assert md and md <= walk, md - walk
+    sheet = export(run, "tokens-as-columns", "--format", "sheet")
+    sheet_titles = set(re.findall(r"^ *# (.+?): turned", sheet, re.M))
+    assert sheet_titles and sheet_titles <= walk, sheet_titles - walk
+    tex = export(run, "tokens-as-columns", "--format", "tex")
+    assert r"$Q = W_Q X$" in tex and r"$\mathrm{scores} = K^\top Q$" in tex
+    assert "$Q = X W_Q$" not in tex

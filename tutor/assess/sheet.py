@@ -398,7 +398,8 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
     what = shape_text(step)
     if turned:
         what = f"turned, {len(rows)} × {len(cols)}"
-    lines = [f"{indent}# {words.step_title(step, d.lesson)}: {what}; columns: {', '.join(cols)}"]
+    title = words.step_title(step, d.lesson, turned)
+    lines = [f"{indent}# {title}: {what}; columns: {', '.join(cols)}"]
     where = "below" if turned else "above"
 
     def given(a: int, b: int) -> str:  # what the causal mask fills in, else a blank to fill

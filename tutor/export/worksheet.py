@@ -434,7 +434,7 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
 
 def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
     """The step's heading in its lesson's words, with the shape its table is shown in."""
-    title = words.step_title(step, d.lesson)
+    title = words.step_title(step, d.lesson, turned=d.lesson.layout == "columns")
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     n, m = _turn(d, step).shape
@@ -544,7 +544,9 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
 
 
 def _tex_heading(step: Step, command: str, lesson: Lesson) -> list[str]:
-    title = steps.say(step, "tex", lesson)
+    """The step's heading in its lesson's words (turned ones for a lesson in columns, whose
+    tables are shown turned here)."""
+    title = steps.say(step, "tex", lesson, turned=lesson.layout == "columns")
     if step.head is not None and step.op == "input":
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]

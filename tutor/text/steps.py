@@ -218,6 +218,7 @@ STEPS: dict[str, StepWords] = {
                     "Each entry is a row of W_Q dotted with a column of X. One multiplication "
                     "makes the queries of every token at once, one column per token."
                 ),
+                tex=r"$Q = W_Q X$, the queries",
             ),
             "source": W(origin="from the target sentence: Q = X · W_Q, one row per target token"),
         },
@@ -245,6 +246,7 @@ STEPS: dict[str, StepWords] = {
                 title="K = W_K · X, the keys",
                 quiz="K = W_K · X: a row of W_K times a column of X",
                 why=("Same recipe as Q, with W_K: a row of W_K dotted with a column of X."),
+                tex=r"$K = W_K X$, the keys",
             ),
             "source": W(
                 why=(
@@ -287,6 +289,7 @@ STEPS: dict[str, StepWords] = {
                     "Same recipe again, with W_V. Values may have a different height (d_v) from "
                     "queries and keys (d_k)."
                 ),
+                tex=r"$V = W_V X$, the values",
             ),
             "source": W(
                 why=(
@@ -357,6 +360,7 @@ STEPS: dict[str, StepWords] = {
                     "Column i, row j is token i's query dotted with token j's key: large when they "
                     "point the same way. Multiplying Kᵀ by Q does every pair in one go."
                 ),
+                tex=r"$\mathrm{scores} = K^\top Q$",
             ),
             "source": W(
                 why=(
@@ -433,6 +437,7 @@ STEPS: dict[str, StepWords] = {
                     "biggest share."
                 ),
                 quiz="weights = softmax down each column: e^x / (the column's total of e^x)",
+                tex=r"$\mathrm{weights} = \mathrm{softmax}$ down each column",
             ),
             "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
         },
@@ -462,6 +467,7 @@ STEPS: dict[str, StepWords] = {
                     "Each token's new vector (its column) is a blend of every token's value, mixed "
                     "in the proportions of its column of weights."
                 ),
+                tex=r"$Z = V \cdot \mathrm{weights}$",
             ),
             "source": W(origin="one row per target token, blended from the source tokens' values"),
         },
@@ -505,6 +511,7 @@ STEPS: dict[str, StepWords] = {
             "columns": W(
                 title="output = W_O · concat",
                 quiz="output = W_O · concat: a row of W_O times a column of concat",
+                tex=r"$\mathrm{output} = W_O \cdot \mathrm{concat}$",
             )
         },
     ),
