@@ -1059,29 +1059,11 @@ def grade(
 ) -> None:
     """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
     --feedback."""
-    from rich.text import Text
-
     from tutor.assess import classgrade as cg
-    from tutor.text.words import escape_c1, visible
 
-    kind = None if output is None else output.suffix.lower().lstrip(".")
-    if output is not None and (not report or kind not in ("md", "html", "htm")):
-        raise UsageError("--output goes with --report, to a .md or .html file")
-    if report and json_out and output is None:
-        raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
-    if lms not in ("plain", "canvas", "moodle"):
-        raise UsageError(f"--lms {lms!r}: expected plain, canvas or moodle")
-    if lms != "plain" and csv_out is None:
-        raise UsageError(f"--lms {lms} says the format of the --csv FILE; give --csv FILE")
-    for value, option in ((roster, "--roster"), (assignment, "--assignment"), (out_of, "--out-of")):
-        if value is not None and lms == "plain":
-            raise UsageError(f"{option} goes with --lms canvas or --lms moodle")
-    if assignment is not None and not assignment.strip():
-        raise UsageError("--assignment is empty; give the assignment's name")
-    scale = _out_of(out_of)
-    if feedback_dir is not None and feedback_dir.exists() and not feedback_dir.is_dir():
-        raise UsageError(f"--feedback {feedback_dir} is a file; give a folder (made if missing)")
-    err = make_console(stderr=True)
+    kind, scale = _grade_options(
+        json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
+    )
     table = None
     if roster is not None:
         from tutor.core.roster import read_table
@@ -1103,6 +1085,51 @@ def grade(
     if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force)
+    _print_class(grades, json_out)
+    problems: list[str] = []
+    if csv_out is not None:
+        problems += _write_gradebook(grades, csv_out, lms, table, assignment, scale)
+    if feedback_dir is not None:
+        _write_feedback(grades, feedback_dir, inputs)
+    if report:
+        _class_report(grades, output, kind)
+    if grades.bad or problems:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _grade_options(  # type: ignore[no-untyped-def]
+    json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
+) -> tuple[str | None, object]:
+    """The options of ``grade`` that go together, checked before any file is read: the
+    report's file kind and the --out-of scale."""
+    kind = None if output is None else output.suffix.lower().lstrip(".")
+    if output is not None and (not report or kind not in ("md", "html", "htm")):
+        raise UsageError("--output goes with --report, to a .md or .html file")
+    if report and json_out and output is None:
+        raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
+    if lms not in ("plain", "canvas", "moodle"):
+        raise UsageError(f"--lms {lms!r}: expected plain, canvas or moodle")
+    if lms != "plain" and csv_out is None:
+        raise UsageError(f"--lms {lms} says the format of the --csv FILE; give --csv FILE")
+    for value, option in ((roster, "--roster"), (assignment, "--assignment"), (out_of, "--out-of")):
+        if value is not None and lms == "plain":
+            raise UsageError(f"{option} goes with --lms canvas or --lms moodle")
+    if assignment is not None and not assignment.strip():
+        raise UsageError("--assignment is empty; give the assignment's name")
+    scale = _out_of(out_of)
+    if feedback_dir is not None and feedback_dir.exists() and not feedback_dir.is_dir():
+        raise UsageError(f"--feedback {feedback_dir} is a file; give a folder (made if missing)")
+    return kind, scale
+
+
+def _print_class(grades, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+    """A class's grades: the table at the terminal, or one JSON object (sheets set aside and
+    notes on stderr)."""
+    from rich.text import Text
+
+    from tutor.text.words import escape_c1, visible
+
+    err = make_console(stderr=True)
     for note in grades.notes:
         err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
     if json_out:
@@ -1123,31 +1150,37 @@ def grade(
         console = make_console()
         for part in class_table(grades):
             console.print(part)
-    problems: list[str] = []
-    if csv_out is not None:
-        book = _gradebook(grades, lms, table, assignment, scale)
-        for note in book.notes:
-            err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
-        for problem in book.problems:
-            err.print(Text(visible(problem)), soft_wrap=True)
-        problems += book.problems
-        write_output(book.text, csv_out, force=True)
-    if feedback_dir is not None:
-        _write_feedback(grades, feedback_dir, inputs)
-    if report:
-        from tutor.assess import class_view
-        from tutor.assess.classreport import summarize
 
-        summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad))
-        if output is None:
-            console = make_console()
-            for part in class_view.summary_view(summary):
-                console.print(part)
-        else:
-            page = class_view.markdown if kind == "md" else class_view.html_page
-            write_output(page(summary), output, force=True)
-    if grades.bad or problems:
-        raise typer.Exit(EXIT_INPUT)
+
+def _write_gradebook(grades, csv_out: Path, lms: str, table, assignment, scale) -> list[str]:  # type: ignore[no-untyped-def]
+    """The --csv gradebook, in the --lms platform's format; the problems it had (said)."""
+    from rich.text import Text
+
+    from tutor.text.words import visible
+
+    err = make_console(stderr=True)
+    book = _gradebook(grades, lms, table, assignment, scale)
+    for note in book.notes:
+        err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
+    for problem in book.problems:
+        err.print(Text(visible(problem)), soft_wrap=True)
+    write_output(book.text, csv_out, force=True)
+    return list(book.problems)
+
+
+def _class_report(grades, output: Path | None, kind: str | None) -> None:  # type: ignore[no-untyped-def]
+    """What the class got wrong: at the terminal, or to a .md or .html file."""
+    from tutor.assess import class_view
+    from tutor.assess.classreport import summarize
+
+    summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad))
+    if output is None:
+        console = make_console()
+        for part in class_view.summary_view(summary):
+            console.print(part)
+    else:
+        page = class_view.markdown if kind == "md" else class_view.html_page
+        write_output(page(summary), output, force=True)
 
 
 def _out_of(text: str | None) -> "sympy.Rational | None":
