@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tutor.core.kinds import NEXT_STEP_NAMES
 from tutor.text import theme
 from tutor.text.theme import PALETTE
 
@@ -518,6 +519,17 @@ STEPS: dict[str, StepWords] = {
             ),
             tex=r"$x_{\mathrm{new}}$, the next token",
         ),
+        {
+            "several": W(
+                title="x_new, the next tokens",
+                why=(
+                    "A decoder writes one token at a time. These tokens arrive one after "
+                    "another, each with its own row; everything about the earlier tokens was "
+                    "worked already."
+                ),
+                tex="$x_{\\mathrm{new}}$, the next tokens",
+            )
+        },
     ),
     "q_new": S(
         PALETTE["query"],
@@ -569,6 +581,14 @@ STEPS: dict[str, StepWords] = {
             why="The same for values: the earlier rows come from the cache, the last row is new.",
             tex=r"$V_{\mathrm{cache}}$: the cached values, with $v_{\mathrm{new}}$ below",
         ),
+        {
+            "several": W(
+                why=(
+                    "The same for values: the earlier rows come from the cache, the new "
+                    "tokens' rows go below them, one per step."
+                )
+            )
+        },
     ),
     "scores_new": S(
         PALETTE["scores"],
@@ -584,6 +604,20 @@ STEPS: dict[str, StepWords] = {
                 r"one row"
             ),
         ),
+        {
+            "several": W(
+                title="scores_new = q_new · K_cacheᵀ, a row per new token",
+                why=(
+                    "A row of scores per new token: its query against every cached key, and "
+                    "against the new keys up to its own."
+                ),
+                quiz="scores_new = q_new · K_cacheᵀ: a new query · a cached key (or a new one)",
+                tex=(
+                    r"$\mathrm{scores}_{\mathrm{new}} = q_{\mathrm{new}} K_{\mathrm{cache}}^\top$, "
+                    "a row per new token"
+                ),
+            )
+        },
     ),
     "scaled_new": S(
         PALETTE["scores"],
@@ -594,6 +628,19 @@ STEPS: dict[str, StepWords] = {
             tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
         ),
     ),
+    "masked_new": S(
+        PALETTE["scores"],
+        W(
+            title="masked_new: each new token sees only what came before it",
+            why=(
+                "The new tokens arrive one after another, so while one is worked the ones after "
+                "it do not exist yet: every cached key is seen, and of the new keys only those "
+                "up to its own; the rest become −∞."
+            ),
+            tex=r"$\mathrm{masked}_{\mathrm{new}}$: each new token sees only what came before it",
+            short="−∞ right of the shifted diagonal",
+        ),
+    ),
     "weights_new": S(
         PALETTE["weights"],
         W(
@@ -602,6 +649,17 @@ STEPS: dict[str, StepWords] = {
             quiz="weights_new = softmax of the one row: e^x / (the row's total of e^x)",
             tex=r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of the one row",
         ),
+        {
+            "several": W(
+                title="weights_new = softmax of each new row",
+                why=(
+                    "Softmax of each new row: each new token's weights over everything up to "
+                    "itself."
+                ),
+                quiz="weights_new = softmax of each new row: e^x / (the row's total of e^x)",
+                tex="$\\mathrm{weights}_{\\mathrm{new}} = \\mathrm{softmax}$ of each new row",
+            )
+        },
     ),
     "z_new": S(
         PALETTE["blend"],
@@ -630,7 +688,14 @@ STEPS: dict[str, StepWords] = {
     ),
 }
 del W, S
-FORMS = ("given", "columns", "source", "rope", "added")  # the order in which a form's words win
+FORMS = (
+    "given",
+    "columns",
+    "source",
+    "rope",
+    "added",
+    "several",
+)  # the order in which a form's words win
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
@@ -649,6 +714,8 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("rope")
     if step.op == "add":
         out.append("added")
+    if lesson is not None and len(lesson.decoding) > 1 and step.name in NEXT_STEP_NAMES:
+        out.append("several")  # next: as a list: its steps have a row per new token
     return tuple(out)
 
 
