@@ -5,6 +5,7 @@ what its problem teaches."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -140,8 +141,8 @@ def test_the_json_counts_every_decoding_step(run) -> None:  # type: ignore[no-un
     full = [s["multiplications"]["full"] for s in nxt["steps"]]
     # with the cache each step grows by a constant (one more key and value: d_k + d_v = 4);
     # working again grows by more each time (every pair of tokens)
-    assert [b - a for a, b in zip(cached, cached[1:])] == [4, 4]
-    steps_up = [b - a for a, b in zip(full, full[1:])]
+    assert [b - a for a, b in itertools.pairwise(cached)] == [4, 4]
+    steps_up = [b - a for a, b in itertools.pairwise(full)]
     assert steps_up[1] > steps_up[0]
     assert nxt["multiplications"] == {
         "cached": sum(cached),

@@ -253,7 +253,7 @@ def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
     for _, _, why in refused(lesson.features | {"next"}):
         raise UsageError(f"--next-token: {why}")
     notes = lesson.notes
-    if lesson.next is not None and lesson.next != new:
+    if lesson.decoding and lesson.decoding != (new,):
         # the lesson's notes on its decoding steps speak of its own next token, not this one
         notes = MappingProxyType({k: v for k, v in notes.items() if k not in NEXT_STEP_NAMES})
-    return replace(lesson, next=new, notes=notes)
+    return replace(lesson, next=new, next_after=(), notes=notes)  # in place of a list too
