@@ -82,12 +82,7 @@ def test_each_exercise_goes_through_every_command(run, path: Path) -> None:  # t
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
 def test_an_honest_answer_sheet_gets_full_marks(run, tmp_path: Path, path: Path) -> None:  # type: ignore[no-untyped-def]
-    d = derive(load_lesson(path))
-    sheet = tmp_path / "sheet.yaml"
-    sheet.write_text(students.sheet_text(d, students.Student(d, students.HABITS[0]).work()))
-    result = run("grade", str(path), str(sheet), "--json")
-    assert result.exit_code == 0, result.stderr
-    rep = json.loads(result.stdout)
+    rep = students.honest_report(run, path, tmp_path)
     assert rep["score"] == rep["total"] > 0
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests import lessongen, students
+from tests import students
 from tests.conftest import FIXTURES
-from tests.test_kv_cache import PAIRS, load_text, products
+from tests.test_kv_cache import PAIRS, load_text, products, random_next_lessons
 from tutor.core.decode import saving, savings
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
@@ -26,22 +25,7 @@ STEPS = FIXTURES / "exercises" / "7-kv-cache-three-steps.yaml"
 
 def random_step_lessons(count: int, seed: int, causal: bool = True) -> list[str]:
     """Random lessons (one head, heads with W_O, grouped heads) with 2 to 4 new tokens."""
-    rng = random.Random(seed)
-    out = []
-    for k in range(count):
-        n, d_model, d_k, d_v = (rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3), 2)
-        kinds = rng.choice(["i", "id", "idf"])
-        if k % 3 == 2:
-            text = lessongen.grouped_lesson_text(
-                rng, n, d_model, d_k, d_v, 4, rng.choice([1, 2]), kinds, causal=causal, w_o=True
-            )
-        else:
-            text = lessongen.lesson_text(
-                rng, n, d_model, d_k, d_v, kinds, heads=rng.choice([0, 2]), causal=causal,
-                w_o=rng.random() < 0.5,
-            )  # fmt: skip
-        out.append(text + lessongen.next_list(rng, d_model, rng.randint(2, 4), kinds))
-    return out
+    return random_next_lessons(count, seed, causal, steps=(2, 4))
 
 
 def extended(lesson):  # type: ignore[no-untyped-def]
@@ -205,14 +189,8 @@ def test_the_pdf_key_compiles(run, tmp_path: Path) -> None:  # type: ignore[no-u
 
 def test_an_honest_sheet_of_a_several_heads_lesson_gets_full_marks(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "steps.yaml"
-    text = next(t for t in random_step_lessons(6, 11) if "heads:" in t)
-    path.write_text(text)
-    d = derive(load_lesson(path))
-    sheet = tmp_path / "sheet.yaml"
-    sheet.write_text(students.sheet_text(d, students.Student(d, students.HABITS[0]).work()))
-    result = run("grade", str(path), str(sheet), "--json")
-    assert result.exit_code == 0, result.stderr
-    rep = json.loads(result.stdout)
+    path.write_text(next(t for t in random_step_lessons(6, 11) if "heads:" in t))
+    rep = students.honest_report(run, path, tmp_path)
     assert rep["score"] == rep["total"] > 0
 
 
