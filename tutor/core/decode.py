@@ -12,6 +12,11 @@ arrives, only its own row is new::
 
 No mask is needed: the newest token may look at every token before it and at itself. Under a
 causal mask the row is exactly the last row of the whole attention worked again for N+1 tokens.
+
+Several steps (``next:`` as a list of t tokens) stack the new tokens as rows of the same steps:
+x_new, q_new, k_new, v_new, z_new t rows, the caches N + t, scores_new t × (N + t), and one
+more step, ``masked_new``, hides from new token s the new tokens after it (they have not
+arrived yet), so row s is what step s alone would give.
 """
 
 from __future__ import annotations

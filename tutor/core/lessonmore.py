@@ -169,8 +169,8 @@ def next_entry(
     if n + len(node.value) > MAX_TOKENS:
         c.error(
             node,
-            f"next has {len(node.value)} tokens and tokens {n}: {n + len(node.value)} in all, "
-            f"but at most {MAX_TOKENS} are allowed",
+            f"next has {len(node.value)} tokens and tokens has {n}: {n + len(node.value)} in "
+            f"all, but at most {MAX_TOKENS} tokens are allowed",
         )
         return None
     out = [_next_token(c, item, d_model, f"next.{k}") for k, item in enumerate(node.value, 1)]

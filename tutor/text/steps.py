@@ -6,7 +6,8 @@ A step has its base words and, where a lesson tells it differently, *forms* that
 of them: ``given`` (Q, K and V a lesson gives: it starts at the scores), ``columns`` (the
 column layout, each product read the other way round), ``source``
 (cross-attention: keys and values from the source sentence), ``rope`` (scores of the turned
-queries and keys) and ``added`` (X worked as E + P). ``say`` picks the words for a step of a
+queries and keys), ``added`` (X worked as E + P) and ``several`` (``next:`` as a list: the
+decoding steps have a row per new token). ``say`` picks the words for a step of a
 lesson; the walk, the quiz, the sheets, the Markdown/TeX/typst keys and the explorer all read
 them through it, and tests/test_step_kinds.py walks every kind through every consumer.
 
@@ -527,7 +528,7 @@ STEPS: dict[str, StepWords] = {
                     "another, each with its own row; everything about the earlier tokens was "
                     "worked already."
                 ),
-                tex="$x_{\\mathrm{new}}$, the next tokens",
+                tex=r"$x_{\mathrm{new}}$, the next tokens",
             )
         },
     ),
@@ -657,7 +658,7 @@ STEPS: dict[str, StepWords] = {
                     "itself."
                 ),
                 quiz="weights_new = softmax of each new row: e^x / (the row's total of e^x)",
-                tex="$\\mathrm{weights}_{\\mathrm{new}} = \\mathrm{softmax}$ of each new row",
+                tex=r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of each new row",
             )
         },
     ),
@@ -688,14 +689,8 @@ STEPS: dict[str, StepWords] = {
     ),
 }
 del W, S
-FORMS = (
-    "given",
-    "columns",
-    "source",
-    "rope",
-    "added",
-    "several",
-)  # the order in which a form's words win
+# the order in which a form's words win
+FORMS = ("given", "columns", "source", "rope", "added", "several")
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
