@@ -178,6 +178,15 @@ def next_entry(rng: random.Random, d_model: int, kinds: str = "idf") -> str:
     return f"next: {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"
 
 
+def next_list(rng: random.Random, d_model: int, count: int, kinds: str = "idf") -> str:
+    """``next:`` as a list: ``count`` new tokens, each with its row of X."""
+    items = [
+        f"  - {{token: {rng.choice(WORDS)}, x: {matrix(rng, 1, d_model, kinds)[1:-1]}}}\n"
+        for _ in range(count)
+    ]
+    return "next:\n" + "".join(items)
+
+
 def features_text(
     rng: random.Random,
     features: set[str],

@@ -405,3 +405,17 @@ def junk(d: Derivation, kind: str, seed: int = 0) -> dict[str, list[list[str]]]:
         return f"{rng.randint(-300, 300) / 100:.2f}"
 
     return {s.key: [[one() for _ in s.cols] for _ in s.rows] for s in fill_steps(d)}
+
+
+def honest_report(run, path, tmp_path) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    """``grade --json`` of the lesson at ``path`` on a sheet of its true values, written by a
+    student with the first habit (``run``: the CliRunner fixture); the exit code checked."""
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+
+    d = derive(load_lesson(path))
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(sheet_text(d, Student(d, HABITS[0]).work()))
+    result = run("grade", str(path), str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]

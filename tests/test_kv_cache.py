@@ -22,7 +22,10 @@ from tutor.core.lessonfile import load_lesson
 NEXT = LESSONS / "the-cake-next-token.yaml"
 
 
-def random_next_lessons(count: int, seed: int, causal: bool = True) -> list[str]:
+def random_next_lessons(
+    count: int, seed: int, causal: bool = True, steps: tuple[int, int] | None = None
+) -> list[str]:
+    """Random lessons with one next token (or, with ``steps``, a list of that many)."""
     rng = random.Random(seed)
     out = []
     for k in range(count):
@@ -42,7 +45,10 @@ def random_next_lessons(count: int, seed: int, causal: bool = True) -> list[str]
                 rng, n, d_model, d_k, d_v, kinds, heads=rng.choice([0, 2]), causal=causal,
                 w_o=rng.random() < 0.5,
             )  # fmt: skip
-        out.append(text + lessongen.next_entry(rng, d_model, kinds))
+        if steps is None:
+            out.append(text + lessongen.next_entry(rng, d_model, kinds))
+        else:  # next: as a list (tests/test_kv_steps.py)
+            out.append(text + lessongen.next_list(rng, d_model, rng.randint(*steps), kinds))
     return out
 
 

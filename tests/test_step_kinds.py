@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.lessongen import KINDS as LESSON_KINDS
-from tests.lessongen import kind_text, next_entry
+from tests.lessongen import kind_text, next_entry, next_list
 from tutor.assess import judge, quiz
 from tutor.assess.sheet import answer_sheet
 from tutor.core import kinds
@@ -25,7 +25,7 @@ from tutor.teach import focus, walk
 from tutor.text import steps, theme, words
 
 SEEDS = range(3)
-KINDS = (*LESSON_KINDS, "heads-next", "qkv")
+KINDS = (*LESSON_KINDS, "heads-next", "qkv", "next-steps")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "exercises"
 EXERCISES = [p for p in sorted(FIXTURES.glob("*.yaml")) if "Q:" in p.read_text()]
 
@@ -39,6 +39,10 @@ def _lesson(kind: str, seed: int) -> Derivation:
         text = kind_text(rng, "heads")
         d_model = load_lesson_text(text, "heads.yaml", "heads").d_model
         text += next_entry(rng, d_model)
+    elif kind == "next-steps":  # next: as a list: several new tokens, the shifted mask
+        text = kind_text(rng, "heads" if seed % 2 else "causal")
+        d_model = load_lesson_text(text, "steps.yaml", "steps").d_model
+        text += next_list(rng, d_model, 2 + seed % 2)
     else:
         text = kind_text(rng, kind)
     return derive(load_lesson_text(text, f"{kind}.yaml", kind))

@@ -290,7 +290,7 @@ def _decoding(schema: dict) -> None:
             "properties": {"W_K": _WEIGHTS["W_K"], "W_V": _WEIGHTS["W_V"]},
         },
     }
-    props["next"] = {
+    one_next = {
         "description": "One decoding step after the lesson (the KV cache): the next token and "
         "its row of X.",
         "type": "object",
@@ -305,6 +305,14 @@ def _decoding(schema: dict) -> None:
                 "items": {"$ref": "#/$defs/entry"},
             },
         },
+    }
+    props["next"] = {
+        "description": "Decoding after the lesson (the KV cache): one {token, x} mapping, or a "
+        "list of them worked one after another, the cache growing by a row each.",
+        "oneOf": [
+            one_next,
+            {"type": "array", "minItems": 1, "maxItems": MAX_TOKENS, "items": one_next},
+        ],
     }
     props["layout"] = {
         "description": "rows (tokens as rows, the default) or columns (tokens as columns, "

@@ -330,6 +330,13 @@ def make_variants(
             "given; copy the lesson and change its numbers by hand (attn-tutor check keeps it "
             "valid)"
         )
+    if lesson.next_after:  # the x_new of a variant is one row, the single next: mapping's
+        line, col = lesson.where.get("next", (1, 1))
+        raise TutorError(
+            f"{lesson.path}:{line}:{col}: variants cannot yet make new numbers for next: given "
+            "as a list of tokens; give next as one {token, x} mapping, or change the numbers "
+            "by hand"
+        )
     total = len(students) if students else count
     width = max(2, len(str(total)))
     values = entry_values(lesson, entries)

@@ -12,6 +12,11 @@ arrives, only its own row is new::
 
 No mask is needed: the newest token may look at every token before it and at itself. Under a
 causal mask the row is exactly the last row of the whole attention worked again for N+1 tokens.
+
+Several steps (``next:`` as a list of t tokens) stack the new tokens as rows of the same steps:
+x_new, q_new, k_new, v_new, z_new t rows, the caches N + t, scores_new t × (N + t), and one
+more step, ``masked_new``, hides from new token s the new tokens after it (they have not
+arrived yet), so row s is what step s alone would give.
 """
 
 from __future__ import annotations
@@ -20,7 +25,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from tutor.core.engine import Derivation, Kit, Ref, Step, T, concat, given, matmul, scale, softmax
+from tutor.core.engine import (
+    NEG_INF,
+    Derivation,
+    Kit,
+    Ref,
+    Step,
+    T,
+    concat,
+    given,
+    matmul,
+    scale,
+    softmax,
+)
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
 from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
@@ -47,17 +64,41 @@ class Appended(Step):
         return i < len(self.args[0].rows)
 
 
+@dataclass(frozen=True, eq=False)
+class Later(Step):
+    """Several new tokens at once (``next:`` as a list): new token s (0-based) sees the N
+    cached keys and the new ones up to itself, so column j > N + s is −∞ (the causal mask
+    moved right by N, the ``shift``)."""
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return () if j > i + self.shift else (Ref(self.args[0], i, j),)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return kit.hidden if j > i + self.shift else value(Ref(self.args[0], i, j))
+
+
+def later_mask(name: str, scaled: Step, cached: int, head: int | None) -> Later:
+    """``masked_new``: the scaled rows of the new tokens with the keys after each hidden."""
+    cells = tuple(
+        tuple(c if j <= i + cached else NEG_INF for j, c in enumerate(row))
+        for i, row in enumerate(scaled.cells)
+    )
+    return Later(name, head, scaled.rows, scaled.cols, cells, "mask", (scaled,), shift=cached)
+
+
 def append(name: str, cache: Step, new: Step, rows: Sequence[str], head: int | None) -> Appended:
     cells = cache.cells + new.cells
     return Appended(name, head, tuple(rows), cache.cols, cells, "append", (cache, new))
 
 
-def next_steps(d: Derivation, nxt: NextToken) -> list[Step]:
-    """The decoding step's steps, after the lesson's own (``d``): reusing its W and K, V."""
+def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
+    """The decoding steps' steps, after the lesson's own (``d``): reusing its W and K, V. With
+    several ``tokens`` their rows are stacked (t of them): each step has t rows, the caches
+    N + t, and ``masked_new`` hides from new token s the new tokens after it."""
     lesson = d.lesson
-    labels = unique_labels((*lesson.tokens, nxt.token))
-    label = labels[-1]
-    x = given("x_new", (nxt.x,), (label,))  # (1, d_model)
+    labels = unique_labels((*lesson.tokens, *(t.token for t in tokens)))
+    new_labels = labels[lesson.n :]
+    x = given("x_new", tuple(t.x for t in tokens), new_labels)  # (t, d_model)
     steps: list[Step] = [x]
     made: dict[int, tuple[Step, Step]] = {}  # the head that owns a K, V -> its caches
     outputs = []
@@ -67,27 +108,31 @@ def next_steps(d: Derivation, nxt: NextToken) -> list[Step]:
         Q, K = scores.args
         V = d.step("Z", h).args[1]
         W_Q = Q.args[1]
-        q = matmul("q_new", x, W_Q, head=h)  # (1, d_k)
+        q = matmul("q_new", x, W_Q, head=h)  # (t, d_k)
         steps.append(q)
         if K.head not in made:  # once per key/value head (a group's first head makes it)
-            k = matmul("k_new", x, K.args[1], head=h)  # (1, d_k)
-            v = matmul("v_new", x, V.args[1], head=h)  # (1, d_v)
-            K_cache = append("K_cache", K, k, labels, h)  # (N+1, d_k): N rows reused
-            V_cache = append("V_cache", V, v, labels, h)  # (N+1, d_v)
+            k = matmul("k_new", x, K.args[1], head=h)  # (t, d_k)
+            v = matmul("v_new", x, V.args[1], head=h)  # (t, d_v)
+            K_cache = append("K_cache", K, k, labels, h)  # (N+t, d_k): N rows reused
+            V_cache = append("V_cache", V, v, labels, h)  # (N+t, d_v)
             made[K.head] = K_cache, V_cache  # type: ignore[index]
             steps += [k, v, K_cache, V_cache]
         K_cache, V_cache = made[K.head]  # type: ignore[index]
-        row = matmul("scores_new", q, K_cache, transpose=True, head=h)  # (1, N+1)
-        scaled = scale("scaled_new", row, d.step("scaled", h).divisor, head=h)  # (1, N+1)
-        weights = softmax("weights_new", scaled, head=h)  # (1, N+1), sums to 1
-        z = matmul("z_new", weights, V_cache, head=h)  # (1, d_v)
-        steps += [row, scaled, weights, z]
+        row = matmul("scores_new", q, K_cache, transpose=True, head=h)  # (t, N+t)
+        scaled = scale("scaled_new", row, d.step("scaled", h).divisor, head=h)  # (t, N+t)
+        steps += [row, scaled]
+        if len(tokens) > 1:  # new token s sees the cache and the new tokens up to itself
+            scaled = later_mask("masked_new", scaled, lesson.n, h)
+            steps.append(scaled)
+        weights = softmax("weights_new", scaled, head=h)  # (t, N+t), rows sum to 1
+        z = matmul("z_new", weights, V_cache, head=h)  # (t, d_v)
+        steps += [weights, z]
         outputs.append(z)
     if lesson.multi_head:
-        joined = concat("concat_new", outputs)  # (1, h·d_v)
+        joined = concat("concat_new", outputs)  # (t, h·d_v)
         steps.append(joined)
         if lesson.W_O is not None:
-            steps.append(matmul("output_new", joined, d.step("W_O")))  # (1, d_out)
+            steps.append(matmul("output_new", joined, d.step("W_O")))  # (t, d_out)
     return steps
 
 
@@ -108,14 +153,15 @@ class Saving:
         return self.full - self.cached
 
 
-def saving(lesson: Lesson) -> Saving:
-    """Count the multiplications (each product of two numbers once; divisions and e^x aside).
+def saving(lesson: Lesson, step: int = 1) -> Saving:
+    """Count the multiplications of decoding step ``step`` (1: the first new token; each
+    product of two numbers once; divisions and e^x aside).
 
     With the cache: q, k, v of one row, one row of scores and one z (k and v once per
-    key/value group). Without: Q, K, V of all N+1 rows, every score (only the visible ones
+    key/value group). Without: Q, K, V of all N+step rows, every score (only the visible ones
     under a causal mask) and every row of Z, and W_O for every row.
     """
-    n = lesson.n + 1
+    n = lesson.n + step
     d, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
     heads = len(lesson.heads)
     groups = lesson.kv_groups or heads
@@ -129,7 +175,12 @@ def saving(lesson: Lesson) -> Saving:
         + groups * n * d * (d_k + d_v)
         + n * rows_out
     )
-    return Saving(cached, full, lesson.n)
+    return Saving(cached, full, n - 1)
+
+
+def savings(lesson: Lesson) -> list[Saving]:
+    """One ``saving`` per decoding step, in order: step s reads N + s − 1 rows from the cache."""
+    return [saving(lesson, s) for s in range(1, len(lesson.decoding) + 1)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +258,7 @@ def with_next_token(lesson: Lesson, token: str | None, x: str | None) -> Lesson:
     for _, _, why in refused(lesson.features | {"next"}):
         raise UsageError(f"--next-token: {why}")
     notes = lesson.notes
-    if lesson.next is not None and lesson.next != new:
+    if lesson.decoding and lesson.decoding != (new,):
         # the lesson's notes on its decoding steps speak of its own next token, not this one
         notes = MappingProxyType({k: v for k, v in notes.items() if k not in NEXT_STEP_NAMES})
-    return replace(lesson, next=new, notes=notes)
+    return replace(lesson, next=new, next_after=(), notes=notes)  # in place of a list too

@@ -896,5 +896,5 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
     if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
         from tutor.core.decode import next_steps
 
-        steps += next_steps(Derivation(lesson, tuple(steps)), lesson.next)
+        steps += next_steps(Derivation(lesson, tuple(steps)), lesson.decoding)
     return Derivation(lesson, tuple(steps))

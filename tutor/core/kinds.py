@@ -78,6 +78,8 @@ KINDS: tuple[Kind, ...] = (
     K("V_cache", decoding=True, per_head=True),
     K("scores_new", **NEW, repeats="scores", priority=13),
     K("scaled_new", **NEW, repeats="scaled", priority=14),
+    # several new tokens at once (next: as a list): each sees the cache and the new ones before it
+    K("masked_new", decoding=True, repeats="masked", per_head=True),
     K("weights_new", **NEW, repeats="weights", priority=12),
     K("z_new", **NEW, repeats="Z", priority=11),
     K("concat_new", decoding=True, repeats="concat", sheet="top", points=True),

@@ -100,6 +100,9 @@ class Lesson:
     # heads of one group carry the group's W_K and W_V, so every head still has all three)
     kv_groups: int | None = None
     next: NextToken | None = None  # a decoding step to work after the lesson (the KV cache)
+    # ``next:`` as a list: the tokens decoded after ``next``, one after another, the cache
+    # growing by a row each (empty for the single mapping, which stays as it was)
+    next_after: tuple[NextToken, ...] = ()
     # how many layers the attention stands for (None: not said); it multiplies the K/V weights
     # and KV-cache counts the header compares, never the arithmetic (so not in the fingerprint)
     layers: int | None = None
@@ -126,6 +129,11 @@ class Lesson:
         """The points the lesson gives a step a student fills (``Q``, ``weights``…), or None
         when it gives none: then the step is worth one point per cell."""
         return self.points.get(step_name)
+
+    @property
+    def decoding(self) -> tuple[NextToken, ...]:
+        """Every token the decoding steps add, in order (none without ``next:``)."""
+        return () if self.next is None else (self.next, *self.next_after)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -210,6 +218,8 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("qkv")
     if lesson.next is not None:
         parts.append("next=" + lesson.next.token + "|" + mat((lesson.next.x,)))
+    for later in lesson.next_after:  # the list form's further tokens (the single form as it was)
+        parts.append("then=" + later.token + "|" + mat((later.x,)))
     # issue 17's numbers, only when present: older lessons keep their fingerprints
     if lesson.positions != "none":
         parts.append(f"positions={lesson.positions}")

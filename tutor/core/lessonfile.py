@@ -149,7 +149,7 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
     mask = _mask(c, keys)
     precision = _precision(c, keys)
     next_token = (
-        more.next_entry(c, _value(keys, "next"), given.d_model)
+        more.next_entry(c, _value(keys, "next"), given.d_model, len(tokens or ()))
         if "next" in keys and not qkv
         else None
     )
@@ -199,7 +199,8 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
         kv_groups=given.kv_groups,
         qkv=qkv,
         layers=layers,
-        next=next_token,
+        next=next_token[0] if next_token else None,
+        next_after=next_token[1:] if next_token else (),
         layout=layout,
         points=MappingProxyType(points),
         variant=variant,

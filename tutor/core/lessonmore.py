@@ -13,6 +13,7 @@ from tutor.core.spec import (
     KV_HEAD_KEYS,
     LAYOUTS,
     MAX_HEADS,
+    MAX_TOKENS,
     NEXT_KEYS,
     QUERY_HEAD_KEYS,
 )
@@ -150,18 +151,45 @@ def grouped_heads(
     return (heads if len(heads) == len(qnode.value) and not broken else []), groups
 
 
-def next_entry(c: Checker, node: yaml.Node, d_model: int | None) -> NextToken | None:
-    """``next: {token: …, x: […]}``: the token a decoding step adds and its row of X."""
+def next_entry(
+    c: Checker, node: yaml.Node, d_model: int | None, n: int = 0
+) -> tuple[NextToken, ...] | None:
+    """``next:``: one mapping ``{token: …, x: […]}`` (one decoding step), or a list of them
+    (several steps, worked one after another with the cache growing by a row each)."""
+    if not isinstance(node, yaml.SequenceNode):
+        one = _next_token(c, node, d_model, "next")
+        return None if one is None else (one,)
+    if not node.value:
+        c.error(
+            node,
+            "next is an empty list; expected one entry per new token, like "
+            "next: [{token: dog, x: [1, 0]}, {token: ran, x: [0, 1]}]",
+        )
+        return None
+    if n + len(node.value) > MAX_TOKENS:
+        c.error(
+            node,
+            f"next has {len(node.value)} tokens and tokens has {n}: {n + len(node.value)} in "
+            f"all, but at most {MAX_TOKENS} tokens are allowed",
+        )
+        return None
+    out = [_next_token(c, item, d_model, f"next.{k}") for k, item in enumerate(node.value, 1)]
+    return None if any(t is None for t in out) else tuple(out)  # type: ignore[arg-type]
+
+
+def _next_token(c: Checker, node: yaml.Node, d_model: int | None, key: str) -> NextToken | None:
+    """One ``{token: …, x: […]}`` of ``next:`` (``key``: ``next``, or ``next.2`` in a list)."""
     from tutor.core.lessonfile import token_problem
 
-    keys = c.mapping(node, NEXT_KEYS, "next")
+    what = "next" if key == "next" else f"entry {key.split('.')[1]} of next"
+    keys = c.mapping(node, NEXT_KEYS, what)
     if keys is None:
         return None
-    for key in NEXT_KEYS:
-        if key not in keys:
+    for name in NEXT_KEYS:
+        if name not in keys:
             c.error(
                 node,
-                f"missing key {key!r} in next; expected a token and its row x, like "
+                f"missing key {name!r} in {what}; expected a token and its row x, like "
                 "next: {token: dog, x: [1, 0, 2, 1]}",
             )
             return None
@@ -182,7 +210,7 @@ def next_entry(c: Checker, node: yaml.Node, d_model: int | None) -> NextToken | 
         m = c.matrix(
             yaml.SequenceNode("tag:yaml.org,2002:seq", [xnode], xnode.start_mark, xnode.end_mark),
             "next x",
-            key="next.x",
+            key=f"{key}.x",
         )
         x = m[0] if m else None
     else:

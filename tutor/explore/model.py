@@ -69,7 +69,7 @@ def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
     if name == "W_O" and lesson.W_O is not None:
         return lesson.W_O
     if name == "x_new" and lesson.next is not None:
-        return (lesson.next.x,)
+        return tuple(t.x for t in lesson.decoding)  # a row per new token
     if name in ("W_Q", "W_K", "W_V"):
         return getattr(lesson.heads[(head or 1) - 1], name)
     if name == "P":
@@ -101,7 +101,8 @@ def with_entry(
         return dataclasses.replace(lesson, **{name: m})
     if name == "x_new":
         assert lesson.next is not None
-        return dataclasses.replace(lesson, next=dataclasses.replace(lesson.next, x=m[0]))
+        new = [dataclasses.replace(t, x=row) for t, row in zip(lesson.decoding, m, strict=True)]
+        return dataclasses.replace(lesson, next=new[0], next_after=tuple(new[1:]))
     # a head's matrix; with grouped heads, W_K and W_V belong to the group: every head of it
     number = head or 1
     edited = (number,)

@@ -63,8 +63,10 @@ def _matrices(lesson: Lesson) -> list[tuple[str, str, Matrix, tuple[str, ...]]]:
             out.append((prefix + name, where, m, numbered(m)))
     if lesson.W_O is not None:
         out.append(("W_O", "W_O", lesson.W_O, numbered(lesson.W_O)))
-    if lesson.next is not None:
+    if lesson.next is not None and not lesson.next_after:
         out.append(("x_new", "next.x", (lesson.next.x,), (lesson.next.token,)))
+    for k, t in enumerate(lesson.decoding if lesson.next_after else (), 1):  # next: as a list
+        out.append(("x_new", f"next.{k}.x", (t.x,), (t.token,)))
     return out
 
 

@@ -56,7 +56,7 @@ def pages(d: Derivation) -> list[Page]:
         rows = (
             ("x_new", "q_new", "k_new", "v_new"),
             ("K_cache", "V_cache"),
-            ("scores_new", "scaled_new"),
+            ("scores_new", "scaled_new", "masked_new"),
             ("weights_new", "z_new"),
             ("concat_new", "output_new"),
         )

@@ -71,6 +71,24 @@ def extras(d: Derivation) -> dict[str, object]:
             "reused_rows": s.reused_rows,
             "multiplications": {"cached": s.cached, "full": s.full, "saved": s.saved},
         }
+        if lesson.next_after:  # next: as a list: each step, and the totals
+            from tutor.core.decode import savings
+
+            each = savings(lesson)
+            cached, full = sum(e.cached for e in each), sum(e.full for e in each)
+            out["next"] = {
+                "tokens": [t.token for t in lesson.decoding],
+                "steps": [
+                    {
+                        "token": t.token,
+                        "reused_rows": e.reused_rows,
+                        "multiplications": {"cached": e.cached, "full": e.full, "saved": e.saved},
+                    }
+                    for t, e in zip(lesson.decoding, each, strict=True)
+                ],
+                "reused_rows": sum(e.reused_rows for e in each),
+                "multiplications": {"cached": cached, "full": full, "saved": full - cached},
+            }
     if lesson.layout != "rows":
         out["layout"] = lesson.layout
     if counts := kv_json(lesson):

@@ -378,10 +378,12 @@ def work_mask(
         *matrix_tables(step, places, width, exact, rows=rows),
     ]
     first, last = step.rows[0], step.rows[-1]
+    # several decoding steps (masked_new): the first new token sees the cache too
+    sees = f"the {step.shift} cached tokens and itself" if step.shift else "only itself"
     return [
         side_by_side(parts, width),
         Text(
-            f"{first} sees only itself; {last} sees every token up to and including itself.",
+            f"{first} sees {sees}; {last} sees every token up to and including itself.",
             style="italic",
         ),
     ]
@@ -392,12 +394,13 @@ def work_append(
 ) -> list[RenderableType]:
     """The cache and the new row below it: the cached rows are read, only the new one is worked."""
     cache, new = step.args
+    n = len(cache.rows)  # the rows below them are the new tokens' (one, or one per step)
     parts: list[RenderableType | str] = [
         *matrix_tables(cache, places, width, exact),
         "+",
-        *matrix_tables(new, places, width, exact, rows=[0]),
+        *matrix_tables(new, places, width, exact, rows=list(range(len(new.rows)))),
         "=",
-        *matrix_tables(step, places, width, exact, rows=[len(step.rows) - 1]),
+        *matrix_tables(step, places, width, exact, rows=list(range(n, len(step.rows)))),
     ]
     out: list[RenderableType] = [side_by_side(parts, width), Text(nextstep.reuse_line(step))]
     if step.name == "V_cache":

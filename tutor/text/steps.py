@@ -6,7 +6,8 @@ A step has its base words and, where a lesson tells it differently, *forms* that
 of them: ``given`` (Q, K and V a lesson gives: it starts at the scores), ``columns`` (the
 column layout, each product read the other way round), ``source``
 (cross-attention: keys and values from the source sentence), ``rope`` (scores of the turned
-queries and keys) and ``added`` (X worked as E + P). ``say`` picks the words for a step of a
+queries and keys), ``added`` (X worked as E + P) and ``several`` (``next:`` as a list: the
+decoding steps have a row per new token). ``say`` picks the words for a step of a
 lesson; the walk, the quiz, the sheets, the Markdown/TeX/typst keys and the explorer all read
 them through it, and tests/test_step_kinds.py walks every kind through every consumer.
 
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tutor.core.kinds import NEXT_STEP_NAMES
 from tutor.text import theme
 from tutor.text.theme import PALETTE
 
@@ -525,6 +527,17 @@ STEPS: dict[str, StepWords] = {
             ),
             tex=r"$x_{\mathrm{new}}$, the next token",
         ),
+        {
+            "several": W(
+                title="x_new, the next tokens",
+                why=(
+                    "A decoder writes one token at a time. These tokens arrive one after "
+                    "another, each with its own row; everything about the earlier tokens was "
+                    "worked already."
+                ),
+                tex=r"$x_{\mathrm{new}}$, the next tokens",
+            )
+        },
     ),
     "q_new": S(
         PALETTE["query"],
@@ -576,6 +589,14 @@ STEPS: dict[str, StepWords] = {
             why="The same for values: the earlier rows come from the cache, the last row is new.",
             tex=r"$V_{\mathrm{cache}}$: the cached values, with $v_{\mathrm{new}}$ below",
         ),
+        {
+            "several": W(
+                why=(
+                    "The same for values: the earlier rows come from the cache, the new "
+                    "tokens' rows go below them, one per step."
+                )
+            )
+        },
     ),
     "scores_new": S(
         PALETTE["scores"],
@@ -591,6 +612,20 @@ STEPS: dict[str, StepWords] = {
                 r"one row"
             ),
         ),
+        {
+            "several": W(
+                title="scores_new = q_new · K_cacheᵀ, a row per new token",
+                why=(
+                    "A row of scores per new token: its query against every cached key, and "
+                    "against the new keys up to its own."
+                ),
+                quiz="scores_new = q_new · K_cacheᵀ: a new query · a cached key (or a new one)",
+                tex=(
+                    r"$\mathrm{scores}_{\mathrm{new}} = q_{\mathrm{new}} K_{\mathrm{cache}}^\top$, "
+                    "a row per new token"
+                ),
+            )
+        },
     ),
     "scaled_new": S(
         PALETTE["scores"],
@@ -601,6 +636,19 @@ STEPS: dict[str, StepWords] = {
             tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
         ),
     ),
+    "masked_new": S(
+        PALETTE["scores"],
+        W(
+            title="masked_new: each new token sees only what came before it",
+            why=(
+                "The new tokens arrive one after another, so while one is worked the ones after "
+                "it do not exist yet: every cached key is seen, and of the new keys only those "
+                "up to its own; the rest become −∞."
+            ),
+            tex=r"$\mathrm{masked}_{\mathrm{new}}$: each new token sees only what came before it",
+            short="−∞ right of the shifted diagonal",
+        ),
+    ),
     "weights_new": S(
         PALETTE["weights"],
         W(
@@ -609,6 +657,17 @@ STEPS: dict[str, StepWords] = {
             quiz="weights_new = softmax of the one row: e^x / (the row's total of e^x)",
             tex=r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of the one row",
         ),
+        {
+            "several": W(
+                title="weights_new = softmax of each new row",
+                why=(
+                    "Softmax of each new row: each new token's weights over everything up to "
+                    "itself."
+                ),
+                quiz="weights_new = softmax of each new row: e^x / (the row's total of e^x)",
+                tex=r"$\mathrm{weights}_{\mathrm{new}} = \mathrm{softmax}$ of each new row",
+            )
+        },
     ),
     "z_new": S(
         PALETTE["blend"],
@@ -637,7 +696,8 @@ STEPS: dict[str, StepWords] = {
     ),
 }
 del W, S
-FORMS = ("given", "columns", "source", "rope", "added")  # the order in which a form's words win
+# the order in which a form's words win
+FORMS = ("given", "columns", "source", "rope", "added", "several")
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
@@ -656,6 +716,8 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("rope")
     if step.op == "add":
         out.append("added")
+    if lesson is not None and len(lesson.decoding) > 1 and step.name in NEXT_STEP_NAMES:
+        out.append("several")  # next: as a list: its steps have a row per new token
     return tuple(out)
 
 
