@@ -270,10 +270,17 @@ def expr_rounded(expr: sympy.Expr, places: int) -> str:
     if expr.is_Rational:
         cell = Cell(QQ(int(expr.p), int(expr.q)))
     else:  # every digit down to 20 places, however large (an answer may reach 10^60)
-        size = abs(expr.evalf(15))
-        digits = 45 + (int(sympy.log(size, 10).evalf(15)) if size > 1 else 0)
+        # below 10 the digits are 45 whatever the size: one evaluation, not two (a row of
+        # 32 e^x costs milliseconds each time)
+        value = expr.evalf(45)
+        digits = 45
+        if not abs(value) < 9:
+            size = abs(expr.evalf(15))
+            digits = 45 + (int(sympy.log(size, 10).evalf(15)) if size > 1 else 0)
+            if digits != 45:
+                value = expr.evalf(digits)
         with MP.workdps(digits):
-            cell = Cell(None, MP.mpf(str(expr.evalf(digits))))
+            cell = Cell(None, MP.mpf(str(value)))
     return decimal_text(round_half_up(cell, places))
 
 
