@@ -6,6 +6,7 @@ Every verdict has a mark as well as a colour, so the report reads the same under
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal, localcontext
 
 import sympy
@@ -92,8 +93,11 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
 # working from the student's own answers
 
 
+@functools.lru_cache(maxsize=4096)
 def _num(x: sympy.Expr, places: int) -> str:
-    """A value from the student's own answers: a decimal in full as written, else rounded."""
+    """A value from the student's own answers: a decimal in full as written, else rounded.
+    Remembered: a row's true weights (exact forms of 32 e^x, milliseconds each to evaluate)
+    stand in every Z cell of that row that a student's unusable weights leave to them."""
     if x.is_Rational and fmt.decimal_places(int(x.q)) is not None:
         # a terminating decimal: every digit the student wrote
         with localcontext(prec=60):
