@@ -327,7 +327,7 @@ def _mp_value(expr: sympy.Expr):  # type: ignore[no-untyped-def]
         return MP.power(base, power)
     if isinstance(expr, (sympy.exp, sympy.sin, sympy.cos)):
         (x,) = args
-        if abs(x) > 1000:
+        if abs(x) > 10**5:  # e^x of larger x: left to sympy
             raise _Unhandled
         return {sympy.exp: MP.exp, sympy.sin: MP.sin, sympy.cos: MP.cos}[expr.func](x)
     raise _Unhandled
