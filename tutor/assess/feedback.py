@@ -75,8 +75,9 @@ def feedback(r: gr.Report) -> Feedback:
         if g.verdict not in LOST:
             continue
         mine = r.own_value(g)
+        shown = None if mine is None else fmt.expr_rounded(mine, places)
         work = (
-            own_working(g, mine, r.own, places)
+            own_working(g, mine, r.own, places, shown)
             if mine is not None
             else true_working(g.step, g.i, g.j, places)
         )
@@ -85,7 +86,7 @@ def feedback(r: gr.Report) -> Feedback:
                 g.name,
                 visible(g.entry.text or "") if g.verdict == "wrong" else "",
                 gr.expected_text(g, places),
-                "" if mine is None else fmt.expr_rounded(mine, places),
+                shown or "",
                 work,
                 "; or ".join(s.message for s in g.slips),
             )

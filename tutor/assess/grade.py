@@ -139,6 +139,7 @@ class _Grader:
         self.graded: dict[tuple[int, int, int], Graded] = {}
         self._own: dict[tuple[int, int, int], Range] = {}  # ``own`` of cells already graded
         self._attempts: dict[int, bool] = {}  # id(step) -> whether the step is an attempt
+        self._now: tuple[tuple[int, int], jd.Remembered] | None = None  # ``own_now``
         self.junk = junk_sheet(d, sheet)  # the sheet as a whole is no attempt
 
     def usable(self, ref: Ref) -> Entry | None:
@@ -166,6 +167,14 @@ class _Grader:
             if g is not None:  # its verdict, hence this, no longer changes
                 self._own[key] = got
         return got
+
+    def own_now(self) -> jd.Remembered:
+        """``own``, for the judge to remember ranges from while no verdict is added (while one
+        step's cells are judged: they read earlier steps only)."""
+        state = (len(self.graded), len(self._attempts))
+        if self._now is None or self._now[0] != state:
+            self._now = state, jd.Remembered(self.own)
+        return self._now[1]
 
     def _worked(self, ref: Ref, base: jd.Lookup | None) -> Range:
         """A cell the student did not (usably) write, as honest work gives it from ``base``
@@ -218,7 +227,8 @@ class _Grader:
         if verdict.right:
             return Graded(step, i, j, entry, "correct")
         carried = self.wrong_inputs(step, i, j)
-        honest_own = J.follows(step, i, j, answer, self.own)
+        own_now = self.own_now()
+        honest_own = J.follows(step, i, j, answer, own_now)
         own = bool(carried)
         if step.op == "concat":  # a copy earns what the value it copies earned, no more
             (src,) = step.sources(i, j)
@@ -231,9 +241,9 @@ class _Grader:
             verdict_ = "follow-through" if carried else "correct"
             return Graded(step, i, j, entry, verdict_, carried=own)
         # a slip on top of the student's own wrong answers is first looked for in their numbers
-        slips = J.slips(step, i, j, answer, self.own if carried else None)
+        slips = J.slips(step, i, j, answer, own_now if carried else None)
         if not slips and any(self.usable(r) for r in leaves(step, i, j)):
-            slips = J.slips(step, i, j, answer, None if carried else self.own)
+            slips = J.slips(step, i, j, answer, None if carried else own_now)
         explained = (
             bool(slips)
             or J.pen_slip(step, i, j, answer)

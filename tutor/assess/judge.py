@@ -227,6 +227,24 @@ class Slip:
     message: str  # what happened, said to the student
 
 
+class Remembered:
+    """A ``Lookup`` whose values hold still for a while (a sheet's own answers while one step is
+    graded: its cells read only earlier steps, whose verdicts are settled). The judge remembers
+    what it works from it cell by cell (a cell's range and enclosure, read without a slip's
+    remap), so a row's other cells, asked again by each cell's slips, are worked once."""
+
+    __slots__ = ("coarse", "lookup", "ranges", "steps")
+
+    def __init__(self, lookup: Lookup) -> None:
+        self.lookup = lookup
+        self.ranges: dict[tuple[int, int, int], Range | None] = {}
+        self.coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
+        self.steps: dict[int, Step] = {}  # the steps remembered by id, kept alive (``Judge``)
+
+    def __call__(self, ref: Ref) -> Range:
+        return self.lookup(ref)
+
+
 class Judge:
     """The judge of one derivation at one precision; remembers the ranges it works out."""
 
@@ -304,6 +322,12 @@ class Judge:
                 self._steps[id(step)] = step
                 self._true[key] = self._combine(step, i, j, self.resolved(self.carried))
             return self._true[key]
+        if isinstance(base, Remembered):
+            key = (id(step), i, j)
+            if key not in base.ranges:
+                base.steps[id(step)] = step
+                base.ranges[key] = self._combine(step, i, j, self.resolved(base))
+            return base.ranges[key]
         return self._combine(step, i, j, self.resolved(base))
 
     def _combine(self, step: Step, i: int, j: int, value: Lookup) -> Range | None:
@@ -323,16 +347,19 @@ class Judge:
         if step.op != "matmul":
             return None
         key = (id(step), i, j)
-        if base is None and remap is None and key in self._coarse:
-            return self._coarse[key]
+        memo = None
+        if remap is None:
+            memo = self._coarse if base is None else getattr(base, "coarse", None)
+        if memo is not None and key in memo:
+            return memo[key]
         value = self.resolved(base or self.carried, remap)
         try:
             got = step.combine(i, j, lambda ref: hn.fixed(value(ref)), hn.COARSE)
         except hn.Unscreened:
             got = None
-        if base is None and remap is None:
-            self._steps[id(step)] = step
-            self._coarse[key] = got
+        if memo is not None:
+            (self._steps if base is None else base.steps)[id(step)] = step  # type: ignore[union-attr]
+            memo[key] = got
         return got
 
     def reach(self, answer: Answer, places: int | None = None) -> tuple[object, object] | None:
@@ -587,14 +614,14 @@ def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
     """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
 
     def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
-        true = remap is None and base == judge.carried  # another cell's own range: remembered
+        true = remap is None and base == judge.carried
         window = None if answer is None else judge.reach(answer)
         if window is not None:
             coarse = judge.coarse(step, i, j, None if true else base, remap)
             if coarse is not None and not coarse.meets(*window):
                 return None
-        if true:
-            return judge.range(step, i, j)
+        if remap is None:  # another cell's own range: remembered (``Judge.range``)
+            return judge.range(step, i, j, None if true else base)
         return judge._combine(step, i, j, judge.resolved(base, remap))
 
     return alt

@@ -6,6 +6,7 @@ Every verdict has a mark as well as a colour, so the report reads the same under
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal, localcontext
 
 import sympy
@@ -92,8 +93,11 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
 # working from the student's own answers
 
 
+@functools.lru_cache(maxsize=4096)
 def _num(x: sympy.Expr, places: int) -> str:
-    """A value from the student's own answers: a decimal in full as written, else rounded."""
+    """A value from the student's own answers: a decimal in full as written, else rounded.
+    Remembered: a row's true weights (exact forms of 32 e^x, milliseconds each to evaluate)
+    stand in every Z cell of that row that a student's unusable weights leave to them."""
     if x.is_Rational and fmt.decimal_places(int(x.q)) is not None:
         # a terminating decimal: every digit the student wrote
         with localcontext(prec=60):
@@ -101,9 +105,15 @@ def _num(x: sympy.Expr, places: int) -> str:
     return fmt.expr_rounded(x, places)
 
 
-def own_working(g: Graded, mine: sympy.Expr | None, own: jd.Value, places: int) -> str:
-    """How the cell follows from the student's own earlier answers, term by term."""
-    result = f"≈ {fmt.expr_rounded(mine, places)}" if mine is not None else ""
+def own_working(
+    g: Graded, mine: sympy.Expr | None, own: jd.Value, places: int, shown: str | None = None
+) -> str:
+    """How the cell follows from the student's own earlier answers, term by term; ``shown`` is
+    ``mine`` rounded to ``places`` when the caller has it already (a row of 32 e^x takes
+    milliseconds to evaluate)."""
+    if mine is not None and shown is None:
+        shown = fmt.expr_rounded(mine, places)
+    result = f"≈ {shown}" if mine is not None else ""
 
     def operand(r: Ref) -> str:
         x = own(r.step, r.i, r.j)
@@ -137,10 +147,10 @@ def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
     )
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
+    shown = None if mine is None else fmt.expr_rounded(mine, places)
     if mine is not None:
         head.append(
-            f"; from your own earlier answers it would be {fmt.expr_rounded(mine, places)}"
-            f" (the true value is {expected})"
+            f"; from your own earlier answers it would be {shown} (the true value is {expected})"
         )
     else:
         head.append(f"; expected {expected}")
@@ -149,7 +159,7 @@ def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
     if slip is not None:
         out.append(Text(f"  {slip}", style=theme.WARN))
     if mine is not None:
-        work = own_working(g, mine, rep.own, places)
+        work = own_working(g, mine, rep.own, places, shown)
     else:
         work = true_working(g.step, g.i, g.j, places)
     out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))

@@ -6,6 +6,7 @@ value) and remembered on each cell (``Cell.rounded``); this module only writes t
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, localcontext
@@ -270,11 +271,66 @@ def expr_rounded(expr: sympy.Expr, places: int) -> str:
     if expr.is_Rational:
         cell = Cell(QQ(int(expr.p), int(expr.q)))
     else:  # every digit down to 20 places, however large (an answer may reach 10^60)
-        size = abs(expr.evalf(15))
-        digits = 45 + (int(sympy.log(size, 10).evalf(15)) if size > 1 else 0)
-        with MP.workdps(digits):
-            cell = Cell(None, MP.mpf(str(expr.evalf(digits))))
+        try:
+            # 65 digits worked, 45 kept: over 35 places of any value below 10^10
+            with MP.workdps(_WORKED):
+                value = _mp_value(expr)
+            size = abs(value)
+            if not 0 < size < 10**10:
+                raise _Unhandled
+            digits = 45 + (int(MP.log10(size)) if size > 1 else 0)
+            with MP.workdps(digits):
+                cell = Cell(None, +value)
+        except _Unhandled:  # sympy's own evaluation, which raises its precision as it needs
+            size = abs(expr.evalf(15))
+            digits = 45 + (int(sympy.log(size, 10).evalf(15)) if size > 1 else 0)
+            with MP.workdps(digits):
+                cell = Cell(None, MP.mpf(str(expr.evalf(digits))))
     return decimal_text(round_half_up(cell, places))
+
+
+_WORKED = 65  # digits of ``_mp_value``'s arithmetic
+
+
+class _Unhandled(Exception):
+    """A value ``_mp_value`` leaves to sympy's evaluation."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _mp_value(expr: sympy.Expr):  # type: ignore[no-untyped-def]
+    """An exact value of rationals, +, ·, powers, e^x, sin and cos, in mpmath at ``_WORKED``
+    digits; remembered, since the same e^x (a row's) stand in many cells' values, and sympy's
+    evaluation of a row of 32 of them takes milliseconds. A sum that cancels (lost more than
+    15 digits), a power of a negative number or an e^x of a large exponent raises
+    ``_Unhandled``."""
+    import sympy
+
+    from tutor.core.engine import MP
+
+    if MP.dps != _WORKED:
+        raise _Unhandled
+    if expr.is_Rational:
+        return MP.mpf(int(expr.p)) / int(expr.q)
+    args = [_mp_value(a) for a in expr.args]
+    if expr.is_Add:
+        total = MP.fsum(args)
+        largest = max(abs(a) for a in args)
+        if largest and abs(total) < largest * MP.mpf(10) ** -15:
+            raise _Unhandled
+        return total
+    if expr.is_Mul:
+        return MP.fprod(args)
+    if expr.is_Pow:
+        base, power = args
+        if (base <= 0 and not expr.exp.is_Integer) or (base == 0 and power < 0):
+            raise _Unhandled
+        return MP.power(base, power)
+    if isinstance(expr, (sympy.exp, sympy.sin, sympy.cos)):
+        (x,) = args
+        if abs(x) > 10**5:  # e^x of larger x: left to sympy
+            raise _Unhandled
+        return {sympy.exp: MP.exp, sympy.sin: MP.sin, sympy.cos: MP.cos}[expr.func](x)
+    raise _Unhandled
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
