@@ -163,3 +163,14 @@ def test_cell_names_every_focus_step(kind: str, derivations) -> None:
                 i, j = len(step.rows) - 1, len(step.cols) - 1
                 where = f"{step.key}[{step.rows[i]}, {step.cols[j]}]"
                 assert focus.worked_cell(step, focus.from_cell(d, where)) == (i, j), where
+
+
+def test_the_explorer_says_where_cross_attention_keys_come_from() -> None:
+    """Its headings read the step table's forms too: K and V of a source sentence are X_src's."""
+    from tutor.core.lessonfile import load_lesson
+
+    root = Path(__file__).resolve().parent.parent
+    d = derive(load_lesson(root / "lessons" / "chat-noir-cross.yaml"))
+    assert views.title(d.step("K"), Settings()).endswith("X_src·W_K")
+    assert views.title(d.step("V"), Settings()).endswith("X_src·W_V")
+    assert views.title(d.step("Q"), Settings()).endswith("X·W_Q")
