@@ -40,11 +40,12 @@ def drive(
     path: Path,
     script: Callable[[ExploreApp, object], Awaitable[None]],
     folder: Path,
+    size: tuple[int, int] = (100, 30),
 ) -> ExploreApp:
     app = ExploreApp(load_lesson(path, path.stem), str(path), folder)
 
     async def main() -> None:
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await script(app, pilot)
 
@@ -220,14 +221,7 @@ def test_the_save_line_fits_its_row_and_shows_what_is_typed(tmp_path: Path) -> N
         await pilot.press("ctrl+u", *"mine.yaml", "enter")
         await pilot.pause()
 
-    app = ExploreApp(load_lesson(path, path.stem), str(path), tmp_path)
-
-    async def main() -> None:
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
-            await script(app, pilot)
-
-    asyncio.run(main())
+    drive(path, script, tmp_path, size=(80, 24))
     width = int(seen["width"])
     assert seen["offered"] == "save the lesson as: kept-explored.yaml▏"
     assert len(seen["long"]) <= width and seen["long"].endswith("xxx▏")
