@@ -3,12 +3,12 @@ its TeX title, its colour and its family of slips, keyed by the step's name (as
 ``tutor.core.kinds``, which says where each step goes).
 
 A step has its base words and, where a lesson tells it differently, *forms* that replace some
-of them: ``given`` (Q, K and V a lesson gives: it starts at the scores), ``columns`` (the
-column layout, each product read the other way round), ``source``
-(cross-attention: keys and values from the source sentence), ``rope`` (scores of the turned
-queries and keys), ``added`` (X worked as E + P) and ``several`` (``next:`` as a list: the
-decoding steps have a row per new token). ``say`` picks the words for a step of a
-lesson; the walk, the quiz, the sheets, the Markdown/TeX/typst keys and the explorer all read
+of them: ``given`` (Q, K and V a lesson gives: it starts at the scores), ``columns`` (the column
+layout, each product read the other way round), ``source`` (cross-attention: keys and values
+from the source sentence), ``rope`` (scores of the turned queries and keys), ``added`` (X worked
+as E + P) and ``several`` (``next:`` as a list: the decoding steps have a row per new token).
+``say`` picks the words for a step of a lesson; the walk, the quiz, the sheets, the
+Markdown/TeX/typst keys and the explorer all read
 them through it, and tests/test_step_kinds.py walks every kind through every consumer.
 
 Pure data: no Rich, no sympy.
