@@ -15,6 +15,7 @@ from tutor.core.install import install_command
 from tutor.core.lessonfile import load_lesson
 from tutor.export import typst_doc
 from tutor.export.worksheet import fill_steps
+from tutor.text import words
 from tutor.text import working as wk
 
 pypdf = pytest.importorskip("pypdf", reason="pip install -e '.[test]' (pypdf, typst)")
@@ -310,3 +311,82 @@ def test_a_class_pdf_is_compiled_one_student_at_a_time(run, tmp_path, monkeypatc
         assert f"fingerprint {load_lesson(path).fingerprint}" in pages[k]
     assert reader.metadata is not None
     assert reader.metadata.title == "I ate the cake and it was delicious: answer key"
+
+
+def test_a_long_key_is_compiled_in_parts_pages_numbered_on(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A key longer than PART_CHARS is compiled part by part (typst's memory grows with the
+    document), cut only between steps; the joined PDF numbers its pages 1, 2, … across the
+    parts, and holds every step once, in order, each table whole."""
+    sources: list[str] = []
+    compile_pdf = typst_doc.compile_pdf
+
+    def counted(text: str, font_paths=()):  # type: ignore[no-untyped-def]
+        sources.append(text)
+        return compile_pdf(text, font_paths)
+
+    whole = pdf(run, tmp_path, "the-cake")
+    monkeypatch.setattr(typst_doc, "compile_pdf", counted)
+    monkeypatch.setattr(typst_doc, "PART_CHARS", 7_000)  # about a step a part
+    reader = pdf(run, tmp_path, "the-cake")
+    assert len(sources) >= 4
+    # every part after the first carries the footer on and starts its page count where the
+    # last part ended; every part begins at a step (a heading), never inside a table
+    for text in sources[1:]:
+        assert re.search(r"#counter\(page\)\.update\((\d+)\)", text)
+        body = text.split("#counter(page).update(", 1)[1].split("\n", 1)[1]
+        assert body.startswith(("#block(", "#heading("))
+    pages = [flat(p.extract_text()) for p in reader.pages]
+    assert [int(re.search(r"page (\d+)\s*$", p)[1]) for p in pages] == list(  # type: ignore[index]
+        range(1, len(pages) + 1)
+    )
+    assert all("I ate the cake and it was delicious · answer key" in p for p in pages)
+    d = derive(load_lesson(LESSONS / "the-cake.yaml"))
+    text = " ".join(pages)
+    at = 0
+    for step in fill_steps(d):  # each step's heading, in order
+        title = f"{words.step_title(step, d.lesson)} ({step.shape[0]} × {step.shape[1]})"
+        at = text.find(f"{title} {d.step_points(step)} points", at)
+        assert at != -1, title
+    # the same answers as the key made in one piece: only where the pages break differs
+    assert flat(text_of(whole)).split("page 1", 1)[1].replace(" ", "").count("0.23") == (
+        text.replace(" ", "").count("0.23")
+    )
+
+
+def test_a_key_of_many_cells_sets_its_working_as_plain_lines(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past PLAIN_WORKING_FROM worked cells, each cell's working is a plain line (typst's math
+    layout is the cost of the largest keys), named as explain reads it, with the same numbers
+    the working of every other export shows; below it, the key stays in math."""
+    d = derive(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    places = d.lesson.precision
+    assert typst_doc.worked_lines(d) < typst_doc.PLAIN_WORKING_FROM
+    assert "This key works" not in typst_doc.source([typst_doc.Sheet(d)], answers=True)
+    monkeypatch.setattr(typst_doc, "PLAIN_WORKING_FROM", 10)
+    typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
+    assert f"This key works {typst_doc.worked_lines(d)} cells" in typ
+    grids = [line for line in typ.splitlines() if line.startswith("#text(size: 0.9em")]
+    assert grids and not any("$" in line for line in grids)  # no math in the working
+    assert "no working" not in typst_doc.source([typst_doc.Sheet(d)], answers=False)
+    text = flat(text_of(pdf(run, tmp_path, "cats-chase-mice")))
+    for step in fill_steps(d):
+        if step.op in ("softmax", "concat"):
+            continue
+        for i in range(len(step.rows)):
+            for j in range(len(step.cols)):
+                w = wk.working(step, i, j, places, terms=typst_doc.KEY_TERMS)
+                assert f"{w.name} " in text  # the name explain takes
+                assert w.numbers.replace(" ", "") in text.replace(" ", "")
+    name = wk.working(fill_steps(d)[-1], 0, 0, places).name
+    assert run("explain", "cats-chase-mice", name).exit_code == 0
+    # the worksheet has no working at all, whatever its size
+    assert "This key works" not in typst_doc.source([typst_doc.Sheet(d)], answers=False)
+
+
+def test_a_negative_exact_form_is_set_as_math() -> None:
+    """``-√2/2`` was set as a string in math, where the √ lost its bar and sank below the line;
+    it is math like ``√2/2``."""
+    assert typst_doc.exact_math("-√2/2") == "-sqrt(2) \\/ 2"
+    assert typst_doc.exact_math("−3√15/7") == "-3sqrt(15) \\/ 7"
+    d = derive(load_lesson(LESSONS / "dog-bites-dog.yaml"))
+    typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
+    assert '"-√2/2"' not in typ and "= -sqrt(2) \\/ 2 approx" in typ

@@ -528,8 +528,11 @@ def export_folder(
         elif format == "sheet":
             texts.append(sheet_format.answer_sheet(d, str(folder)))
         else:
-            text = typst_doc.source([typst_doc.Sheet(d, who, variant)], answers, paper)
-            texts.append(text if format == "typ" else typst_doc.compile_pdf(text, font_paths))
+            sheet = typst_doc.Sheet(d, who, variant)
+            if format == "typ":
+                texts.append(typst_doc.source([sheet], answers, paper))
+            else:
+                texts.append(typst_doc.pdf([sheet], answers, paper, font_paths)[0])
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -594,19 +597,18 @@ def export_typst(
         if to_terminal:
             raise UsageError(refuse)
         if format == "pdf":
-            data, note = typst_doc.class_pdf(sheets, answers, paper, font_paths)
+            data, note = typst_doc.pdf(sheets, answers, paper, font_paths)
             say_note(note)
             return write_output(data, output, force)
         text = typst_doc.source(list(sheets), answers, paper)
         return write_output(text, output, force)
     sheet = typst_doc.Sheet(derive(open_lesson(lesson, lessons_dir)))
-    text = typst_doc.source([sheet], answers, paper)
     if format == "typ":
-        return write_output(text, output, force)
+        return write_output(typst_doc.source([sheet], answers, paper), output, force)
     if to_terminal:
         raise UsageError(refuse)
-    data = typst_doc.compile_pdf(text, font_paths)
-    say_note(typst_doc.font_note([sheet], font_paths))
+    data, note = typst_doc.pdf([sheet], answers, paper, font_paths)
+    say_note(note)
     write_output(data, output, force)
 
 

@@ -100,12 +100,12 @@ def num(text: str) -> str:
     return lit(text)  # a decimal comma or anything else: as text
 
 
-_EXACT = re.compile(r"[0-9 +−/()√e^·.]+")
+_EXACT = re.compile(r"[0-9 +\-−/()√e^·.]+")
 
 
 def exact_math(text: str) -> str:
-    """A short exact form from ``format`` (``3√2/2``, ``1/(2 + e^√2)``) in typst math; as text
-    when it holds anything else."""
+    """A short exact form from ``format`` (``3√2/2``, ``-3√15/7``, ``1/(2 + e^√2)``) in typst
+    math; as text when it holds anything else (a √ in a string would lose its bar)."""
     if not _EXACT.fullmatch(text):
         return lit(text)
     t = re.sub(r"√(\d+)", r"sqrt(\1)", text.replace("−", "-").replace("·", " dot "))
@@ -162,17 +162,37 @@ def math(node: wk.Node) -> str:
     raise TypeError(node)
 
 
+def _short_exact(w: wk.Working) -> str | None:
+    """The exact form a key shows before ``≈`` (a score over √d_k), when it is short."""
+    if w.rel == "≈" and w.exact_is_short and too_long(w.step, w.i, w.j) is None:
+        return w.exact()
+    return None
+
+
+def working_text(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
+    """One cell's worked line as plain text (``scores[t0, t1] = 3.06·5.89 + … ≈ −172.03``),
+    the cell named as ``explain`` reads it, and its length in characters. A long key sets its
+    working so: typst lays out a line of math about five times slower than a line of text."""
+    w = wk.working(step, i, j, places, terms=KEY_TERMS)
+    exact = _short_exact(w)
+    result = f"= {exact} ≈ {w.shown}" if exact is not None else f"{w.rel} {w.shown}"
+    line = f"{w.name} " + (f"= {w.numbers} " if w.work else "") + result
+    if w.aside and not w.work:
+        line += f" ({w.aside})"
+    if w.hand_text is not None:
+        line += f" (the rounded inputs give {w.hand_text})"
+    return txt(line), len(line)
+
+
 def working_line(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
     """One cell's worked line as markup, and its length in plain characters (for the layout)."""
     w = wk.working(step, i, j, places, terms=KEY_TERMS)
     stages = [math(s) for s in w.work]
     rel = "=" if w.rel == "=" else "approx"
     result = f"{rel} {num(w.shown)}"
-    exact = None
-    if w.rel == "≈" and w.exact_is_short and too_long(step, i, j) is None:
-        exact = w.exact()
-        if exact is not None:
-            result = f"= {exact_math(exact)} approx {num(w.shown)}"
+    exact = _short_exact(w)
+    if exact is not None:
+        result = f"= {exact_math(exact)} approx {num(w.shown)}"
     line = f"${cell_math(step, i, j)} " + "".join(f"= {s} " for s in stages) + result + "$"
     if w.aside and not stages:
         line += " " + txt(f"({w.aside})")
@@ -325,23 +345,39 @@ def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
     return out, ["#text(size: 0.85em)[", *(f"- {txt(note)}" for note in notes), "]"]
 
 
-def _working(step: Step, places: int) -> list[str]:
-    """Every cell's worked line, in as many columns as the longest line allows."""
-    lines = [working_line(step, i, j, places) for i in range(len(step.rows))
+def _working(step: Step, places: int, plain: bool) -> list[str]:
+    """Every cell's worked line, in as many columns as the longest line allows: in math, or
+    as plain text (``plain``, a long key) in the math's own font."""
+    line_of = working_text if plain else working_line
+    lines = [line_of(step, i, j, places) for i in range(len(step.rows))
              for j in range(len(step.cols))]  # fmt: skip
     longest = max(length for _, length in lines)
     n = 4 if longest <= 24 else 3 if longest <= 34 else 2 if longest <= 54 else 1
     cells = ", ".join(f"[{line}]" for line, _ in lines)
+    font = ', font: "New Computer Modern"' if plain else ""
     return [
-        f"#text(size: 0.9em, grid(columns: {n}, column-gutter: 1.2em, row-gutter: 0.75em, {cells}))"
+        f"#text(size: 0.9em{font}, grid(columns: {n}, column-gutter: 1.2em, row-gutter: 0.75em, "
+        f"{cells}))"
     ]
 
 
-def _answers(step: Step, places: int) -> list[str]:
+def _answers(step: Step, places: int, plain: bool) -> list[str]:
     if step.op == "concat":
         heads = " | ".join(Z.key for Z in step.args)
         return [txt(f"Each row is the heads' Z rows side by side: {heads}.")]
-    return _working(step, places)
+    return _working(step, places, plain)
+
+
+# A key of more worked lines than this sets them as plain text (``working_text``): the
+# worst legal lesson's key has 16,000 and took 28 of its 32 s in typst's math layout
+PLAIN_WORKING_FROM = 2000
+
+
+def worked_lines(d: Derivation) -> int:
+    """How many cells a key works line by line (a softmax shows its rows instead)."""
+    return sum(
+        len(s.rows) * len(s.cols) for s in fill_steps(d) if s.op not in ("softmax", "concat")
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +405,20 @@ def _preamble(title: str, paper: str) -> list[str]:
 FORMULA = '$Z = "softmax"((Q K^top) / sqrt(d_k)) V$'
 
 
-def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
+@dataclass(frozen=True)
+class _SheetText:
+    """One sheet's typst lines: ``foot`` sets its footer; ``chunks`` are its head (name line,
+    facts, inputs) and then a block a step, the places where it may be cut into parts."""
+
+    foot: str
+    chunks: list[list[str]]
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for chunk in self.chunks for line in chunk]
+
+
+def _sheet(sheet: Sheet, answers: bool, places: int | None) -> _SheetText:
     d = sheet.d
     lesson = d.lesson
     places = lesson.precision if places is None else places
@@ -381,8 +430,9 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     student_id = lesson.variant.student_id if lesson.variant is not None else ""
     foot = f"{lesson.title} · {kind} · lesson {words.visible(lesson.name)} · {lesson.fingerprint}"
     foot += "".join(f" · {x}" for x in (sheet.variant, who) if x)
+    foot_line = f"#foot.update({lit(foot)})"
     out = [
-        f"#foot.update({lit(foot)})",
+        foot_line,
         "#counter(page).update(1)",
         f"#heading(level: 1, {lit(f'{lesson.title}: {kind}')})",
         "#block(width: 100%, inset: (y: 6pt), stroke: (y: 0.6pt))["
@@ -406,12 +456,22 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
     ]
     if not answers:
         out.append(txt(" Fill in every box. Carry one more decimal than you write down."))
+    cells = worked_lines(d) if answers else 0
+    plain = cells > PLAIN_WORKING_FROM
+    if plain:
+        out += ["", txt(
+            f"This key works {cells:,} cells: each one's working is a plain line, the cell named "
+            "as attn-tutor explain reads it."
+        )]  # fmt: skip
     out += ["", "== Inputs", ""]
     out += _inputs(input_steps(d), places, lesson)
     out += ["", "== Steps", ""]
+    chunks = [out]
     shown_head = None
     level = 3
     for step in steps:
+        out = []
+        chunks.append(out)
         if step.head is not None and step.head != shown_head:
             shown_head = step.head
             out.append(f"#heading(level: 3, {lit(words.head_label(lesson, step.head))})")
@@ -430,9 +490,9 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> list[str]:
             given = given_cells(d, step, turned=False)
             out += [table(step, places, blank=not answers, given=given), "]"]
             if answers:
-                out += _answers(step, places)
+                out += _answers(step, places, plain)
         out.append("")
-    return out
+    return _SheetText(foot_line, chunks)
 
 
 def source(
@@ -445,8 +505,28 @@ def source(
     for n, sheet in enumerate(sheets):
         if n:
             out.append("#pagebreak()")
-        out += _sheet(sheet, answers, places)
+        out += _sheet(sheet, answers, places).lines
     return "\n".join(out) + "\n"
+
+
+# typst source in one compile: its memory grows with the document (2.9 GB for the worst
+# legal key in one piece), so a longer sheet is compiled in parts cut between steps
+PART_CHARS = 400_000
+
+
+def _parts(text: _SheetText) -> list[list[str]]:
+    """The sheet's chunks gathered into parts of at most ``PART_CHARS`` (a longer chunk is a
+    part of its own); every part after the first starts on a new page."""
+    parts: list[list[str]] = [[]]
+    size = 0
+    for chunk in text.chunks:
+        weight = sum(len(line) + 1 for line in chunk)
+        if parts[-1] and size + weight > PART_CHARS:
+            parts.append([])
+            size = 0
+        parts[-1] += chunk
+        size += weight
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,29 +631,68 @@ def compile_pdf(text: str, font_paths: Sequence[Path] = ()) -> bytes:
     raise TutorError(f"typst could not compile the document (exit {done.returncode}): {said}")
 
 
-def class_pdf(
+def pdf(
     sheets: Iterable[Sheet], answers: bool, paper: str, font_paths: Sequence[Path] = ()
 ) -> tuple[bytes, str | None]:
-    """A folder of variants as one PDF, each student's sheet from a new page, and the font note
-    for all of them. Each sheet is compiled on its own and the PDFs joined, so the cost in
-    memory is one sheet's, whatever the size of the class (typst holds every page of one
-    document: about 27 MB a student)."""
+    """The PDF of one lesson or of a folder of variants (each student's sheet from a new
+    page), and the font note for all of them. Each sheet is compiled on its own, a long one in
+    parts cut between steps, its page numbers carried from part to part, and the PDFs joined:
+    the cost in memory is one part's, whatever the size of the lesson or of the class (typst
+    holds every page of a document). A sheet of one part is its own compile, byte for byte."""
+    import io
+
+    first: bytes | None = None
+    writer = None
+    wide: dict[str, None] = {}
+    preamble: list[str] = []
+    for sheet in sheets:
+        if not preamble:
+            title = f"{sheet.d.lesson.title}: {'answer key' if answers else 'worksheet'}"
+            preamble = _preamble(title, check_paper(paper))
+        text = _sheet(sheet, answers, None)
+        parts = _parts(text)
+        page = 0
+        for k, part in enumerate(parts):
+            carried = [text.foot, f"#counter(page).update({page + 1})"] if k else []
+            data = compile_pdf("\n".join(preamble + carried + part) + "\n", font_paths)
+            if first is None:
+                first = data
+                reader = _reader(data) if len(parts) > 1 else None
+            else:
+                writer = writer or _writer(first)
+                reader = _reader(data)
+                writer.append(reader)
+            page += len(reader.pages) if reader is not None else 0
+        wide.update(dict.fromkeys(wide_characters([sheet])))
+    note = _font_note(list(wide), font_paths)
+    if writer is None:
+        assert first is not None  # a sheet at least: the callers' folders are never empty
+        return first, note
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue(), note
+
+
+def _reader(data: bytes):  # type: ignore[no-untyped-def]
     import io
 
     try:
-        from pypdf import PdfReader, PdfWriter
+        from pypdf import PdfReader
     except ImportError:
         raise TutorError(
-            f"a class PDF needs pypdf, part of the pdf extra: {install_command('pdf')}"
+            f"a PDF in parts (a class, or a long key) needs pypdf, part of the pdf extra: "
+            f"{install_command('pdf')}"
         ) from None
+    return PdfReader(io.BytesIO(data))
+
+
+def _writer(first: bytes):  # type: ignore[no-untyped-def]
+    """A PdfWriter holding ``first``, with its document's metadata (the title)."""
+    from pypdf import PdfWriter
+
+    reader = _reader(first)
     writer = PdfWriter()
-    wide: dict[str, None] = {}
-    for n, sheet in enumerate(sheets):
-        reader = PdfReader(io.BytesIO(compile_pdf(source([sheet], answers, paper), font_paths)))
-        if not n and reader.metadata:
-            writer.add_metadata(dict(reader.metadata))
-        writer.append(reader)
-        wide.update(dict.fromkeys(wide_characters([sheet])))
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue(), _font_note(list(wide), font_paths)
+    if reader.metadata:
+        writer.add_metadata(dict(reader.metadata))
+    writer.append(reader)
+    return writer
