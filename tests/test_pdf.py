@@ -172,6 +172,20 @@ def test_a_folder_of_variants_is_one_pdf_with_each_students_pages(run, tmp_path)
         variant = next(folder.glob(f"variant-*-{name.split()[0].lower()}*.yaml"))
         assert f"fingerprint {load_lesson(variant).fingerprint}" in pages[k]
         assert "page 1" in pages[k]  # each student's pages are numbered from 1
+    # the joined file is read strictly, and its bookmarks go student by student, each to the
+    # student's first page, with that student's own headings under it
+    strict = pypdf.PdfReader(io.BytesIO(reader.stream.getvalue()), strict=True)
+    entries = [e for e in strict.outline if not isinstance(e, list)]
+    assert [e["/Title"] for e in entries] == [
+        "variant-01 · Ann Lee (id 101)",
+        "variant-02 · Bo Chen (id 102)",
+        'variant-03 · Cy "#Diaz" $x$ ] (id 103)',
+    ]
+    assert [strict.get_destination_page_number(e) for e in entries] == firsts
+    children = [e for e in strict.outline if isinstance(e, list)]
+    assert len(children) == 3 and all(
+        c[0]["/Title"] == "Cats chase mice: worksheet" for c in children
+    )
 
 
 def test_an_empty_folder_is_an_error(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -340,6 +354,17 @@ def test_a_long_key_is_compiled_in_parts_pages_numbered_on(run, tmp_path, monkey
         range(1, len(pages) + 1)
     )
     assert all("I ate the cake and it was delicious · answer key" in p for p in pages)
+    # a bookmark a part, named by its pages, each to its first page
+    strict = pypdf.PdfReader(io.BytesIO(reader.stream.getvalue()), strict=True)
+    entries = [e for e in strict.outline if not isinstance(e, list)]
+    spans = [re.fullmatch(r"I ate the cake and it was delicious, pages (\d+)–(\d+)", e["/Title"])
+             for e in entries]  # fmt: skip
+    assert len(entries) == len(sources) and all(spans)
+    assert [strict.get_destination_page_number(e) + 1 for e in entries] == [
+        int(m[1])
+        for m in spans  # type: ignore[index]
+    ]
+    assert int(spans[-1][2]) == len(pages)  # type: ignore[index]
     d = derive(load_lesson(LESSONS / "the-cake.yaml"))
     text = " ".join(pages)
     at = 0

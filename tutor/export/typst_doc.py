@@ -636,63 +636,45 @@ def pdf(
 ) -> tuple[bytes, str | None]:
     """The PDF of one lesson or of a folder of variants (each student's sheet from a new
     page), and the font note for all of them. Each sheet is compiled on its own, a long one in
-    parts cut between steps, its page numbers carried from part to part, and the PDFs joined:
-    the cost in memory is one part's, whatever the size of the lesson or of the class (typst
-    holds every page of a document). A sheet of one part is its own compile, byte for byte."""
+    parts cut between steps with its page numbers carried from part to part, and each PDF is
+    written into the joined one as it comes (``pdfjoin``): the memory is one part's and the
+    joined file's bytes, whatever the size of the lesson or of the class (typst holds every
+    page of a document). A sheet of one part alone is its own compile, byte for byte."""
     import io
 
-    first: bytes | None = None
-    writer = None
+    from tutor.export.pdfjoin import Joiner, reader
+
+    first: tuple[bytes, str] | None = None
+    out = io.BytesIO()
+    joiner: Joiner | None = None
     wide: dict[str, None] = {}
     preamble: list[str] = []
     for sheet in sheets:
+        lesson = sheet.d.lesson
         if not preamble:
-            title = f"{sheet.d.lesson.title}: {'answer key' if answers else 'worksheet'}"
+            title = f"{lesson.title}: {'answer key' if answers else 'worksheet'}"
             preamble = _preamble(title, check_paper(paper))
+        label = " · ".join(x for x in (sheet.variant, sheet.student) if x) or lesson.title
         text = _sheet(sheet, answers, None)
         parts = _parts(text)
         page = 0
         for k, part in enumerate(parts):
             carried = [text.foot, f"#counter(page).update({page + 1})"] if k else []
             data = compile_pdf("\n".join(preamble + carried + part) + "\n", font_paths)
+            pages = len(reader(data).pages) if len(parts) > 1 else 0
+            name = f"{label}, pages {page + 1}–{page + pages}" if len(parts) > 1 else label
+            page += pages
             if first is None:
-                first = data
-                reader = _reader(data) if len(parts) > 1 else None
-            else:
-                writer = writer or _writer(first)
-                reader = _reader(data)
-                writer.append(reader)
-            page += len(reader.pages) if reader is not None else 0
+                first = data, name
+                continue
+            if joiner is None:
+                joiner = Joiner(out)
+                joiner.add(*first)
+            joiner.add(data, name)
         wide.update(dict.fromkeys(wide_characters([sheet])))
     note = _font_note(list(wide), font_paths)
-    if writer is None:
-        assert first is not None  # a sheet at least: the callers' folders are never empty
-        return first, note
-    out = io.BytesIO()
-    writer.write(out)
+    assert first is not None  # a sheet at least: the callers' folders are never empty
+    if joiner is None:
+        return first[0], note
+    joiner.close()
     return out.getvalue(), note
-
-
-def _reader(data: bytes):  # type: ignore[no-untyped-def]
-    import io
-
-    try:
-        from pypdf import PdfReader
-    except ImportError:
-        raise TutorError(
-            f"a PDF in parts (a class, or a long key) needs pypdf, part of the pdf extra: "
-            f"{install_command('pdf')}"
-        ) from None
-    return PdfReader(io.BytesIO(data))
-
-
-def _writer(first: bytes):  # type: ignore[no-untyped-def]
-    """A PdfWriter holding ``first``, with its document's metadata (the title)."""
-    from pypdf import PdfWriter
-
-    reader = _reader(first)
-    writer = PdfWriter()
-    if reader.metadata:
-        writer.add_metadata(dict(reader.metadata))
-    writer.append(reader)
-    return writer
