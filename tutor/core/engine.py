@@ -200,6 +200,17 @@ class Kit(Protocol[T]):
     def turn(self, angle: sympy.Expr) -> tuple[T, T]: ...  # (cos, sin) of an exact angle
 
 
+def exp(x: sympy.Expr) -> sympy.Expr:
+    """e^x exactly. sympy's own ``exp`` looks for a simpler form of its exponent, asking its
+    sign and whether it is zero, which for a score made of sines and cosines (RoPE) means
+    evaluating it: 86 ms an exponential, 76 of the 80 s of grading an all-wrong RoPE sheet at
+    the limits. Our exponents are rational or sums of roots, sines and cosines, where it finds
+    nothing to simplify; a rational one (and 0) is still evaluated as sympy does."""
+    if x.is_Rational:
+        return sympy.exp(x)
+    return sympy.exp(x, evaluate=False)
+
+
 class Exact:
     """``Kit`` of exact sympy values: ``combine`` then gives a cell's true value."""
 
@@ -216,7 +227,7 @@ class Exact:
         return cell.exact
 
     def exp(self, x: sympy.Expr) -> sympy.Expr:
-        return sympy.exp(x)
+        return exp(x)
 
     def total(self, xs: list[sympy.Expr]) -> sympy.Expr:
         return sympy.Add(*xs)
@@ -682,7 +693,7 @@ def _softmax_row(row: Sequence[Cell]) -> tuple[Cell, ...]:
     def denominator() -> sympy.Expr:
         # exact form: divide top and bottom by e^(smallest score), so exponents are ≥ 0
         if not memo:
-            memo.append(sympy.Add(*(sympy.exp(c.exact - low.exact) for c in seen)))
+            memo.append(sympy.Add(*(exp(c.exact - low.exact) for c in seen)))
         return memo[0]
 
     out = []
@@ -695,7 +706,7 @@ def _softmax_row(row: Sequence[Cell]) -> tuple[Cell, ...]:
             Cell(
                 None,
                 approx[k],
-                lambda c=c: sympy.exp(c.exact - low.exact) / denominator(),
+                lambda c=c: exp(c.exact - low.exact) / denominator(),
                 functools.partial(shares.share, k),
             )
         )
