@@ -287,7 +287,9 @@ def digits_lesson(rng: random.Random, n: int, d_model: int, d_k: int) -> str:
 
 
 def run_limited(cmd: list[str], timeout: float, stdin: bytes = b"", env: dict | None = None):  # type: ignore[no-untyped-def]
-    """(seconds, peak MB, exit status, stdout) of one run; seconds is None when it timed out."""
+    """(seconds, peak MB, exit status, stdout, CPU seconds) of one run; seconds is None when it
+    timed out. CPU seconds are user + system of the command and its children (typst): on a
+    machine others share they tell the cost better than the wall time."""
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
@@ -306,10 +308,11 @@ def run_limited(cmd: list[str], timeout: float, stdin: bytes = b"", env: dict | 
         else:
             proc.kill()
             _, status, usage = os.wait4(proc.pid, 0)
-            return None, usage.ru_maxrss / 1024, status, b""
+            return None, usage.ru_maxrss / 1024, status, b"", timeout
         elapsed = time.perf_counter() - start
         out.seek(0)
-        return elapsed, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+        cpu = usage.ru_utime + usage.ru_stime
+        return elapsed, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read(), cpu
 
 
 def filled_sheet(lesson: Path, timeout: float) -> str:
@@ -353,7 +356,7 @@ def limits(timeout: float, only: str | None) -> None:
         f"every command on the worst legal lessons (stopped after {timeout:.0f} s), "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} cores\n"
     )
-    print(f"{'lesson':<38} {'command':<22} {'seconds':>8} {'peak MB':>8}")
+    print(f"{'lesson':<38} {'command':<22} {'seconds':>8} {'CPU s':>8} {'peak MB':>8}")
     worst = 0.0, 0.0
     for name, path in worst_lessons(folder).items():
         if only and not any(part in name for part in only.split(",")):
@@ -381,21 +384,21 @@ def limits(timeout: float, only: str | None) -> None:
         }
         for label, args in commands.items():
             argv = [*CLI, *(args if args[0] != p else ["walk", *args])]
-            elapsed, mb, status, _ = run_limited(argv, timeout)
-            show(name, label, elapsed, mb, status)
+            elapsed, mb, status, _, cpu = run_limited(argv, timeout)
+            show(name, label, elapsed, mb, status, cpu)
             worst = max(worst[0], elapsed or timeout), max(worst[1], mb)
         # one wrong answer, then the quiz ends (no more input): the answer's own cost is the
         # difference from the run above, which reads no answer
         quiz = [*CLI, "quiz", p, "--seed", "1", "--count", "1", "--steps", last]
-        base, _, _, _ = run_limited(quiz, timeout)
-        elapsed, mb, status, _ = run_limited(quiz, timeout, b"12345\n")
-        show(name, "quiz, 1 wrong answer", elapsed, mb, status)
+        base, _, _, _, _ = run_limited(quiz, timeout)
+        elapsed, mb, status, _, cpu = run_limited(quiz, timeout, b"12345\n")
+        show(name, "quiz, 1 wrong answer", elapsed, mb, status, cpu)
         if elapsed is not None and base is not None:
             print(f"{'':<38} {'  one answer alone':<22} {elapsed - base:>8.2f}")
     print()
     for label, argv, env in hostile(folder) + class_pdfs(folder, timeout):
-        elapsed, mb, status, _ = run_limited(argv, timeout, env=env)
-        show("", label, elapsed, mb, status)
+        elapsed, mb, status, _, cpu = run_limited(argv, timeout, env=env)
+        show("", label, elapsed, mb, status, cpu)
     print(
         f"\ntargets: under {LIMIT_TARGET_S} s and {LIMIT_TARGET_MB} MB for every command, "
         f"one quiz answer under {ANSWER_TARGET_S} s"
@@ -439,12 +442,17 @@ def class_pdfs(folder: Path, timeout: float) -> list[tuple[str, list[str], dict]
     return runs
 
 
-def show(lesson: str, label: str, elapsed: float | None, mb: float, status: int) -> None:
-    over = elapsed is None or elapsed > LIMIT_TARGET_S or mb > LIMIT_TARGET_MB
+def show(
+    lesson: str, label: str, elapsed: float | None, mb: float, status: int, cpu: float
+) -> None:
+    """One line of the table; a run misses the target when both its wall and its CPU time are
+    over it (the wall time alone counts the waits of a shared machine; CPU time alone counts
+    typst's threads twice) or its memory is."""
+    over = elapsed is None or min(elapsed, cpu) > LIMIT_TARGET_S or mb > LIMIT_TARGET_MB
     seconds = "stopped" if elapsed is None else f"{elapsed:.2f}"
     tail = "  MISSED" if over else ""
     tail += f"  (exit {status})" if elapsed is not None and status not in (0, 1) else ""
-    print(f"{lesson:<38} {label:<22} {seconds:>8} {mb:>8.0f}{tail}", flush=True)
+    print(f"{lesson:<38} {label:<22} {seconds:>8} {cpu:>8.2f} {mb:>8.0f}{tail}", flush=True)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def main() -> None:
         runs, cpu, peak = [], [], 0.0
         for _ in range(args.repeat):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            seconds, mb, status, _ = run_limited(
+            seconds, mb, status, _, _ = run_limited(
                 [*CLI, "grade", str(path), str(sheet)], args.timeout
             )
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

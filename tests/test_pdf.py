@@ -15,6 +15,7 @@ from tutor.core.install import install_command
 from tutor.core.lessonfile import load_lesson
 from tutor.export import typst_doc
 from tutor.export.worksheet import fill_steps
+from tutor.text import format as fmt
 from tutor.text import words
 from tutor.text import working as wk
 
@@ -415,3 +416,27 @@ def test_a_negative_exact_form_is_set_as_math() -> None:
     d = derive(load_lesson(LESSONS / "dog-bites-dog.yaml"))
     typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
     assert '"-√2/2"' not in typ and "= -sqrt(2) \\/ 2 approx" in typ
+
+
+def test_a_softmax_of_many_keys_is_set_in_bands(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A softmax row of more than 10 keys had columns of 1fr (0.4 cm for 33 keys) and its
+    numbers ran into each other; it is set in bands of 7 keys of 1.6 cm, each band under its
+    keys' names, the total after the last: every share in the table, in key order."""
+    import random
+
+    from tests.lessongen import lesson_text
+
+    path = tmp_path / "wide.yaml"
+    path.write_text(lesson_text(random.Random(7), 12, 2, 2, 2, "i"))
+    d = derive(load_lesson(path))
+    weights = next(s for s in fill_steps(d) if s.op == "softmax")
+    typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
+    title = words.step_title(weights, d.lesson)
+    table = typ.split(title, 1)[1].split("#table(", 1)[1].split("\n)\n", 1)[0]
+    assert "1fr" not in table and table.count("1.6cm") == typst_doc.BAND_KEYS
+    assert table.count("[*total*]") == len(weights.rows)  # under the last band of each row
+    text = flat(text_of(pdf(run, tmp_path, str(path))))
+    places = d.lesson.precision
+    for i, token in enumerate(weights.rows[:2]):
+        share = " ".join(fmt.shown(c, weights, places) for c in weights.cells[i][:7])
+        assert f"share {share}" in text, token  # the first band's shares, in order, legible

@@ -175,7 +175,10 @@ def working_text(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
     working so: typst lays out a line of math about five times slower than a line of text."""
     w = wk.working(step, i, j, places, terms=KEY_TERMS)
     exact = _short_exact(w)
-    result = f"= {exact} ≈ {w.shown}" if exact is not None else f"{w.rel} {w.shown}"
+    if exact is not None:  # format writes its exact forms with "-"; the line's numbers "−"
+        result = f"= {exact.replace('-', fmt.MINUS)} ≈ {w.shown}"
+    else:
+        result = f"{w.rel} {w.shown}"
     line = f"{w.name} " + (f"= {w.numbers} " if w.work else "") + result
     if w.aside and not w.work:
         line += f" ({w.aside})"
@@ -296,22 +299,28 @@ def _heading(step: Step, level: int, lesson: Lesson, points: int | None = None) 
     )
 
 
+BAND_KEYS = 7  # a softmax of more keys than fit across is set in bands of 7 (1.6 cm each)
+
+
 def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
     """Each row of a softmax as x, e^x and share per key, with the row's total, and the notes
-    that explain what rounded numbers do not (from ``working.softmax_row``)."""
+    that explain what rounded numbers do not (from ``working.softmax_row``). A row of more
+    keys than fit across (at 1.6 cm a column: 33 keys had 0.4 cm and their numbers ran into
+    each other) is set in bands of ``BAND_KEYS``, each under its keys' names."""
     (scores,) = step.args
     n_keys = len(step.cols)
-    track = "1.6cm" if n_keys * 1.6 <= BOXES_CM - 3 else "1fr"
+    banded = n_keys > 10  # up to 10 share the line (1fr, 1.2 cm or more)
+    keys = BAND_KEYS if banded else n_keys
+    track = "1.6cm" if keys * 1.6 <= BOXES_CM - 3 else "1fr"
+    names = [f'text(weight: "bold", {lit(c)})' for c in step.cols]
     out = [
-        f"#table(columns: (auto, auto, {', '.join([track] * n_keys)}, auto), "
+        f"#table(columns: (auto, auto, {', '.join([track] * keys)}, auto), "
         "align: (x, y) => if x < 2 { left } else { right }, stroke: 0.4pt + luma(140), "
         "inset: (x: 4pt, y: 2.5pt),",
-        "  table.header("
-        + ", ".join(
-            ["[]", "[]", *(f'text(weight: "bold", {lit(c)})' for c in step.cols), "[*total*]"]
-        )
-        + "),",
     ]
+    if not banded:
+        out.append("  table.header(" + ", ".join(["[]", "[]", *names, "[*total*]"]) + "),")
+    bands = [range(k, min(k + keys, n_keys)) for k in range(0, n_keys, keys)]
     notes: list[str] = []
     for i in range(len(step.rows)):
         row = wk.softmax_row(step, i, places)
@@ -329,10 +338,23 @@ def _softmax_rows(step: Step, places: int) -> tuple[list[str], list[str]]:
                 es.append('"0"')
             shares.append(lit(fmt.shown(step.cells[i][k], step, places)))
         power = "$e^x$" if row.power == "x" else "$e^(x - m)$"
-        label = f'table.cell(rowspan: 3, align: horizon, text(weight: "bold", {lit(step.rows[i])}))'
-        out.append(f"  {label}, [$x$], {', '.join(xs)}, [],")
-        out.append(f"  [{power}], {', '.join(es)}, {lit(row.total)},")
-        out.append(f"  [share], {', '.join(shares)}, [],")
+        span = 4 * len(bands) if banded else 3
+        label = (
+            f"table.cell(rowspan: {span}, align: horizon, "
+            f'text(weight: "bold", {lit(step.rows[i])}))'
+        )
+        for b, band in enumerate(bands):
+            pad = ["[]"] * (keys - len(band))
+            last = b == len(bands) - 1
+            first = f"  {label}, " if b == 0 else "  "
+            if banded:
+                total = "[*total*]" if last else "[]"
+                out.append(first + ", ".join(["[]", *(names[k] for k in band), *pad, total]) + ",")
+                first = "  "
+            out.append(first + ", ".join(["[$x$]", *(xs[k] for k in band), *pad, "[]"]) + ",")
+            total = lit(row.total) if last else "[]"
+            out.append("  " + ", ".join([f"[{power}]", *(es[k] for k in band), *pad, total]) + ",")
+            out.append("  " + ", ".join(["[share]", *(shares[k] for k in band), *pad, "[]"]) + ",")
         # the first note (the shares add up to 1) and the masked keys' are in the table itself
         notes += [
             f"{step.rows[i]}: {note}"
