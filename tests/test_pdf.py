@@ -418,21 +418,28 @@ def test_a_negative_exact_form_is_set_as_math() -> None:
     assert '"-√2/2"' not in typ and "= -sqrt(2) \\/ 2 approx" in typ
 
 
-def test_a_softmax_of_many_keys_is_set_in_bands(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A softmax row of more than 10 keys had columns of 1fr (0.4 cm for 33 keys) and its
-    numbers ran into each other; it is set in bands of 7 keys of 1.6 cm, each band under its
-    keys' names, the total after the last: every share in the table, in key order."""
+def _wide(tmp_path: Path, seed: int, n: int, kinds: str, name: str, answers: bool):  # type: ignore[no-untyped-def]
+    """A random lesson of ``n`` tokens (d = 2): its path, derivation, step ``name`` and the
+    typst source of that step's block."""
     import random
 
     from tests.lessongen import lesson_text
 
     path = tmp_path / "wide.yaml"
-    path.write_text(lesson_text(random.Random(7), 12, 2, 2, 2, "i"))
+    path.write_text(lesson_text(random.Random(seed), n, 2, 2, 2, kinds))
     d = derive(load_lesson(path))
-    weights = next(s for s in fill_steps(d) if s.op == "softmax")
-    typ = typst_doc.source([typst_doc.Sheet(d)], answers=True)
-    title = words.step_title(weights, d.lesson)
-    table = typ.split(title, 1)[1].split("#table(", 1)[1].split("\n)\n", 1)[0]
+    step = next(s for s in fill_steps(d) if s.name == name)
+    typ = typst_doc.source([typst_doc.Sheet(d)], answers=answers)
+    part = typ.split(words.step_title(step, d.lesson), 1)[1].split("#block(", 1)[0]
+    return path, d, step, part
+
+
+def test_a_softmax_of_many_keys_is_set_in_bands(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A softmax row of more than 10 keys had columns of 1fr (0.4 cm for 33 keys) and its
+    numbers ran into each other; it is set in bands of 7 keys of 1.6 cm, each band under its
+    keys' names, the total after the last: every share in the table, in key order."""
+    path, d, weights, part = _wide(tmp_path, 7, 12, "i", "weights", answers=True)
+    table = part.split("#table(", 1)[1].split("\n)\n", 1)[0]
     assert "1fr" not in table and table.count("1.6cm") == typst_doc.BAND_KEYS
     assert table.count("[*total*]") == len(weights.rows)  # under the last band of each row
     text = flat(text_of(pdf(run, tmp_path, str(path))))
@@ -440,3 +447,24 @@ def test_a_softmax_of_many_keys_is_set_in_bands(run, tmp_path) -> None:  # type:
     for i, token in enumerate(weights.rows[:2]):
         share = " ".join(fmt.shown(c, weights, places) for c in weights.cells[i][:7])
         assert f"share {share}" in text, token  # the first band's shares, in order, legible
+
+
+@pytest.mark.parametrize("answers", [True, False])
+def test_a_table_wider_than_the_line_is_set_in_bands_of_columns(run, tmp_path, answers) -> None:  # type: ignore[no-untyped-def]
+    """24 columns squeezed across the line were 0.63 cm each: a key's −1402.66 ran into its
+    neighbours and a worksheet's boxes were too narrow to write in. Such a table is set as a
+    few, each a band of its columns under its own labels, every column as wide as its longest
+    number (a box at least 1.25 cm), the bands as even as they can be, every row in each."""
+    path, d, scores, part = _wide(tmp_path, 3, 24, "idf", "scores", answers)
+    tables = re.findall(r"#table\(columns: \(auto, ([^)]*)\), rows.*?\n\)", part, flags=re.S)
+    assert len(tables) >= 2
+    widths = [[float(w.strip().removesuffix("cm")) for w in t.split(",")] for t in tables]
+    assert max(map(len, widths)) - min(map(len, widths)) <= 1 and sum(map(len, widths)) == 24
+    longest = max(len(fmt.shown(c, scores, d.lesson.precision)) for r in scores.cells for c in r)
+    need = typst_doc.WRITE_CM if not answers else typst_doc.CHAR_CM * longest + 0.4
+    assert min(w for band in widths for w in band) >= min(need, typst_doc.BOX_WIDTH_CM) - 0.01
+    for token in scores.cols:  # each column under its label once, each row in every band
+        assert part.count(f'size: 1em, "{token}")') + part.count(f'size: 0.75em, "{token}")') == 1
+    assert part.count(f'text(weight: "bold", "{scores.rows[0]}")') == len(tables)
+    text = flat(text_of(pdf(run, tmp_path, str(path), *([] if answers else ["--no-answers"]))))
+    assert "Shape: (24 × 2) · (2 × 24) = 24 × 24." in text

@@ -16,6 +16,7 @@ can find where their own working went astray.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -212,14 +213,21 @@ def working_line(step: Step, i: int, j: int, places: int) -> tuple[str, int]:
 # pieces of the page
 
 
-def _box_width(step: Step, width_cm: float) -> float:
+def _box_width(columns: int, width_cm: float) -> float:
     """A column's width: ``width_cm``, or less when the columns would not fit across."""
-    return min(width_cm, BOXES_CM / len(step.cols))
+    return min(width_cm, BOXES_CM / columns)
 
 
-def _columns(step: Step, width_cm: float = BOX_WIDTH_CM) -> str:
-    track = f"{_box_width(step, width_cm):.2f}cm"
-    return f"(auto, {', '.join([track] * len(step.cols))})"
+CHAR_CM = 0.18  # a character of a table's numbers at 10 pt (Libertinus' digits, 0.5 em)
+WRITE_CM = 1.25  # the narrowest box a number can be written in by hand
+
+
+def _per_band(texts: list[str], columns: int, blank: bool) -> int:
+    """How many columns share the line: all of them, unless squeezing them across would make a
+    column narrower than its longest number (33 scores of −1402.66 in 0.45 cm ran into each
+    other) or a box too narrow to write in; then as many as fit at that width."""
+    need = WRITE_CM if blank else CHAR_CM * max(map(len, texts), default=1) + 0.4
+    return columns if BOXES_CM / columns >= need else max(1, int(BOXES_CM // need))
 
 
 def table(
@@ -230,25 +238,42 @@ def table(
     given: list[list[str | None]] | None = None,
 ) -> str:
     """A step as a table with its row and column labels on it; blank boxes on a worksheet,
-    but for the cells ``given`` fills in (grey: given, not asked)."""
-    size = "1em" if _box_width(step, width_cm) >= 1.25 else "0.75em"  # narrow: labels fit
-    header = ", ".join(
-        ["[]", *(f'text(weight: "bold", size: {size}, {lit(c)})' for c in step.cols)]
-    )
-    rows = []
+    but for the cells ``given`` fills in (grey: given, not asked). A table wider than the line
+    allows (``_per_band``) is set as several, a band of its columns each, one under another."""
+    shown = [[fmt.shown(c, step, places) for c in row] for row in step.cells]
+    cells: list[list[str]] = []
     for i, row in enumerate(step.cells):
-        label = f'text(weight: "bold", {lit(step.rows[i])})'
         if blank:
-            cells = [
+            cells.append([
                 f"text(fill: luma(130), {lit(given[i][j])})" if given and given[i][j] else "[]"
                 for j in range(len(row))
-            ]
+            ])  # fmt: skip
         else:
-            cells = [lit(fmt.shown(c, step, places)) for c in row]
-        rows.append(", ".join([label, *cells]))
+            cells.append([lit(text) for text in shown[i]])
+    n = len(step.cols)
+    written = [] if blank else [t for row in shown for t in row]
+    per = _per_band(written, n, blank)
+    bands = -(-n // per)  # as even as they can be: 32 columns in 12s are 11, 11 and 10
+    cuts = [round(k * n / bands) for k in range(bands + 1)]
+    return "\n".join(
+        _table(step, cells, range(lo, hi), width_cm, blank) for lo, hi in itertools.pairwise(cuts)
+    )
+
+
+def _table(step: Step, cells: list[list[str]], band: range, width_cm: float, blank: bool) -> str:
+    width = _box_width(len(band), width_cm)
+    size = "1em" if width >= 1.25 else "0.75em"  # narrow: labels fit
+    header = ", ".join(
+        ["[]", *(f'text(weight: "bold", size: {size}, {lit(step.cols[j])})' for j in band)]
+    )
+    rows = [
+        ", ".join([f'text(weight: "bold", {lit(step.rows[i])})', *(row[j] for j in band)])
+        for i, row in enumerate(cells)
+    ]
     height = f"{BOX_HEIGHT_CM}cm" if blank else "auto"
+    track = f"{width:.2f}cm"
     return (
-        f"#table(columns: {_columns(step, width_cm)}, rows: (auto, {height}), "
+        f"#table(columns: (auto, {', '.join([track] * len(band))}), rows: (auto, {height}), "
         "align: (x, y) => if x == 0 { left + horizon } else { right + horizon }, "
         "stroke: 0.5pt + luma(90), inset: (x: 5pt, y: 4pt),\n"
         f"  table.header({header}),\n  " + ",\n  ".join(rows) + ",\n)"
