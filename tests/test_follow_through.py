@@ -5,6 +5,7 @@ quiz's judge), with the sheet a student would write."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,32 @@ def test_the_decoding_row_left_unscaled_is_named_and_followed_through(run, tmp_p
     later = [c for c in rep["cells"] if c["step"] in ("weights_new", "z_new")]
     assert "wrong" not in {c["verdict"] for c in later}
     assert any(c["verdict"] == "follow-through" for c in later)
+
+
+def _off(text: str) -> str:
+    """A written number half a unit off (−∞ as it is)."""
+    return text if text == "-inf" else str(Decimal(text) + Decimal("0.5"))
+
+
+@pytest.mark.parametrize("path", sorted(LESSONS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_your_own_value_is_the_exact_one_rounded(path: Path, tmp_path: Path) -> None:
+    """The report's "from your own earlier answers it would be …" is worked in enclosures, with
+    no exact form built (``Report.own_shown``): it must be the exact value rounded, for every
+    cell a sheet carries. Here every number written is off by 0.5, so nearly every cell leans
+    on the student's own wrong ones."""
+    from tutor.assess.grade import grade
+    from tutor.assess.sheet import read_sheet
+    from tutor.text import format as fmt
+
+    d = derive(load_lesson(path))
+    work = students.Student(d, "carry1").work()
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(
+        students.sheet_text(d, {k: [[_off(x) for x in row] for row in m] for k, m in work.items()})
+    )
+    rep = grade(d, read_sheet(sheet, d))
+    carried = [g for g in rep.cells if g.carried]
+    assert carried
+    places = d.lesson.precision
+    exact = [fmt.expr_rounded(rep.own_value(g), places) for g in carried]  # type: ignore[arg-type]
+    assert [rep.own_shown(g) for g in carried] == exact

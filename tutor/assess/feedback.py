@@ -16,9 +16,8 @@ from pathlib import Path
 
 from tutor.assess import grade as gr
 from tutor.assess.classreport import SLIP_SUMMARY
-from tutor.assess.report import own_working, true_working
+from tutor.assess.report import lost_working
 from tutor.assess.slips import REMINDERS
-from tutor.text import format as fmt
 from tutor.text.words import visible
 
 LOST = ("wrong", "blank")
@@ -71,16 +70,11 @@ def feedback(r: gr.Report) -> Feedback:
         for (step, cells), (_, earned, worth) in zip(r.steps(), r.points_by_step(), strict=True)
     )  # fmt: skip
     lost = []
+    working = lost_working(r, places)
     for g in r.cells:
         if g.verdict not in LOST:
             continue
-        mine = r.own_value(g)
-        shown = None if mine is None else fmt.expr_rounded(mine, places)
-        work = (
-            own_working(g, mine, r.own, places, shown)
-            if mine is not None
-            else true_working(g.step, g.i, g.j, places)
-        )
+        shown, work = working(g)
         lost.append(
             LostCell(
                 g.name,

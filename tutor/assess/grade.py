@@ -27,6 +27,8 @@ they are not graded and take no points (``Derivation.mask_fills``).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -36,7 +38,7 @@ from tutor.assess import honest as hn
 from tutor.assess import judge as jd
 from tutor.assess.honest import Interval, Range
 from tutor.assess.sheet import Entry, Sheet, fill_steps
-from tutor.core.engine import Derivation, Ref, Step
+from tutor.core.engine import Cell, Derivation, Exact, Kit, Ref, Step, T
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
 
@@ -78,13 +80,69 @@ class Report:
     d: Derivation
     sheet: Sheet
     cells: list[Graded] = field(default_factory=list)
-    own: jd.Value = jd.true_value  # the student's own usable values (for the working shown)
+    # the student's entry that stands in for a cell's true value in their own working (None:
+    # the true value stands), ``_Grader.usable``
+    usable: Callable[[Ref], Entry | None] = lambda ref: None
     # a class's integrity flags (``tutor.assess.integrity.Flag``): said, never scored
     flags: list = field(default_factory=list)  # type: ignore[type-arg]
+
+    def own_in(self, kit: Kit[T], written: Callable[[sympy.Expr], T]) -> Callable[[Ref], T]:
+        """The student's own values in ``kit``'s numbers: a usable answer as ``written`` makes
+        it, else the true value (``kit.given``); the mask and the cache read through. The
+        lookup remembers its values (the verdicts are settled): make one, ask it often."""
+        memo: dict[tuple[int, int, int], T] = {}
+
+        def value(ref: Ref) -> T:
+            key = (id(ref.step), ref.i, ref.j)
+            if key in memo:
+                return memo[key]
+            step = ref.step
+            if step.op in ("mask", "append"):
+                got = step.combine(ref.i, ref.j, value, kit)
+            elif (entry := self.usable(ref)) is None or entry.answer is None:
+                got = kit.given(step.cells[ref.i][ref.j])
+            else:
+                got = written(entry.answer.value)
+            memo[key] = got
+            return got
+
+        return value
+
+    def own(self, step: Step, i: int, j: int) -> sympy.Expr:
+        """A ``judge.Value``: the student's usable value, else the true one, exactly."""
+        return self._own_exact(Ref(step, i, j))
+
+    @functools.cached_property
+    def _own_exact(self) -> Callable[[Ref], sympy.Expr]:
+        return self.own_in(Exact(), lambda x: x)
 
     def own_value(self, g: Graded) -> sympy.Expr | None:
         """What the student's own earlier answers give for a cell made from their wrong ones."""
         return jd.cell_from(g.step, g.i, g.j, self.own) if g.carried else None
+
+    def own_shown(self, g: Graded) -> str | None:
+        """``own_value`` rounded to the lesson's places, as shown. Worked in enclosures
+        (``honest.Enclosure``): the exact forms of the true cells among the student's own
+        (a Z cell's: 32 e^x, a tenth of a second to build) are built only when the range
+        the enclosures give straddles a rounding boundary."""
+        if not g.carried:
+            return None
+        places = self.d.lesson.precision
+        kit, own = self._own_enclosed
+        try:
+            r = g.step.combine(g.i, g.j, own, kit)
+        except ZeroDivisionError:  # a row total whose range holds 0: only exactly
+            r = None
+        if isinstance(r, Interval):
+            lo, hi = (fmt.round_half_up(Cell(x), places) for x in (r.lo, r.hi))
+            if lo == hi:
+                return fmt.decimal_text(lo)
+        return fmt.expr_rounded(self.own_value(g), places)  # type: ignore[arg-type]
+
+    @functools.cached_property
+    def _own_enclosed(self) -> tuple[hn.Enclosure, Callable[[Ref], Range]]:
+        kit = hn.Enclosure()  # one per report: it remembers its softmax rows
+        return kit, self.own_in(kit, jd.answer_range)
 
     @property
     def score(self) -> int:
@@ -196,15 +254,6 @@ class _Grader:
             if isinstance(r, Interval) and r.lo == r.hi == answer.value:
                 return Interval(r.lo)
         return jd.written_range(answer, self.judge.places)
-
-    def own_exact(self, step: Step, i: int, j: int) -> sympy.Expr:
-        """A ``judge.Value``: the student's usable value, else the true one (for the report)."""
-        if step.op in ("mask", "append"):
-            return jd.cell_from(step, i, j, self.own_exact)
-        entry = self.usable(Ref(step, i, j))
-        if entry is None or entry.answer is None:
-            return jd.true_value(step, i, j)
-        return entry.answer.value
 
     def wrong_inputs(self, step: Step, i: int, j: int) -> list[Ref]:
         """The student's own wrong (but usable) answers that cell (i, j) is made from."""
@@ -322,8 +371,6 @@ def rounded(x: sympy.Rational, places: int) -> Decimal:
     to count which numbers a sheet repeats and which variant's numbers it fits."""
     from sympy.polys.domains import QQ
 
-    from tutor.core.engine import Cell
-
     return fmt.as_shown(Cell(QQ(int(x.p), int(x.q))), places)
 
 
@@ -351,7 +398,7 @@ def grade(d: Derivation, sheet: Sheet) -> Report:
     """Judge every cell of the sheet, step by step in the order of the computation: each
     step's cells first, then the step as a whole (is it an attempt?), then the next step."""
     grader = _Grader(d, sheet)
-    report = Report(d, sheet, own=grader.own_exact)
+    report = Report(d, sheet, usable=grader.usable)
     for step in fill_steps(d):
         cells = [grader.cell(step, i, j) for i, j in d.asked(step)]
         attempt = grader.attempted(step, cells)

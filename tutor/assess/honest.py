@@ -192,6 +192,14 @@ def around(x: mpmath.mpf, digits: int = 0) -> Interval:
     return Interval(mid - width, mid + width)
 
 
+def enclosed(cell) -> Range:  # type: ignore[no-untyped-def]
+    """A cell's exact value as a range: itself when rational, −∞ when masked, else its
+    40-digit value widened outward (to 38 digits)."""
+    if cell.masked:
+        return HIDDEN
+    return Interval(cell.q) if cell.q is not None else around(cell.approx, 38)
+
+
 def _to_mpf(q) -> mpmath.mpf:  # type: ignore[no-untyped-def]
     return MPX.mpf(q.numerator) / q.denominator
 
@@ -219,15 +227,86 @@ def carried(r: Range, places: int, first: int | None = None) -> Range:
     return Interval(lo, hi)
 
 
-class Honest:
-    """The ``Kit`` of honest ranges at ``places`` decimals (one per judge: it remembers its
-    square roots and exponentials)."""
+class Enclosure:
+    """The ``Kit`` of enclosures: each number a narrow range surely holding one exact value (a
+    true cell's 40-digit value or a written exact form's 60-digit one, widened outward; √n, e^x,
+    cos and sin from 256 bits), with no rounding of a student's anywhere. When a whole range
+    rounds to one decimal, so does the value it holds: a value made from irrational cells is
+    rounded without building its exact form (``tutor.assess.grade.Report.own_shown``).
+    ``Honest`` is this arithmetic with a student's roundings added."""
 
     hidden = HIDDEN
 
-    def __init__(self, places: int) -> None:
-        self.places = places
+    def __init__(self) -> None:
         self.zero = Interval(QQ(0))
+        # a row's ranges (kept alive, for their ids), its e^(x − m) and their totals
+        self._shares: dict[tuple[int, ...], tuple[list[Interval], list[Interval], MPQ, MPQ]] = {}
+
+    def given(self, cell) -> Range:  # type: ignore[no-untyped-def]
+        return enclosed(cell)
+
+    def root(self, n: int) -> Interval:
+        whole = math.isqrt(n)
+        return Interval(QQ(whole)) if whole * whole == n else around(MPX.sqrt(n))
+
+    def turn(self, angle) -> tuple[Interval, Interval]:  # type: ignore[no-untyped-def]
+        (cos, _), (sin, _) = turned(angle)
+        return cos, sin
+
+    def exp(self, x: Range) -> Range:
+        # e^x waits for its row (``share`` gets the exponents): a row far from 0 is shifted
+        # first, since e^1000 has no sensible rational bounds
+        return x
+
+    def total(self, xs: list[Interval]) -> Interval:
+        lo = sum((x.lo for x in xs), QQ(0))
+        hi = sum((x.hi for x in xs), QQ(0))
+        return Interval(lo, hi)
+
+    def share(self, xs: list[Interval], j: int) -> Interval:
+        """e^x_j / Σ e^x_k, worked as e^(x − m) with m the row's largest upper end (the same
+        share exactly), its least with the others at their most (as ``Honest.share``). A
+        row's e^x are worked once (a row is its range objects, kept for their ids: the
+        lookup that gives them remembers them)."""
+        key = tuple(map(id, xs))
+        got = self._shares.get(key)
+        if got is None:
+            m = max(x.hi for x in xs)
+            es = [Interval(_exp_end(x.lo - m, up=False), _exp_end(x.hi - m, up=True)) for x in xs]
+            all_lo, all_hi = sum((e.lo for e in es), QQ(0)), sum((e.hi for e in es), QQ(0))
+            got = self._shares[key] = (list(xs), es, all_lo, all_hi)  # xs kept: their ids
+        _, es, all_lo, all_hi = got
+        e = es[j]
+        others_lo, others_hi = all_lo - e.lo, all_hi - e.hi  # type: ignore[operator]
+        high = e.hi / (e.hi + others_lo) if e.hi + others_lo > 0 else QQ(1)
+        return Interval(e.lo / (e.lo + others_hi), high)
+
+    def is_hidden(self, x: Range) -> bool:
+        return isinstance(x, Hidden)
+
+
+def turned(angle) -> tuple[tuple[Interval, bool], tuple[Interval, bool]]:  # type: ignore[no-untyped-def]
+    """cos and sin of an exact angle, each as an enclosure and whether that is the exact value
+    (cos 60° = 1/2)."""
+    import sympy
+
+    out = []
+    for f in (sympy.cos, sympy.sin):
+        v = f(angle)
+        if v.is_Rational:
+            out.append((Interval(QQ(int(v.p), int(v.q))), True))
+        else:
+            out.append((around(MPX.mpf(sympy.N(v, 90)._mpf_)), False))
+    return out[0], out[1]
+
+
+class Honest(Enclosure):
+    """The ``Kit`` of honest ranges at ``places`` decimals: the enclosures with a student's
+    roundings added (one per judge: it remembers its square roots and exponentials)."""
+
+    def __init__(self, places: int) -> None:
+        super().__init__()
+        self.places = places
         self._roots: dict[int, Interval] = {}
         self._exps: dict[tuple[object, object], Interval] = {}
         # a row's ranges (kept alive, for their ids) and its ways: (e^x each, Σ lo, Σ hi)
@@ -235,38 +314,23 @@ class Honest:
 
     def given(self, cell) -> Interval:  # type: ignore[no-untyped-def]
         if cell.q is None:  # a sinusoidal position (sin 1): read off its table, maybe rounded
-            return carried(around(cell.approx, 38), self.places)
+            return carried(enclosed(cell), self.places)  # type: ignore[return-value]
         return Interval(cell.q)
 
     def turn(self, angle) -> tuple[Interval, Interval]:  # type: ignore[no-untyped-def]
         """cos and sin of an exact angle (RoPE): exact when rational (cos 60° = 1/2), else
         as a student may carry them (√3/2 exactly, or rounded to the lesson's places or more)."""
-        import sympy
-
-        out = []
-        for f in (sympy.cos, sympy.sin):
-            v = f(angle)
-            if v.is_Rational:
-                out.append(Interval(QQ(int(v.p), int(v.q))))
-            else:
-                x = MPX.mpf(sympy.N(v, 90)._mpf_)
-                out.append(carried(around(x), self.places))
-        return out[0], out[1]
+        (cos, cos_exact), (sin, sin_exact) = turned(angle)
+        return (
+            cos if cos_exact else carried(cos, self.places),
+            sin if sin_exact else carried(sin, self.places),
+        )
 
     def root(self, n: int) -> Interval:
         """√n, exactly or rounded to the lesson's places (or more)."""
         if n not in self._roots:
-            whole = math.isqrt(n)
-            if whole * whole == n:
-                self._roots[n] = Interval(QQ(whole))
-            else:
-                self._roots[n] = carried(around(MPX.sqrt(n)), self.places)
+            self._roots[n] = carried(super().root(n), self.places)  # type: ignore[assignment]
         return self._roots[n]
-
-    def exp(self, x: Range) -> Range:
-        # e^x waits for its row (``share`` gets the exponents): a row far from 0 is shifted
-        # first, since e^1000 has no sensible rational bounds
-        return x
 
     def e_to(self, x: Interval, rounded: bool = True) -> Interval:
         """e^x over the range, each end rounded to the lesson's places or more if ``rounded``."""
@@ -278,11 +342,6 @@ class Honest:
                 got = carried(got, self.places)
             self._exps[key] = got
         return got
-
-    def total(self, xs: list[Interval]) -> Interval:
-        lo = sum((x.lo for x in xs), QQ(0))
-        hi = sum((x.hi for x in xs), QQ(0))
-        return Interval(lo, hi)
 
     def share(self, xs: list[Interval], j: int) -> Interval:
         """e^x_j / Σ e^x_k. The share grows with e^x_j and falls with every other e^x_k, so its
@@ -333,9 +392,6 @@ class Honest:
                 ],
             )
         return got[1]
-
-    def is_hidden(self, x: Range) -> bool:
-        return isinstance(x, Hidden)
 
 
 def _exp_end(q, up: bool):  # type: ignore[no-untyped-def]

@@ -275,13 +275,7 @@ class Judge:
         key = (id(ref.step), ref.i, ref.j)
         got = self._carried.get(key)
         if got is None:
-            cell = ref.step.cells[ref.i][ref.j]
-            if cell.masked:
-                got = HIDDEN
-            elif cell.q is not None:
-                got = hn.carried(Interval(cell.q), self.places)
-            else:
-                got = hn.carried(hn.around(cell.approx, 38), self.places)
+            got = hn.carried(hn.enclosed(ref.step.cells[ref.i][ref.j]), self.places)
             self._carried[key] = got
         return got
 
@@ -458,7 +452,7 @@ class Judge:
         half = QQ(1, 2 * 10**q)
         a = answer_range(answer.value)
         assert isinstance(a, Interval)
-        tight = self._tight(cell)
+        tight = hn.enclosed(cell)
         # the true value surely rounds to the answer, and it lies in the honest range, so the
         # answer is honest without working that range. Not for a softmax: an e^x below the
         # 256-bit slack has a range whose lower end is 0, and a row of those has no range
@@ -501,13 +495,6 @@ class Judge:
         if not v.right and early is not None and early < self.places:
             says += f"; rounding to {_places(early)} inside it is too early ({self.places} or more)"
         return Verdict(v.right, False, v.kind, f"{says}: {v.message}")
-
-    def _tight(self, cell: Cell) -> Range:
-        if cell.masked:
-            return HIDDEN
-        if cell.q is not None:
-            return Interval(cell.q)
-        return hn.around(cell.approx, 38)
 
     def follows(self, step: Step, i: int, j: int, answer: Answer, own: Lookup) -> bool:
         """Whether the answer is honest for the student's own inputs (``own``)."""
@@ -565,7 +552,7 @@ class Judge:
         cell = step.cells[i][j]
         q = written_places(answer)
         if q is not None and not cell.masked and answer.value != 0:
-            true = _round_at(self._tight(cell).lo if cell.q is None else cell.q, q)
+            true = _round_at(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
             mine = _round_at(QQ(int(answer.value.p), int(answer.value.q)), q)
             if mine == -true:
                 return True

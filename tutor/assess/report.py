@@ -7,6 +7,7 @@ Every verdict has a mark as well as a colour, so the report reads the same under
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from decimal import Decimal, localcontext
 
 import sympy
@@ -15,9 +16,8 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.text import Text
 
-from tutor.assess import judge as jd
 from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, points_text
-from tutor.core.engine import Ref, Step
+from tutor.core.engine import Cell, Ref, Step
 from tutor.text import format as fmt
 from tutor.text import theme
 from tutor.text import working as wk
@@ -96,8 +96,10 @@ def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]
 @functools.lru_cache(maxsize=4096)
 def _num(x: sympy.Expr, places: int) -> str:
     """A value from the student's own answers: a decimal in full as written, else rounded.
-    Remembered: a row's true weights (exact forms of 32 e^x, milliseconds each to evaluate)
-    stand in every Z cell of that row that a student's unusable weights leave to them."""
+    Remembered: an exact form a student wrote (``1/(2 + e^√2)``) stands in every cell of its
+    row's next step."""
+    if x == -sympy.oo:
+        return fmt.NEG_INF_TEXT
     if x.is_Rational and fmt.decimal_places(int(x.q)) is not None:
         # a terminating decimal: every digit the student wrote
         with localcontext(prec=60):
@@ -105,22 +107,44 @@ def _num(x: sympy.Expr, places: int) -> str:
     return fmt.expr_rounded(x, places)
 
 
-def own_working(
-    g: Graded, mine: sympy.Expr | None, own: jd.Value, places: int, shown: str | None = None
-) -> str:
-    """How the cell follows from the student's own earlier answers, term by term; ``shown`` is
-    ``mine`` rounded to ``places`` when the caller has it already (a row of 32 e^x takes
-    milliseconds to evaluate)."""
-    if mine is not None and shown is None:
-        shown = fmt.expr_rounded(mine, places)
-    result = f"≈ {shown}" if mine is not None else ""
+class _AsRead:
+    """A ``Kit`` for ``Report.own_in`` that only reads the mask and the cache through: each of
+    the student's own operands as text, a true cell as its table shows it (its own rounding,
+    never an exact form built to be rounded: a Z cell's has 32 e^x)."""
 
-    def operand(r: Ref) -> str:
-        x = own(r.step, r.i, r.j)
-        return fmt.NEG_INF_TEXT if x == -sympy.oo else _num(x, places)
+    hidden = fmt.NEG_INF_TEXT
 
+    def __init__(self, places: int) -> None:
+        self.places = places
+
+    def given(self, cell: Cell) -> str:
+        if cell.masked:
+            return fmt.NEG_INF_TEXT
+        if cell.q is not None:
+            return _num(sympy.Rational(cell.q.numerator, cell.q.denominator), self.places)
+        return fmt.decimal_text(fmt.round_half_up(cell, self.places))
+
+
+def own_working(g: Graded, operand: Callable[[Ref], str], shown: str) -> str:
+    """How the cell follows from the student's own earlier answers (``operand``: each as
+    text), term by term; ``shown`` is their own value rounded (``Report.own_shown``)."""
     stages = wk.numbers(g.step, g.i, g.j, operand)
-    return f"{g.name} = {wk.stages_text(stages)} {result}" if stages else f"{g.name} {result}"
+    return f"{g.name} = {wk.stages_text(stages)} ≈ {shown}" if stages else f"{g.name} ≈ {shown}"
+
+
+def lost_working(rep: Report, places: int) -> Callable[[Graded], tuple[str | None, str]]:
+    """For a cell that lost its point: what the student's own earlier answers give for it
+    (None when it used none of their wrong ones), and its working from those, else from the
+    true inputs. One per report: it reads each of the student's own operands once."""
+    operand = rep.own_in(_AsRead(places), lambda x: _num(x, places))
+
+    def working(g: Graded) -> tuple[str | None, str]:
+        shown = rep.own_shown(g)
+        if shown is None:
+            return None, true_working(g.step, g.i, g.j, places)
+        return shown, own_working(g, operand, shown)
+
+    return working
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,16 +163,17 @@ def _slip_text(g: Graded) -> str | None:
     return "; or ".join(s.message for s in g.slips)
 
 
-def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
-    mine = rep.own_value(g)
+def _look_again(
+    g: Graded, places: int, lost: Callable[[Graded], tuple[str | None, str]]
+) -> list[RenderableType]:
     expected = expected_text(g, places)
     head = Text.assemble(
         (g.name, f"bold {theme.BAD}"), f": you wrote {visible(g.entry.text or '')}"
     )
     if g.entry.answer is None:
         head.append(" (could not be read as a number)")
-    shown = None if mine is None else fmt.expr_rounded(mine, places)
-    if mine is not None:
+    shown, work = lost(g)
+    if shown is not None:
         head.append(
             f"; from your own earlier answers it would be {shown} (the true value is {expected})"
         )
@@ -158,10 +183,6 @@ def _look_again(g: Graded, rep: Report, places: int) -> list[RenderableType]:
     slip = _slip_text(g)
     if slip is not None:
         out.append(Text(f"  {slip}", style=theme.WARN))
-    if mine is not None:
-        work = own_working(g, mine, rep.own, places, shown)
-    else:
-        work = true_working(g.step, g.i, g.j, places)
     out.append(Text("  " + work.replace("\n", "\n  "), style="dim"))
     return out
 
@@ -191,8 +212,9 @@ def report(rep: Report, width: int) -> list[RenderableType]:
     wrong = [g for g in rep.cells if g.verdict == "wrong"]
     if wrong:
         out.append(Text("\nTo look at again", style="bold"))
+        lost = lost_working(rep, places)
         for g in wrong:
-            out += _look_again(g, rep, places)
+            out += _look_again(g, places, lost)
     if sheet.problems:
         out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
         out += [Text(visible(str(p))) for p in sheet.problems]
