@@ -483,3 +483,30 @@ def test_grade_csv_refuses_to_write_over_a_sheet_or_the_lesson(run, tmp_path, ta
     assert r.exit_code == 2, r.output
     assert "one of the files being graded" in r.stderr
     assert victim.read_text() == before
+
+
+def test_the_report_works_again_at_most_LOOK_AGAIN_wrong_cells_a_step(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A step of more wrong cells than LOOK_AGAIN (64: a whole step of 8 tokens) works the
+    first 64 again in full and says how many more there are; its table and --json still give
+    every cell's verdict. An all-wrong sheet of 4 heads at 32 tokens had 17,021 worked again."""
+    import random
+
+    from tests.lessongen import lesson_text
+    from tutor.assess.report import LOOK_AGAIN
+
+    path = tmp_path / "nine.yaml"
+    path.write_text(lesson_text(random.Random(5), 9, 2, 2, 2, "i"))
+    d = derive(load_lesson(path))
+    scores = next(s for s in d.steps if s.name == "scores")
+    assert len(scores.rows) * len(scores.cols) == 81 > LOOK_AGAIN
+    wrong = [[str(c.exact + 1000) for c in row] for row in scores.cells]  # no slip explains it
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(fill(blank_sheet(run, str(path)), {"scores": wrong}))
+    result = run("grade", str(path), str(sheet))
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    worked = re.findall(r"scores\[[^\]]+\]: you wrote", text)
+    assert len(worked) == LOOK_AGAIN
+    assert f"… and {81 - LOOK_AGAIN} more wrong cells of scores" in text
+    data = json.loads(run("grade", str(path), str(sheet), "--json").stdout)
+    assert sum(c["verdict"] == "wrong" for c in data["cells"] if c["step"] == "scores") == 81
