@@ -107,12 +107,14 @@ def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
 
 def collect_as_we_go() -> None:
     """For a command that works through a class (a folder of variants, exported): main()
-    turns the cyclic collector off for speed, and each lesson derived, compiled or graded
-    leaves reference cycles, so without it memory grew with the class (a key of 200 students
-    of the-cake: 313 MB, about 1 MB a student). What is alive now (sympy's import, the most of
-    it) is frozen, so the collector never walks it again."""
-    gc.freeze()
-    gc.enable()
+    turns the cyclic collector off for speed, and each lesson derived and compiled leaves
+    reference cycles, so without it memory grew with the class (a key of 200 students of
+    the-cake: 313 MB, about 1 MB a student). What is alive now (sympy's import, the most of
+    it) is frozen, so the collector never walks it again. A Python caller's collector (on)
+    is left as it is."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def say_note(note: str | None) -> None:

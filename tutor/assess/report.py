@@ -224,8 +224,8 @@ def report(rep: Report, width: int) -> list[RenderableType]:
                 out += _look_again(g, places, lost)
             if len(cells) > LOOK_AGAIN:
                 more = fmt.plural(len(cells) - LOOK_AGAIN, "more wrong cell")
-                out.append(Text(f"  … and {more} of {step.key}, as in its table above (grade "
-                                "--json lists every cell)", style="dim"))  # fmt: skip
+                said = f"  … and {more} of {step.key} (marked in its table; --json lists all)"
+                out.append(Text(said, style="dim"))
     if sheet.problems:
         out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
         out += [Text(visible(str(p))) for p in sheet.problems]

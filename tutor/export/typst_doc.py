@@ -240,18 +240,18 @@ def table(
     """A step as a table with its row and column labels on it; blank boxes on a worksheet,
     but for the cells ``given`` fills in (grey: given, not asked). A table wider than the line
     allows (``_per_band``) is set as several, a band of its columns each, one under another."""
-    shown = [[fmt.shown(c, step, places) for c in row] for row in step.cells]
-    cells: list[list[str]] = []
-    for i, row in enumerate(step.cells):
-        if blank:
-            cells.append([
-                f"text(fill: luma(130), {lit(given[i][j])})" if given and given[i][j] else "[]"
-                for j in range(len(row))
-            ])  # fmt: skip
-        else:
-            cells.append([lit(text) for text in shown[i]])
+    if blank:
+        written: list[str] = []
+        cells = [
+            [f"text(fill: luma(130), {lit(g)})" if g else "[]" for g in given[i]]
+            if given else ["[]"] * len(row)
+            for i, row in enumerate(step.cells)
+        ]  # fmt: skip
+    else:
+        shown = [[fmt.shown(c, step, places) for c in row] for row in step.cells]
+        written = [t for row in shown for t in row]
+        cells = [[lit(t) for t in row] for row in shown]
     n = len(step.cols)
-    written = [] if blank else [t for row in shown for t in row]
     per = _per_band(written, n, blank)
     bands = -(-n // per)  # as even as they can be: 32 columns in 12s are 11, 11 and 10
     cuts = [round(k * n / bands) for k in range(bands + 1)]
