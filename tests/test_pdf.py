@@ -468,3 +468,17 @@ def test_a_table_wider_than_the_line_is_set_in_bands_of_columns(run, tmp_path, a
     assert part.count(f'text(weight: "bold", "{scores.rows[0]}")') == len(tables)
     text = flat(text_of(pdf(run, tmp_path, str(path), *([] if answers else ["--no-answers"]))))
     assert "Shape: (24 × 2) · (2 × 24) = 24 × 24." in text
+
+
+def test_without_pypdf_a_key_in_parts_says_how_to_install_it(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A key of one part needs no pypdf (its own compile is the PDF); a key in parts (or a
+    class) does, and without it the command says which extra to install, and writes nothing."""
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf now raises ImportError
+    out = tmp_path / "x.pdf"
+    assert run("export", "cats-chase-mice", "-f", "pdf", "-o", str(out)).exit_code == 0
+    out.unlink()
+    monkeypatch.setattr(typst_doc, "PART_CHARS", 7_000)
+    result = run("export", "the-cake", "-f", "pdf", "-o", str(out))
+    assert result.exit_code == 1 and not out.exists()
+    assert f"needs pypdf, part of the pdf extra: {install_command('pdf')}" in flat(result.stderr)
+    assert "Traceback" not in result.stderr

@@ -53,12 +53,11 @@ class Joiner:
         self.next += 1
         return self.next - 1
 
-    def add(self, data: bytes, title: str) -> int:
-        """Append one PDF's pages (and its outline, under an entry called ``title``); the number
-        of pages it had."""
+    def add(self, pdf, title: str) -> int:  # type: ignore[no-untyped-def]
+        """Append one PDF's pages (``pdf``, a ``reader``; and its outline, under an entry called
+        ``title``); the number of pages it had."""
         from pypdf.generic import IndirectObject, NameObject
 
-        pdf = reader(data)
         catalog = pdf.trailer["/Root"].get_object()
         numbers: dict[int, int] = {}  # its object numbers → ours
         queue: list[int] = []

@@ -431,7 +431,10 @@ def worked_lines(d: Derivation) -> int:
 # the document
 
 
-def _preamble(title: str, paper: str) -> list[str]:
+def _preamble(first: Sheet, answers: bool, paper: str) -> list[str]:
+    """The document's settings, titled after its first sheet's lesson."""
+    title = f"{first.d.lesson.title}: {'answer key' if answers else 'worksheet'}"
+    paper = check_paper(paper)
     return [
         '#let foot = state("foot", "")  // the footer of the current sheet pages',
         f"#set document(title: {lit(title)})",
@@ -546,9 +549,7 @@ def source(
     sheets: Sequence[Sheet], answers: bool, paper: str = "a4", places: int | None = None
 ) -> str:
     """The typst source of one document: a worksheet or key per sheet, each from a new page."""
-    first = sheets[0].d.lesson
-    title = f"{first.title}: {'answer key' if answers else 'worksheet'}"
-    out = _preamble(title, check_paper(paper))
+    out = _preamble(sheets[0], answers, paper)
     for n, sheet in enumerate(sheets):
         if n:
             out.append("#pagebreak()")
@@ -691,33 +692,35 @@ def pdf(
 
     from tutor.export.pdfjoin import Joiner, reader
 
-    first: tuple[bytes, str] | None = None
+    # the first PDF, as compiled and (when it is a part, its pages counted) as read, and its
+    # bookmark; joined only when a second one comes
+    first: tuple[bytes, object, str] | None = None
     out = io.BytesIO()
     joiner: Joiner | None = None
     wide: dict[str, None] = {}
     preamble: list[str] = []
     for sheet in sheets:
-        lesson = sheet.d.lesson
-        if not preamble:
-            title = f"{lesson.title}: {'answer key' if answers else 'worksheet'}"
-            preamble = _preamble(title, check_paper(paper))
-        label = " · ".join(x for x in (sheet.variant, sheet.student) if x) or lesson.title
+        preamble = preamble or _preamble(sheet, answers, paper)
+        label = " · ".join(x for x in (sheet.variant, sheet.student) if x) or sheet.d.lesson.title
         text = _sheet(sheet, answers, None)
         parts = _parts(text)
         page = 0
         for k, part in enumerate(parts):
             carried = [text.foot, f"#counter(page).update({page + 1})"] if k else []
             data = compile_pdf("\n".join(preamble + carried + part) + "\n", font_paths)
-            pages = len(reader(data).pages) if len(parts) > 1 else 0
-            name = f"{label}, pages {page + 1}–{page + pages}" if len(parts) > 1 else label
-            page += pages
+            read = reader(data) if len(parts) > 1 or first is not None else None
+            name = label
+            if len(parts) > 1:
+                pages = len(read.pages)  # type: ignore[union-attr]
+                name = f"{label}, pages {page + 1}–{page + pages}"
+                page += pages
             if first is None:
-                first = data, name
+                first = data, read, name
                 continue
             if joiner is None:
                 joiner = Joiner(out)
-                joiner.add(*first)
-            joiner.add(data, name)
+                joiner.add(first[1] or reader(first[0]), first[2])
+            joiner.add(read, name)
         wide.update(dict.fromkeys(wide_characters([sheet])))
     note = _font_note(list(wide), font_paths)
     assert first is not None  # a sheet at least: the callers' folders are never empty
