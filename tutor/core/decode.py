@@ -24,14 +24,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import ClassVar
 
 from tutor.core.engine import (
-    NEG_INF,
     Derivation,
     Kit,
     Ref,
     Step,
     T,
+    causal_mask,
     concat,
     given,
     matmul,
@@ -47,48 +48,34 @@ NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
 
 
 @dataclass(frozen=True, eq=False)
-class Appended(Step):
-    """The cache with the new row below it: rows 1…N are copied from the cache (``args[0]``),
-    row N+1 is the new token's (``args[1]``)."""
+class Append(Step):
+    """The cache with the new rows below it: rows 1…N are copied from the cache (``args[0]``),
+    the rest are the new tokens' (``args[1]``)."""
 
-    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+    op: ClassVar[str] = "append"  # MIGRATION ONLY
+
+    def copy_of(self, i: int, j: int) -> Ref:
         cache, new = self.args
         n = len(cache.rows)
-        return (Ref(cache, i, j),) if i < n else (Ref(new, i - n, j),)
+        return Ref(cache, i, j) if i < n else Ref(new, i - n, j)
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return (self.copy_of(i, j),)
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
-        return value(self.sources(i, j)[0])
+        return value(self.copy_of(i, j))
+
+    def numpy(self, args: Sequence[str]) -> str:
+        return f"np.vstack([{', '.join(args)}])"
 
     def reused(self, i: int) -> bool:
         """Whether row i comes from the cache (not worked in this step)."""
         return i < len(self.args[0].rows)
 
 
-@dataclass(frozen=True, eq=False)
-class Later(Step):
-    """Several new tokens at once (``next:`` as a list): new token s (0-based) sees the N
-    cached keys and the new ones up to itself, so column j > N + s is −∞ (the causal mask
-    moved right by N, the ``shift``)."""
-
-    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        return () if j > i + self.shift else (Ref(self.args[0], i, j),)
-
-    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
-        return kit.hidden if j > i + self.shift else value(Ref(self.args[0], i, j))
-
-
-def later_mask(name: str, scaled: Step, cached: int, head: int | None) -> Later:
-    """``masked_new``: the scaled rows of the new tokens with the keys after each hidden."""
-    cells = tuple(
-        tuple(c if j <= i + cached else NEG_INF for j, c in enumerate(row))
-        for i, row in enumerate(scaled.cells)
-    )
-    return Later(name, head, scaled.rows, scaled.cols, cells, "mask", (scaled,), shift=cached)
-
-
-def append(name: str, cache: Step, new: Step, rows: Sequence[str], head: int | None) -> Appended:
+def append(name: str, cache: Step, new: Step, rows: Sequence[str], head: int | None) -> Append:
     cells = cache.cells + new.cells
-    return Appended(name, head, tuple(rows), cache.cols, cells, "append", (cache, new))
+    return Append(name, head, tuple(rows), cache.cols, cells, (cache, new))
 
 
 def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
@@ -122,7 +109,7 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
         scaled = scale("scaled_new", row, d.step("scaled", h).divisor, head=h)  # (t, N+t)
         steps += [row, scaled]
         if len(tokens) > 1:  # new token s sees the cache and the new tokens up to itself
-            scaled = later_mask("masked_new", scaled, lesson.n, h)
+            scaled = causal_mask("masked_new", scaled, h, shift=lesson.n)
             steps.append(scaled)
         weights = softmax("weights_new", scaled, head=h)  # (t, N+t), rows sum to 1
         z = matmul("z_new", weights, V_cache, head=h)  # (t, d_v)

@@ -21,12 +21,13 @@ Each cell holds three views of one number:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import NamedTuple, Protocol, TypeVar
+from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
 import mpmath
 import sympy
@@ -244,19 +245,27 @@ class Exact:
 
 @dataclass(frozen=True, eq=False)
 class Step:
-    """A named matrix of the derivation and how it was made from earlier steps."""
+    """A named matrix of the derivation. The class of a step is its rule of arithmetic: each
+    subclass (``Given``, ``Product``, ``Sum``, ``Scale``, ``Times``, ``Mask``, ``Softmax``,
+    ``Concat``, and ``Rotate`` and ``Append`` beside the steps that use them) owns what is true of
+    its rule: the cells a cell is made from (``sources``), how it combines them in any arithmetic
+    (``combine``), the cells it fills in whatever its sources (``hides``), and its NumPy line.
+    Consumers ask the rule (a method, or ``functools.singledispatch`` on the class, the way
+    sympy's printers have one ``_print_<Node>`` per node); a rule a consumer lacks fails loudly.
+    """
 
     name: str  # "Q", "scores", ...
     head: int | None  # 1-based head number in a multi-head lesson, else None
     rows: tuple[str, ...]
     cols: tuple[str, ...]
     cells: tuple[tuple[Cell, ...], ...]
-    op: str = "input"  # input | matmul | scale | mask | softmax | concat
-    args: tuple[Step, ...] = ()
-    transpose: bool = False  # matmul with the right operand transposed (Q · Kᵀ)
-    divisor: int = 1  # d_k, for the scale step
-    angles: tuple[sympy.Expr, ...] = ()  # rotate: θ of each pair of columns, in radians
-    shift: int = 0  # rotate: row i is turned as position i + shift (0: positions count from 0)
+    args: tuple[Step, ...] = ()  # the steps this one is made from, in the rule's order
+
+    given: ClassVar[bool] = False  # a matrix the lesson gives (no arithmetic of its own)
+    op: ClassVar[str] = (
+        "input"  # MIGRATION ONLY: the old op string; goes when consumers ask the rule
+    )
+    helper: ClassVar[str | None] = None  # a NumPy function its line calls (``softmax``)
 
     @property
     def key(self) -> str:
@@ -266,14 +275,6 @@ class Step:
     @property
     def shape(self) -> tuple[int, int]:
         return len(self.rows), len(self.cols)
-
-    def terms(self, i: int, j: int) -> list[tuple[Cell, Cell]]:
-        """The products that add up to cell (i, j) of a matmul step."""
-        if self.op != "matmul":
-            raise ValueError(f"{self.name} is not a sum of products")
-        left, right = self.args
-        col = right.cells[j] if self.transpose else right.columns[j]
-        return list(zip(left.cells[i], col, strict=True))
 
     @functools.cached_property
     def whole(self) -> bool:
@@ -285,18 +286,213 @@ class Step:
         """The cells column by column (made once: a sum's terms read a column of the right)."""
         return tuple(zip(*self.cells, strict=True))
 
+    def column(self, j: int) -> list[Cell]:
+        return [row[j] for row in self.cells]
+
+    # -- the rule: every subclass says how a cell is made ------------------------------------
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        """The cells that cell (i, j) is made from, in the order ``combine`` reads them."""
+        raise NotImplementedError(f"{type(self).__name__} has no sources")
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        """Cell (i, j) made from whatever ``value`` gives for each of its ``sources``, with the
+        arithmetic of ``kit`` (exact sympy, intervals, …). This is the rule of each step as a
+        student applies it; ``derive`` computes the same numbers by faster routes, and a test
+        holds the two together for every cell of random lessons."""
+        raise NotImplementedError(f"{type(self).__name__} has no combine")
+
+    def numpy(self, args: Sequence[str]) -> str:
+        """The right side of the step's line in a NumPy program, given its arguments' names."""
+        raise NotImplementedError(f"{type(self).__name__} has no NumPy line")
+
+    def hides(self, i: int, j: int) -> bool:
+        """Whether the rule fills cell (i, j) in itself, whatever its sources hold (the mask's
+        −∞); such a cell is given on a sheet, not asked."""
+        return False
+
     def hidden(self, i: int, j: int) -> bool:
-        """A weight the causal mask forces to 0: its score in the softmax's input is −∞."""
-        return self.op == "softmax" and self.args[0].cells[i][j].masked
+        """A cell forced to 0 because what it reads was hidden (a weight of a masked score)."""
+        return False
+
+    def copy_of(self, i: int, j: int) -> Ref | None:
+        """The one cell that cell (i, j) copies unchanged (a mask's visible cell, a cache's
+        row, a concatenation's column), or None when the cell is worked or given."""
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Given(Step):
+    """A matrix the lesson gives (X, W_Q, …), or one worked from a formula (sinusoidal P)."""
+
+    op: ClassVar[str] = "input"  # MIGRATION ONLY
+
+    given: ClassVar[bool] = True
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return ()
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return kit.given(self.cells[i][j])
+
+    def numpy(self, args: Sequence[str]) -> str:
+        raise ValueError(f"{self.name} is given: its line is the matrix itself")
+
+
+@dataclass(frozen=True, eq=False)
+class Product(Step):
+    """``A · B`` (or ``A · Bᵀ``): every cell is a dot product of a row of A and a column of B
+    (a row of B when it is transposed)."""
+
+    op: ClassVar[str] = "matmul"  # MIGRATION ONLY
+
+    transpose: bool = False  # the right operand transposed (Q · Kᵀ)
+
+    def terms(self, i: int, j: int) -> list[tuple[Cell, Cell]]:
+        """The products that add up to cell (i, j)."""
+        left, right = self.args
+        col = right.cells[j] if self.transpose else right.columns[j]
+        return list(zip(left.cells[i], col, strict=True))
+
+    def pair(self, i: int, j: int, k: int) -> tuple[Ref, Ref]:
+        """The k-th product of cell (i, j): ``(A, i, k), (B, k, j)`` (``(B, j, k)`` when B is
+        transposed). ``sources`` is these pairs in order; a long sum shown cut short reads
+        only the pairs it shows."""
+        A, B = self.args
+        return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        vals = [value(r) for r in self.sources(i, j)]
+        return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)])
+
+    def numpy(self, args: Sequence[str]) -> str:
+        return f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+
+
+@dataclass(frozen=True, eq=False)
+class Sum(Step):
+    """``E + P``, cell by cell."""
+
+    op: ClassVar[str] = "add"  # MIGRATION ONLY
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return tuple(Ref(a, i, j) for a in self.args)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return kit.total([value(r) for r in self.sources(i, j)])
+
+    def numpy(self, args: Sequence[str]) -> str:
+        return " + ".join(args)
+
+
+@dataclass(frozen=True, eq=False)
+class Scale(Step):
+    """Every cell of one step divided by √divisor (``scaled = scores / √d_k``)."""
+
+    op: ClassVar[str] = "scale"  # MIGRATION ONLY
+
+    divisor: int = 1  # n, dividing by √n
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return (Ref(self.args[0], i, j),)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return value(Ref(self.args[0], i, j)) / kit.root(self.divisor)  # type: ignore[operator, no-any-return]
+
+    def numpy(self, args: Sequence[str]) -> str:
+        return f"{args[0]} / np.sqrt({self.divisor})"
+
+
+@dataclass(frozen=True, eq=False)
+class Times(Step):
+    """Every cell of one step times a constant p/q (the explorer's ``tempered = scaled × t``)."""
+
+    op: ClassVar[str] = "scale"  # MIGRATION ONLY
+    divisor: ClassVar[int] = 1  # MIGRATION ONLY (the walk shows it as a scale)
+
+    factor: tuple[int, int] = (1, 1)
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return (Ref(self.args[0], i, j),)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        p, q = self.factor
+        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator, no-any-return]
+
+    def numpy(self, args: Sequence[str]) -> str:
+        p, q = self.factor
+        return f"{args[0]} * {p}" if q == 1 else f"{args[0]} * ({p} / {q})"
+
+
+@dataclass(frozen=True, eq=False)
+class Mask(Step):
+    """The causal mask: row i sees the columns up to i + shift, the rest become −∞. ``shift``
+    is 0 for a lesson's own tokens; for new tokens stacked after a cache of N rows it is N
+    (new token s sees the cache and the new tokens up to itself). The one home of the
+    comparison of a cell against the diagonal."""
+
+    op: ClassVar[str] = "mask"  # MIGRATION ONLY
+
+    shift: int = 0
+
+    def hides(self, i: int, j: int) -> bool:
+        return j > i + self.shift
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        return () if self.hides(i, j) else (Ref(self.args[0], i, j),)
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        return kit.hidden if self.hides(i, j) else value(Ref(self.args[0], i, j))
+
+    def copy_of(self, i: int, j: int) -> Ref | None:
+        return None if self.hides(i, j) else Ref(self.args[0], i, j)
+
+    def numpy(self, args: Sequence[str]) -> str:
+        n, m = self.shape
+        return (
+            f"np.where(np.triu(np.ones(({n}, {m}), dtype=bool), k={1 + self.shift}), "
+            f"-np.inf, {args[0]})"
+        )
+
+
+SOFTMAX_HELPER = '''def softmax(x):
+    """Each row through softmax: subtract the row's largest, e^x, divide by the row's total."""
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+'''
+
+
+@dataclass(frozen=True, eq=False)
+class Softmax(Step):
+    """Each row through softmax: e^x over the row's total (a hidden score's weight is 0)."""
+
+    op: ClassVar[str] = "softmax"  # MIGRATION ONLY
+
+    helper: ClassVar[str | None] = SOFTMAX_HELPER
+
+    def hidden(self, i: int, j: int) -> bool:
+        return self.args[0].cells[i][j].masked
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        (src,) = self.args
+        return tuple(Ref(src, i, k) for k in range(len(src.cols)))
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        row = [value(r) for r in self.sources(i, j)]
+        if kit.is_hidden(row[j]):
+            return kit.zero
+        seen = [k for k, x in enumerate(row) if not kit.is_hidden(x)]
+        return kit.share([kit.exp(row[k]) for k in seen], seen.index(j))
 
     def exp_terms(
         self, i: int, less: Cell | None = None
     ) -> tuple[dict[int, mpmath.mpf], mpmath.mpf]:
-        """Row i of a softmax step worked by hand: e^x of each visible score, by its column
-        (e^(x − m) when ``less`` is given: m is then the row's largest score, and the
-        differences come from the exact scores, however large), and their total."""
-        if self.op != "softmax":
-            raise ValueError(f"{self.name} is not a softmax")
+        """Row i worked by hand: e^x of each visible score, by its column (e^(x − m) when
+        ``less`` is given: m is then the row's largest score, and the differences come from
+        the exact scores, however large), and their total."""
         row = self.args[0].cells[i]
         seen = [k for k, c in enumerate(row) if not c.masked]
         if less is not None:
@@ -306,93 +502,36 @@ class Step:
         exps = dict(zip(seen, values, strict=True))
         return exps, MP.fsum(exps.values())
 
+    def numpy(self, args: Sequence[str]) -> str:
+        return f"softmax({args[0]})"
+
+
+@dataclass(frozen=True, eq=False)
+class Concat(Step):
+    """The heads' outputs side by side: row i is [Z₁[i] | Z₂[i] | …]."""
+
+    op: ClassVar[str] = "concat"  # MIGRATION ONLY
+
     def source_of_column(self, j: int) -> tuple[Step, int]:
-        """Which head's Z (and which of its columns) column j of a concat step comes from."""
-        if self.op != "concat":
-            raise ValueError(f"{self.name} is not a concat")
+        """Which head's Z (and which of its columns) column j comes from."""
         for Z in self.args:
             if j < len(Z.cols):
                 return Z, j
             j -= len(Z.cols)
         raise IndexError(j)
 
-    def column(self, j: int) -> list[Cell]:
-        return [row[j] for row in self.cells]
-
-    # -- how a cell is made: the one description every consumer reads -----------------------
+    def copy_of(self, i: int, j: int) -> Ref | None:
+        Z, k = self.source_of_column(j)
+        return Ref(Z, i, k)
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        """The cells that cell (i, j) is made from, in the order ``combine`` reads them:
-
-        * matmul: the terms' factors in pairs, ``(A, i, k), (B, k, j)`` for k = 1, 2, …
-          (``(B, j, k)`` when B is transposed);
-        * scale: the one score; mask: the one scaled score, or nothing when it is hidden;
-        * softmax: the whole row of its input; concat: the one Z cell it copies;
-        * add (X = E + P): the two cells added, ``(E, i, j), (P, i, j)``;
-        * rotate (Q_rot, K_rot): the pair of columns cell (i, j) belongs to, in order;
-        * input: nothing (a given number).
-        """
-        match self.op:
-            case "input":
-                return ()
-            case "matmul":
-                return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
-            case "scale":
-                return (Ref(self.args[0], i, j),)
-            case "mask":
-                return () if j > i else (Ref(self.args[0], i, j),)
-            case "softmax":
-                (src,) = self.args
-                return tuple(Ref(src, i, k) for k in range(len(src.cols)))
-            case "concat":
-                Z, k = self.source_of_column(j)
-                return (Ref(Z, i, k),)
-            case "add":
-                return tuple(Ref(a, i, j) for a in self.args)
-            case "rotate":
-                first = j - j % 2
-                return (Ref(self.args[0], i, first), Ref(self.args[0], i, first + 1))
-        raise ValueError(f"unknown op {self.op!r}")
-
-    def pair(self, i: int, j: int, k: int) -> tuple[Ref, Ref]:
-        """The k-th product of matmul cell (i, j): ``(A, i, k), (B, k, j)`` (``(B, j, k)`` when B
-        is transposed). ``sources`` is these pairs in order; a long sum shown cut short reads
-        only the pairs it shows."""
-        A, B = self.args
-        return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
+        return (self.copy_of(i, j),)  # type: ignore[return-value]
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
-        """Cell (i, j) made from whatever ``value`` gives for each of its ``sources``, with the
-        arithmetic of ``kit`` (exact sympy, intervals, …). This is the rule of each step as a
-        student applies it; ``derive`` computes the same numbers by faster routes, and a test
-        holds the two together for every cell of random lessons.
-        """
-        match self.op:
-            case "input":
-                return kit.given(self.cells[i][j])
-            case "matmul":
-                refs = self.sources(i, j)
-                vals = [value(r) for r in refs]
-                return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)])
-            case "scale":
-                return value(Ref(self.args[0], i, j)) / kit.root(self.divisor)
-            case "mask":
-                return kit.hidden if j > i else value(Ref(self.args[0], i, j))
-            case "softmax":
-                row = [value(r) for r in self.sources(i, j)]
-                if kit.is_hidden(row[j]):
-                    return kit.zero
-                seen = [k for k, x in enumerate(row) if not kit.is_hidden(x)]
-                return kit.share([kit.exp(row[k]) for k in seen], seen.index(j))
-            case "concat":
-                return value(self.sources(i, j)[0])
-            case "add":
-                return kit.total([value(r) for r in self.sources(i, j)])
-            case "rotate":
-                a, b = (value(r) for r in self.sources(i, j))
-                cos, sin = kit.turn((i + self.shift) * self.angles[j // 2])
-                return a * cos - b * sin if j % 2 == 0 else a * sin + b * cos
-        raise ValueError(f"unknown op {self.op!r}")
+        return value(self.sources(i, j)[0])
+
+    def numpy(self, args: Sequence[str]) -> str:
+        return f"np.hstack([{', '.join(args)}])"
 
 
 @dataclass(frozen=True, eq=False)
@@ -421,13 +560,21 @@ class Derivation:
         sheets show these given; grading does not ask them."""
         if step.hidden(i, j):
             return True
-        mask = self._masks.get(step) if step.op == "scale" else None
-        return mask is not None and not mask.sources(i, j)
+        mask = self._masks.get(step)
+        return mask is not None and mask.hides(i, j)
+
+    def fill(self, step: Step, i: int, j: int) -> Cell | None:
+        """What the mask fills cell (i, j) of ``step`` in with (−∞ in the scores it hides, 0 in
+        their weights), or None when the cell is worked: a sheet shows these given."""
+        if step.hidden(i, j):
+            return step.cells[i][j]
+        mask = self._masks.get(step)
+        return NEG_INF if mask is not None and mask.hides(i, j) else None
 
     @functools.cached_property
     def _masks(self) -> dict[Step, Step]:
         """The mask step over each scaled step it hides cells of (steps hash by identity)."""
-        return {s.args[0]: s for s in self.steps if s.op == "mask"}
+        return {s.args[0]: s for s in self.steps if isinstance(s, Mask)}
 
     @functools.cached_property
     def _asked(self) -> dict[Step, list[tuple[int, int]]]:
@@ -464,7 +611,7 @@ def numbered(n: int) -> tuple[str, ...]:
 def given(name: str, m: Matrix, rows: Sequence[str], head: int | None = None) -> Step:
     """A matrix the lesson gives."""
     cells = tuple(tuple(rational(p, q) for p, q in row) for row in m)
-    return Step(name, head, tuple(rows), numbered(len(m[0])), cells)
+    return Given(name, head, tuple(rows), numbered(len(m[0])), cells)
 
 
 def _as_integers(step: Step) -> tuple[list[list[int]], int] | None:
@@ -505,7 +652,7 @@ def matmul(
     else:
         cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
     labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
-    return Step(name, head, A.rows, labels, cells, "matmul", (A, B), transpose)
+    return Product(name, head, A.rows, labels, cells, (A, B), transpose=transpose)
 
 
 FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than CARRIED
@@ -621,29 +768,24 @@ def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
         )
 
     cells = tuple(tuple(cell(s) for s in row) for row in scores.cells)
-    return Step(name, head, scores.rows, scores.cols, cells, "scale", (scores,), divisor=d_k)
+    return Scale(name, head, scores.rows, scores.cols, cells, (scores,), divisor=d_k)
 
 
-def causal_mask(name: str, scaled: Step, head: int | None = None) -> Step:
-    """Hide the future: a token sees itself and the tokens before it; the rest become −∞."""
+def causal_mask(name: str, scaled: Step, head: int | None = None, shift: int = 0) -> Mask:
+    """Hide the future: row i sees the columns up to i + ``shift`` (itself and the tokens
+    before it, and a cache of ``shift`` rows), the rest become −∞ (the rule: ``Mask``)."""
+    rule = Mask(name, head, scaled.rows, scaled.cols, (), (scaled,), shift=shift)
     cells = tuple(
-        tuple(c if j <= i else NEG_INF for j, c in enumerate(row))
+        tuple(NEG_INF if rule.hides(i, j) else c for j, c in enumerate(row))
         for i, row in enumerate(scaled.cells)
     )
-    return Step(name, head, scaled.rows, scaled.cols, cells, "mask", (scaled,))
+    return dataclasses.replace(rule, cells=cells)
 
 
-def softmax(name: str, scaled: Step, head: int | None = None) -> Step:
+def softmax(name: str, scaled: Step, head: int | None = None) -> Softmax:
     """Each row through softmax: e^x over the row total, so the row is positive and sums to 1."""
-    return Step(
-        name,
-        head,
-        scaled.rows,
-        scaled.cols,
-        tuple(_softmax_row(row) for row in scaled.cells),
-        "softmax",
-        (scaled,),
-    )
+    cells = tuple(_softmax_row(row) for row in scaled.cells)
+    return Softmax(name, head, scaled.rows, scaled.cols, cells, (scaled,))
 
 
 def exp_shifted(xs: Sequence[Cell], places: int) -> list[mpmath.mpf]:
@@ -718,7 +860,7 @@ def concat(name: str, parts: Sequence[Step]) -> Step:
     """The heads' outputs side by side: row i is [Z₁[i] | Z₂[i] | …]."""
     cols = tuple(f"h{s.head}.{c}" for s in parts for c in s.cols)
     cells = tuple(tuple(c for s in parts for c in s.cells[i]) for i in range(len(parts[0].rows)))
-    return Step(name, None, parts[0].rows, cols, cells, "concat", tuple(parts))
+    return Concat(name, None, parts[0].rows, cols, cells, tuple(parts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,21 +886,6 @@ LESSON_OWN = Options()
 Memo = dict  # a step by what it was made from (its inputs' numbers and the options)
 
 
-@dataclass(frozen=True, eq=False)
-class Times(Step):
-    """``tempered = scaled × t``: the scaled scores times the explorer's factor t.
-
-    It reads one cell, as a scale step does (so every consumer of ``sources`` follows it, and
-    ``exact_size`` counts its forms like a scaled score's); only ``combine`` differs.
-    """
-
-    factor: tuple[int, int] = (1, 1)
-
-    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:  # type: ignore[override]
-        p, q = self.factor
-        return value(Ref(self.args[0], i, j)) * sympy.Rational(p, q)  # type: ignore[operator, return-value]
-
-
 def _near_times(c: Cell, p: int, q: int, places: int) -> object:
     extra = len(str(abs(p))) + 1  # places lost to the multiplication, at most
     return c.near(places + extra) * p / q
@@ -781,9 +908,7 @@ def times(name: str, scaled: Step, factor: tuple[int, int], head: int | None = N
     """Every scaled score times ``factor`` (p, q)."""
     p, q = factor
     cells = tuple(tuple(_times_cell(c, p, q) for c in row) for row in scaled.cells)
-    return Times(
-        name, head, scaled.rows, scaled.cols, cells, "scale", (scaled,), factor=factor, divisor=1
-    )
+    return Times(name, head, scaled.rows, scaled.cols, cells, (scaled,), factor=factor)
 
 
 class _Made:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from tutor.core.engine import Cell, Step
+from tutor.core.decode import Append
+from tutor.core.engine import Cell, Concat, Given, Mask, Product, Scale, Softmax, Step, Sum, Times
+from tutor.core.positions import Rotate
 
 MAX_EXPS = 4  # e^x terms in one exact form: 1/(2 + e^√2) has two, a row of 4 tokens four
 MAX_TRIG = 8  # sines and cosines in one exact form (positions): a row of 4 with 2 each
@@ -59,23 +61,58 @@ def exact_size(step: Step, i: int, j: int) -> Size:
         return Size(0, _digits(cell))
     if cell.masked:
         return NONE
-    if step.op == "input":  # a sinusoidal position holds one sine or cosine
-        return Size(0, 0, 1)
-    if step.op in ("add", "rotate"):  # E + P, or a turned pair: the sizes of what they hold
-        total = Size(0, 0, 1) if step.op == "rotate" else NONE
-        for r in step.sources(i, j):
-            total = total | exact_size(r.step, r.i, r.j)
-        return total
-    if step.op in ("scale", "mask"):  # a score over √d_k, or that value kept
-        return exact_size(step.args[0], i, j)
-    if step.op == "softmax":
-        return _row_size(step, i)
-    if step.op == "concat":
-        Z, k = step.source_of_column(j)
-        return exact_size(Z, i, k)
-    if step.op == "matmul":
-        return _matmul_size(step, i, j)
-    return NONE
+    return _size(step, i, j)
+
+
+@functools.singledispatch
+def _size(step: Step, i: int, j: int) -> Size:
+    """The size of an irrational cell's exact form, by its rule (one function per rule)."""
+    raise NotImplementedError(f"exact_size has no rule for {type(step).__name__}")
+
+
+@_size.register
+def _(step: Given, i: int, j: int) -> Size:
+    return Size(0, 0, 1)  # a sinusoidal position holds one sine or cosine
+
+
+@_size.register
+def _(step: Sum, i: int, j: int) -> Size:
+    return _of_sources(step, i, j, NONE)  # E + P: the sizes of what they hold
+
+
+@_size.register
+def _(step: Rotate, i: int, j: int) -> Size:
+    return _of_sources(step, i, j, Size(0, 0, 1))  # a turned pair, and its sine and cosine
+
+
+def _of_sources(step: Step, i: int, j: int, total: Size) -> Size:
+    for r in step.sources(i, j):
+        total = total | exact_size(r.step, r.i, r.j)
+    return total
+
+
+@_size.register(Scale)
+@_size.register(Times)
+def _(step: Step, i: int, j: int) -> Size:
+    return exact_size(step.args[0], i, j)  # a score over √d_k (or times a constant)
+
+
+@_size.register(Mask)
+@_size.register(Concat)
+@_size.register(Append)
+def _(step: Step, i: int, j: int) -> Size:
+    ref = step.copy_of(i, j)  # a value kept as it was
+    return NONE if ref is None else exact_size(ref.step, ref.i, ref.j)
+
+
+@_size.register
+def _(step: Softmax, i: int, j: int) -> Size:
+    return _row_size(step, i)
+
+
+@_size.register
+def _(step: Product, i: int, j: int) -> Size:
+    return _matmul_size(step, i, j)
 
 
 @functools.lru_cache(maxsize=4096)  # every weight of a row (and every Z of it) asks again
@@ -94,14 +131,14 @@ def _row_size(step: Step, i: int) -> Size:
 
 def _score(step: Step, i: int, k: int) -> object:
     """The rational a softmax input is made from (the score under √d_k and the mask)."""
-    while step.cells[i][k].q is None and step.op in ("scale", "mask"):
+    while step.cells[i][k].q is None and isinstance(step, Scale | Times | Mask):
         step = step.args[0]
     if step.cells[i][k].q is None:  # a score made from positions: its own exponential
         return (id(step), i, k)
     return step.cells[i][k].q
 
 
-def _matmul_size(step: Step, i: int, j: int) -> Size:
+def _matmul_size(step: Product, i: int, j: int) -> Size:
     """A sum of products over one denominator: the exponentials of each distinct row it reads
     (a weights row for Z; one per head for the output), the fractions of both sides."""
     A, B = step.args
@@ -109,7 +146,8 @@ def _matmul_size(step: Step, i: int, j: int) -> Size:
     trig = 0  # sines and cosines add up term by term: each product keeps its own
     col = B.cells[j] if step.transpose else B.columns[j]
     for k in range(len(A.cols)):
-        src, kk = A.source_of_column(k) if A.op == "concat" else (A, k)
+        ref = A.copy_of(i, k) if isinstance(A, Concat) else None
+        src, kk = (ref.step, ref.j) if ref is not None else (A, k)
         size = exact_size(src, i, kk)
         old = rows.get(id(src), NONE)
         rows[id(src)] = Size(max(old.exps, size.exps), max(old.digits, size.digits))

@@ -103,7 +103,7 @@ def repeated(name: str) -> str:
 def fill_steps(d: Derivation) -> list[Step]:
     """The steps a student fills in on a sheet, in the order they are computed (X only when it
     is worked, as E + P)."""
-    return [s for s in d.steps if BY_NAME[s.name].sheet is not None and s.op != "input"]
+    return [s for s in d.steps if BY_NAME[s.name].sheet is not None and not s.given]
 
 
 # the lists the consumers read, each in the engine's order

@@ -16,14 +16,17 @@ exact value, and only rounded for display.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 import mpmath
 import sympy
 from sympy.polys.domains import QQ
 
-from tutor.core.engine import GUARD, MP, Cell, Step, mag10
+from tutor.core.engine import GUARD, MP, Cell, Kit, Ref, Step, Sum, T, mag10
 
 # ---------------------------------------------------------------------------------------------
 # exact values with an approximation good to any number of places
@@ -62,9 +65,9 @@ def sinusoidal_cells(n: int, d: int) -> tuple[tuple[Cell, ...], ...]:
 
 def sinusoidal_step(rows: tuple[str, ...], d: int) -> Step:
     """P, the sin/cos table of sinusoidal positions (a given matrix, worked from its formula)."""
-    from tutor.core.engine import numbered
+    from tutor.core.engine import Given, numbered
 
-    return Step("P", None, rows, numbered(d), sinusoidal_cells(len(rows), d))
+    return Given("P", None, rows, numbered(d), sinusoidal_cells(len(rows), d))
 
 
 def _sum_near(a: Cell, b: Cell, places: int) -> mpmath.mpf:
@@ -80,17 +83,55 @@ def _plus(a: Cell, b: Cell) -> Cell:
     return Cell(None, approx, lambda: a.exact + b.exact, functools.partial(_sum_near, a, b))
 
 
-def add(name: str, E: Step, P: Step) -> Step:
+def add(name: str, E: Step, P: Step) -> Sum:
     """E + P, cell by cell: each token's embedding plus its position's row."""
     cells = tuple(
         tuple(_plus(a, b) for a, b in zip(ra, rb, strict=True))
         for ra, rb in zip(E.cells, P.cells, strict=True)
     )
-    return Step(name, None, E.rows, E.cols, cells, "add", (E, P))
+    return Sum(name, None, E.rows, E.cols, cells, (E, P))
 
 
 # ---------------------------------------------------------------------------------------------
 # RoPE: Q_rot, K_rot
+
+
+ROTATE_HELPER = '''def rotate(M, angles, shift=0):
+    """RoPE: turn each pair of columns (2p, 2p+1) of row i by (i + shift) * angles[p]."""
+    out = M.astype(float)
+    for i in range(M.shape[0]):
+        for p, theta in enumerate(angles):
+            a, b = M[i, 2 * p], M[i, 2 * p + 1]
+            c, s = np.cos((i + shift) * theta), np.sin((i + shift) * theta)
+            out[i, 2 * p], out[i, 2 * p + 1] = a * c - b * s, a * s + b * c
+    return out
+'''
+
+
+@dataclass(frozen=True, eq=False)
+class Rotate(Step):
+    """RoPE: each row's columns (1, 2), (3, 4), … turned by position × θ of their pair,
+    ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``; row i is at position i + ``shift``."""
+
+    op: ClassVar[str] = "rotate"  # MIGRATION ONLY
+
+    angles: tuple[sympy.Expr, ...] = ()  # θ of each pair of columns, in radians
+    shift: int = 0  # row i is turned as position i + shift (0: positions count from 0)
+    helper: ClassVar[str | None] = ROTATE_HELPER
+
+    def sources(self, i: int, j: int) -> tuple[Ref, ...]:
+        first = j - j % 2
+        return (Ref(self.args[0], i, first), Ref(self.args[0], i, first + 1))
+
+    def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        a, b = (value(r) for r in self.sources(i, j))
+        cos, sin = kit.turn((i + self.shift) * self.angles[j // 2])
+        return a * cos - b * sin if j % 2 == 0 else a * sin + b * cos  # type: ignore[operator, no-any-return]
+
+    def numpy(self, args: Sequence[str]) -> str:
+        angles = ", ".join(repr(float(x)) for x in self.angles)
+        shift = f", shift={self.shift}" if self.shift else ""
+        return f"rotate({args[0]}, [{angles}]{shift})"
 
 
 def default_theta(d_k: int) -> tuple[sympy.Expr, ...]:
@@ -115,19 +156,19 @@ def radians(
     )
 
 
-def angle(step: Step, i: int, pair: int) -> sympy.Expr:
+def angle(step: Rotate, i: int, pair: int) -> sympy.Expr:
     """The angle row i of a rotate step turns pair ``pair`` by: position × θ."""
     return (i + step.shift) * step.angles[pair]
 
 
-def rotate(name: str, Q: Step, angles: tuple[sympy.Expr, ...], shift: int = 0) -> Step:
+def rotate(name: str, Q: Step, angles: tuple[sympy.Expr, ...], shift: int = 0) -> Rotate:
     """Each row's columns (1, 2), (3, 4), … turned by position × θ of their pair:
     ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``, worked exactly."""
-    step = Step(name, Q.head, Q.rows, Q.cols, (), "rotate", (Q,), angles=angles, shift=shift)
+    step = Rotate(name, Q.head, Q.rows, Q.cols, (), (Q,), angles=angles, shift=shift)
     cells = tuple(
         tuple(_rotated(step, i, j) for j in range(len(Q.cols))) for i in range(len(Q.rows))
     )
-    return Step(name, Q.head, Q.rows, Q.cols, cells, "rotate", (Q,), angles=angles, shift=shift)
+    return dataclasses.replace(step, cells=cells)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -151,7 +192,7 @@ def _rotated_near(a: Cell, b: Cell, angle: sympy.Expr, even: bool, places: int) 
         return x * cos - y * sin if even else x * sin + y * cos
 
 
-def _rotated(step: Step, i: int, j: int) -> Cell:
+def _rotated(step: Rotate, i: int, j: int) -> Cell:
     """One turned cell: exact (rational when the turn leaves it so: cos 90° = 0, or the √2 of
     a·cos 45° − a·sin 45° cancelling), its approximation from 50-digit cos and sin."""
     ra, rb = step.sources(i, j)
@@ -202,7 +243,7 @@ def rational_where_exact(step: Step) -> Step:
     size = n * m * len(step.args[0].cols)
     if size > MAX_SIMPLIFIED:
         return step
-    turned = [a for a in step.args if a.op == "rotate"]
+    turned = [a for a in step.args if isinstance(a, Rotate)]
     degrees = [sympy.nsimplify(t * 180 / sympy.pi) for a in turned for t in a.angles]
     friendly_only = all(d.is_Rational and friendly(d) for d in degrees)
     eager = friendly_only or (
@@ -222,9 +263,7 @@ def rational_where_exact(step: Step) -> Step:
         return c if friendly_only else Cell(None, c.approx, lambda: value, c.near)
 
     cells = tuple(tuple(cell(i, j) for j in range(m)) for i in range(n))
-    return Step(
-        step.name, step.head, step.rows, step.cols, cells, step.op, step.args, step.transpose
-    )
+    return dataclasses.replace(step, cells=cells)
 
 
 def relative(scores: Step, i: int, j: int) -> tuple[tuple[sympy.Expr, ...], sympy.Expr] | None:
@@ -233,7 +272,7 @@ def relative(scores: Step, i: int, j: int) -> tuple[tuple[sympy.Expr, ...], symp
     one turn (one per pair) and the value of the right side, worked from the unturned Q and K
     (None when the scores are not of turned queries and keys)."""
     q_rot, k_rot = scores.args
-    if q_rot.op != "rotate" or k_rot.op != "rotate":
+    if not (isinstance(q_rot, Rotate) and isinstance(k_rot, Rotate)):
         return None
     q = [c.exact for c in q_rot.args[0].cells[i]]
     k = [c.exact for c in k_rot.args[0].cells[j]]

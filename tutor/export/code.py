@@ -1,34 +1,16 @@
 """A lesson as a short NumPy program: every step of the derivation as one line of code.
 
-The program is written from the derivation's own steps (``Step.op`` and its arguments), so it has
-exactly the steps the lesson has: the mask, heads and W_O, positions (E + P, RoPE), a source
-sentence, the KV cache. Given numbers are printed exactly as the lesson writes them (``0.5``,
-``1/3``); the sin/cos table of sinusoidal positions, which has no finite decimal, to 17 digits.
-Pure: a derivation in, text out.
+The program is written from the derivation's own steps (each step's rule gives its NumPy
+line), so it has exactly the steps the lesson has: the mask, heads and W_O, positions (E + P,
+RoPE), a source sentence, the KV cache. Given numbers are printed exactly as the lesson writes
+them (``0.5``, ``1/3``); the sin/cos table of sinusoidal positions, which has no finite decimal,
+to 17 digits. Pure: a derivation in, text out.
 """
 
 from __future__ import annotations
 
 from tutor.core.engine import Derivation, Step
 from tutor.text import format as fmt
-
-HELPERS = {
-    "softmax": '''def softmax(x):
-    """Each row through softmax: subtract the row's largest, e^x, divide by the row's total."""
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-''',
-    "rotate": '''def rotate(M, angles, shift=0):
-    """RoPE: turn each pair of columns (2p, 2p+1) of row i by (i + shift) * angles[p]."""
-    out = M.astype(float)
-    for i in range(M.shape[0]):
-        for p, theta in enumerate(angles):
-            a, b = M[i, 2 * p], M[i, 2 * p + 1]
-            c, s = np.cos((i + shift) * theta), np.sin((i + shift) * theta)
-            out[i, 2 * p], out[i, 2 * p + 1] = a * c - b * s, a * s + b * c
-    return out
-''',
-}
 
 
 def var(step: Step) -> str:
@@ -60,33 +42,10 @@ def _matrix(step: Step) -> str:
 
 
 def _line(step: Step) -> str:
-    """One step as code, from how the engine made it."""
-    a = [var(s) for s in step.args]
-    match step.op:
-        case "matmul":
-            right = f"{a[1]}.T" if step.transpose else a[1]
-            return f"{var(step)} = {a[0]} @ {right}"
-        case "scale":
-            return f"{var(step)} = {a[0]} / np.sqrt({step.divisor})"
-        case "mask":
-            n, m = step.shape
-            return (
-                f"{var(step)} = np.where(np.triu(np.ones(({n}, {m}), dtype=bool), k=1), "
-                f"-np.inf, {a[0]})"
-            )
-        case "softmax":
-            return f"{var(step)} = softmax({a[0]})"
-        case "concat":
-            return f"{var(step)} = np.hstack([{', '.join(a)}])"
-        case "add":
-            return f"{var(step)} = {' + '.join(a)}"
-        case "append":
-            return f"{var(step)} = np.vstack([{', '.join(a)}])"
-        case "rotate":
-            angles = ", ".join(repr(float(x)) for x in step.angles)
-            shift = f", shift={step.shift}" if step.shift else ""
-            return f"{var(step)} = rotate({a[0]}, [{angles}]{shift})"
-    raise ValueError(f"no code for a step made by {step.op!r}")
+    """One step as code: the matrix a lesson gives, or its rule's NumPy line."""
+    if step.given:
+        return f"{var(step)} = {_matrix(step)}"
+    return f"{var(step)} = {step.numpy([var(s) for s in step.args])}"
 
 
 def _shape(step: Step) -> str:
@@ -96,7 +55,7 @@ def _shape(step: Step) -> str:
 def program(d: Derivation) -> str:
     """The lesson as a runnable NumPy program, one line per step, printing Z (or the output)."""
     lesson = d.lesson
-    ops = {s.op for s in d.steps}
+    helpers = dict.fromkeys(s.helper for s in d.steps if s.helper)  # each once, in order
     out = [
         f'"""{lesson.title}: attention with NumPy, step by step (from attn-tutor code).',
         "",
@@ -106,10 +65,8 @@ def program(d: Derivation) -> str:
         "import numpy as np",
         "",
     ]
-    if "softmax" in ops:
-        out += [HELPERS["softmax"], ""]
-    if "rotate" in ops:
-        out += [HELPERS["rotate"], ""]
+    for helper in helpers:
+        out += [helper, ""]
     if lesson.layout == "columns":
         out += ["# (the lesson shows every matrix turned; the arithmetic is the same)", ""]
     out.append(f"tokens = {list(lesson.tokens)!r}")
@@ -120,10 +77,7 @@ def program(d: Derivation) -> str:
         if step.head != head and step.head is not None:
             out += ["", f"# head {step.head}"]
         head = step.head
-        if step.op == "input":
-            out.append(f"{var(step)} = {_matrix(step)}{_shape(step)}")
-        else:
-            out.append(f"{_line(step)}{_shape(step)}")
+        out.append(f"{_line(step)}{_shape(step)}")
     last = d.steps[-1]
     out += ["", "np.set_printoptions(precision=4, suppress=True)", f"print({var(last)})"]
     return "\n".join(out) + "\n"

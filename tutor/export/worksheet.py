@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from tutor.core import kinds
-from tutor.core.engine import Derivation, Step
+from tutor.core.engine import Derivation, Given, Step
 from tutor.core.exact_size import too_long
 from tutor.core.lesson import Lesson
 from tutor.text import format as fmt
@@ -55,7 +55,7 @@ def _turn(d: Derivation, step: Step) -> Step:
     if d.lesson.layout != "columns":
         return step
     cells = tuple(zip(*step.cells, strict=True))
-    return Step(step.name, step.head, step.cols, step.rows, cells)
+    return Given(step.name, step.head, step.cols, step.rows, cells)
 
 
 def given_cells(d: Derivation, step: Step, turned: bool | None = None) -> list[list[str | None]]:

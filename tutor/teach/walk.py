@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor.core import exact_size
-from tutor.core.engine import Cell, Derivation, Step
+from tutor.core.engine import Cell, Derivation, Given, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
@@ -190,13 +190,13 @@ def _tables(
 def turned(step: Step) -> Step:
     """The same step turned on its side (layout: columns), keeping its name and head."""
     cells = tuple(zip(*step.cells, strict=True))
-    return Step(step.name, step.head, step.cols, step.rows, cells)
+    return Given(step.name, step.head, step.cols, step.rows, cells)
 
 
 def transposed(step: Step) -> Step:
     """The same step turned on its side, for showing Kᵀ."""
     cells = tuple(zip(*step.cells, strict=True))
-    return Step(step.name, step.head, step.cols, step.rows, cells)
+    return Given(step.name, step.head, step.cols, step.rows, cells)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tutor.core.engine import Cell, Step, softmax
+from tutor.core.engine import Cell, Given, Softmax, softmax
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
 from tutor.text import format as fmt
@@ -34,14 +34,14 @@ def read_numbers(texts: Sequence[str]) -> list[tuple[int, int]]:
     return [read_number(text, f"number {k}") for k, text in enumerate(texts, 1)]
 
 
-def softmax_row(values: Sequence[tuple[int, int]], times: tuple[int, int] = (1, 1)) -> Step:
+def softmax_row(values: Sequence[tuple[int, int]], times: tuple[int, int] = (1, 1)) -> Softmax:
     """softmax(times · x) as a ``weights`` step of one row; its argument holds the inputs."""
     from sympy.polys.domains import QQ
 
     factor = QQ(*times)
     cells = tuple(Cell(QQ(p, q) * factor) for p, q in values)
     cols = tuple(str(k) for k in range(1, len(values) + 1))
-    x = Step("x", None, ("x",), cols, (cells,))
+    x = Given("x", None, ("x",), cols, (cells,))
     return softmax("softmax", x)
 
 
