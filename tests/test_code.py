@@ -163,3 +163,56 @@ def test_what_is_not_a_python_file_or_not_checkable_is_refused(run, check, tmp_p
     result = check("ha-ha-ha-rope", "good.py")
     assert result.exit_code == 1 and "rotated (RoPE)" in result.stderr
     assert "attn-tutor code ha-ha-ha-rope" in result.stderr
+
+
+def _json_values(run, path) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """Every step's values as ``walk --json`` gives them, by the program's variable name."""
+    import json
+
+    result = run("walk", str(path), "--json")
+    assert result.exit_code == 0, result.stderr
+    steps = json.loads(result.stdout)["steps"]
+    named = {}
+    for s in steps:
+        name = s["name"] if s["head"] is None else f"{s['name']}_{s['head']}"
+        named[name] = np.array(s["value"], dtype=np.float64)
+    return named
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["single", "causal", "heads"])
+def test_the_program_of_a_decoding_lesson_equals_walk_json(run, tmp_path, kind, count) -> None:  # type: ignore[no-untyped-def]
+    """Several new tokens at once: the program's masked_new is the causal mask moved right by
+    the cache (issue 37: it was written without the offset), and every variable equals what
+    ``walk --json`` prints for the step."""
+    for seed in range(3):
+        rng = random.Random(seed)
+        text = lessongen.lesson_text(
+            rng, rng.randint(2, 3), 3, 2, 2, "id",
+            heads=2 if kind == "heads" else 0, causal=kind != "single", w_o=kind == "heads",
+        )  # fmt: skip
+        path = tmp_path / f"{kind}{count}{seed}.yaml"
+        path.write_text(text + lessongen.next_list(rng, 3, count, "id"))
+        program = run("code", str(path))
+        assert program.exit_code == 0, program.stderr
+        space = _run_program(program.stdout)
+        shown = _json_values(run, path)
+        assert set(shown) <= set(space)
+        for name, want in shown.items():
+            got = np.asarray(space[name], dtype=np.float64)
+            got = np.where(np.isneginf(got), np.nan, got)  # the JSON writes a masked score as null
+            assert got.shape == want.shape, name
+            assert np.allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True), (name, got, want)
+        if count > 1:
+            assert "k=" + str(1 + len(derive(load_lesson(path)).lesson.tokens)) in program.stdout
+
+
+def test_the_two_token_decode_of_the_issue_writes_the_shifted_mask(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A causal lesson of 3 tokens decoding 2 more: new token s sees the 3 cached keys and the
+    new ones up to itself, so the mask's diagonal starts 3 columns to the right."""
+    text = lessongen.lesson_text(random.Random(5), 3, 3, 2, 2, "i", causal=True)
+    path = tmp_path / "two.yaml"
+    path.write_text(text + lessongen.next_list(random.Random(6), 3, 2, "i"))
+    out = run("code", str(path)).stdout
+    assert "np.triu(np.ones((2, 5), dtype=bool), k=4)" in out
+    assert "np.triu(np.ones((3, 3), dtype=bool), k=1)" in out
