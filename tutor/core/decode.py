@@ -32,12 +32,10 @@ from tutor.core.engine import (
     Ref,
     Step,
     T,
-    causal_mask,
+    attend,
     concat,
     given,
     matmul,
-    scale,
-    softmax,
 )
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
@@ -105,15 +103,11 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
             made[K.head] = K_cache, V_cache  # type: ignore[index]
             steps += [k, v, K_cache, V_cache]
         K_cache, V_cache = made[K.head]  # type: ignore[index]
-        row = matmul("scores_new", q, K_cache, transpose=True, head=h)  # (t, N+t)
-        scaled = scale("scaled_new", row, d.step("scaled", h).divisor, head=h)  # (t, N+t)
-        steps += [row, scaled]
-        if len(tokens) > 1:  # new token s sees the cache and the new tokens up to itself
-            scaled = causal_mask("masked_new", scaled, h, shift=lesson.n)
-            steps.append(scaled)
-        weights = softmax("weights_new", scaled, head=h)  # (t, N+t), rows sum to 1
-        z = matmul("z_new", weights, V_cache, head=h)  # (t, d_v)
-        steps += [weights, z]
+        shift = lesson.n if len(tokens) > 1 else None  # new token s sees up to itself
+        divisor = d.step("scaled", h).divisor  # type: ignore[attr-defined]
+        rows = attend(q, K_cache, V_cache, divisor, h, shift, suffix="_new")  # the same rules
+        steps += rows
+        z = rows[-1]
         outputs.append(z)
     if lesson.multi_head:
         joined = concat("concat_new", outputs)  # (t, h·d_v)

@@ -942,6 +942,44 @@ class _Made:
         return step
 
 
+def attend(
+    Q: Step,
+    K: Step,
+    V: Step,
+    divisor: int,
+    head: int | None,
+    mask: int | None = None,
+    factor: tuple[int, int] = (1, 1),
+    suffix: str = "",
+    made: Callable[..., Step] | None = None,
+) -> list[Step]:
+    """One head's attention from its queries, keys and values, as the formula reads::
+
+        scores = Q · Kᵀ,  scaled = scores / √divisor,  [× t],  [masked],  weights = softmax,
+        Z = weights · V
+
+    ``mask`` is the causal mask's shift (None: no mask); ``suffix`` names the decoding rows'
+    steps (``scores_new`` …), which are made by this same function. Returns the steps made,
+    Z last."""
+    from tutor.core import positions  # (it builds on this module)
+
+    make = made if made is not None else (lambda f, *a, **kw: f(*a, **kw))
+    scores = make(matmul, "scores" + suffix, Q, K, transpose=True, head=head)  # (N, N_src)
+    if isinstance(Q, positions.Rotate):  # turned queries and keys: √3·√3 = 3, keep it exact
+        scores = make(positions.rational_where_exact, scores)
+    scaled = make(scale, "scaled" + suffix, scores, divisor, head=head)  # (N, N_src)
+    steps = [scores, scaled]
+    if factor != (1, 1):  # the explorer's temperature: scaled × t
+        scaled = make(times, "tempered" + suffix, scaled, factor, head=head)
+        steps.append(scaled)
+    if mask is not None:  # −∞ above the (shifted) diagonal
+        scaled = make(causal_mask, "masked" + suffix, scaled, head=head, shift=mask)
+        steps.append(scaled)
+    weights = make(softmax, "weights" + suffix, scaled, head=head)  # (N, N_src), rows sum to 1
+    Z = make(matmul, ("z" if suffix else "Z") + suffix, weights, V, head=head)  # (N, d_v)
+    return [*steps, weights, Z]
+
+
 def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = None) -> Derivation:
     """Work every step of the lesson exactly, in order: the one pipeline, for the walk and every
     other consumer. ``options`` are the explorer's variations (the defaults give the lesson's
@@ -1007,21 +1045,10 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
                     K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
                     steps += [Q, K]
                 shared[group] = K, V
-        scores = made(matmul, "scores", Q, K, transpose=True, head=h)  # (N, N_src)
-        if rope:
-            scores = made(positions.rational_where_exact, scores)  # √3·√3 = 3: keep it exact
         n = options.divisor_square(len(head.W_K[0]))
-        scaled = made(scale, "scaled", scores, n, head=h)  # (N, N_src)
-        steps += [scores, scaled]
-        if options.factor != (1, 1):  # the explorer's temperature: scaled × t
-            scaled = made(times, "tempered", scaled, options.factor, head=h)
-            steps.append(scaled)
-        if masked:
-            scaled = made(causal_mask, "masked", scaled, head=h)  # (N, N), −∞ above the diagonal
-            steps.append(scaled)
-        weights = made(softmax, "weights", scaled, head=h)  # (N, N), rows sum to 1
-        Z = made(matmul, "Z", weights, V, head=h)  # (N, d_v)
-        steps += [weights, Z]
+        made_here = attend(Q, K, V, n, h, 0 if masked else None, options.factor, made=made)
+        steps += made_here
+        Z = made_here[-1]
         outputs.append(Z)
     if lesson.multi_head:
         joined = made(concat, "concat", outputs)  # (N, h·d_v)
