@@ -303,8 +303,8 @@ def _(step: en.Scale, i: int, j: int, operand: Operand, terms: Elide | None, ref
 @rule_numbers.register
 def _(step: en.Times, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     score = Num(operand(_refs(step, i, j, refs)[0]))
-    p, q = step.factor
-    return (Prod(score, Num(str(p) if q == 1 else f"({p}/{q})")),)
+    t = factor_text(step)
+    return (Prod(score, Num(t if step.factor[1] == 1 else f"({t})")),)  # 1.41·(3/2)
 
 
 @rule_numbers.register
