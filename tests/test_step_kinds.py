@@ -116,6 +116,27 @@ def test_the_walk_heads_every_step_with_its_words(kind: str, derivations) -> Non
             assert _flat(steps.say(step, "why", d.lesson, turned)) in out, step.name
 
 
+def test_the_walk_works_the_tempered_step_as_a_product(derivations) -> None:
+    """scaled × t is its own rule (Times), not a division: the walk, the working and the quiz's
+    inputs multiply by t (they once said "divided by √1", read from the Scale rule)."""
+    from rich.console import Console
+
+    from tutor.text import working as wk
+
+    d = derive(derivations["single"][0].lesson, Options(factor=(3, 2)))
+    tempered = d.step("tempered")
+    console = Console(width=400, no_color=True, record=True)
+    console.print(walk.step_section(d, tempered, walk.WalkOptions(width=400)))
+    out = _flat(console.export_text())
+    assert "× 3/2 =" in out
+    assert "t = 3/2, so every scaled score is multiplied by 3/2." in out
+    assert "divided" not in out and "√d_k" not in out and "d_k =" not in out
+    w = wk.working(tempered, 0, 0, d.lesson.precision)
+    assert w.how == "scaled[{0}, {0}] × 3/2".format(tempered.rows[0])
+    assert wk.plain(w.work[0]).endswith("·(3/2)")
+    assert quiz.inputs(quiz.Question(tempered, 0, 0), 2)[-1] == "t = 3/2"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_quiz_judge_and_sheet_take_every_asked_step(kind: str, derivations) -> None:
     for d in derivations[kind]:

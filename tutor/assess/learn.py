@@ -218,6 +218,8 @@ def _idea(d: Derivation, places: int) -> Callable[[qz.Question], bool]:
     """Whether the lesson's own idea changes a cell, as shown to ``places``: RoPE's turn and
     added positions against the step's input, a grouped head against reading its own K and
     V, the causal mask against the same lesson worked without it."""
+    from tutor.core.engine import Options, Sum, derive
+    from tutor.core.positions import Rotate
 
     def differs(q: qz.Question, other: object) -> bool:
         mine = q.step.cells[q.i][q.j].rounded(places)
@@ -229,12 +231,10 @@ def _idea(d: Derivation, places: int) -> Callable[[qz.Question], bool]:
     grouped = any(borrowed(s) for s in d.steps)
     unmasked: dict = {}  # type: ignore[type-arg]
     if d.lesson.mask == "causal" and d.lesson.source is None:
-        from tutor.core.engine import Options, derive
-
         unmasked = {(s.name, s.head): s for s in derive(d.lesson, Options(mask=False)).steps}
 
     def touched(q: qz.Question) -> bool:
-        if q.step.op in ("rotate", "add"):  # Q_rot against Q; X = E + P against E
+        if isinstance(q.step, (Rotate, Sum)):  # positions: Q_rot against Q, X = E + P against E
             return differs(q, q.step.args[0])
         if grouped:
             return borrowed(q.step)

@@ -51,7 +51,7 @@ class Tally:
 def askable(step: Step, i: int, j: int) -> bool:
     """A step the quiz asks about (worked, not given: X is asked only when it is E + P), and a
     cell that is not masked away."""
-    if step.name not in qz.QUIZ_STEPS or step.op == "input":
+    if step.name not in qz.QUIZ_STEPS or step.given:
         return False
     return not step.cells[i][j].masked and not step.hidden(i, j)
 

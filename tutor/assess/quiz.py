@@ -7,6 +7,7 @@ given (a file or ``io.StringIO``) or, when there is none, from the terminal. Jud
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import sys
@@ -18,10 +19,13 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor.assess import judge as jd
+from tutor.core import engine as en
 from tutor.core import kinds
+from tutor.core.decode import Append
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.numbers import Answer, read_answer
+from tutor.core.positions import Rotate
 from tutor.text import format as fmt
 from tutor.text import steps, theme
 from tutor.text import working as wk
@@ -65,7 +69,7 @@ class Question:
 
 def quiz_steps(d: Derivation) -> list[str]:
     """The steps of this lesson that can be asked about, in the order they are computed."""
-    return [name for name in QUIZ_STEPS if any(s.name == name and s.op != "input" for s in d.steps)]
+    return [name for name in QUIZ_STEPS if any(s.name == name and not s.given for s in d.steps)]
 
 
 def _askable(step: Step, i: int, j: int) -> bool:
@@ -145,50 +149,80 @@ def turned_words(line: str) -> str:
 
 def inputs(q: Question, places: int) -> list[str]:
     """The inputs the cell needs: the row and column involved, as the walk shows them."""
-    step, i, j = q.step, q.i, q.j
-    match step.op:
-        case "matmul" if step.transpose:
-            Q, K = step.args
-            return [
-                f"query of {said(step.rows[i])} (row {said(Q.rows[i])} of {Q.key}): "
-                + _values(Q.cells[i], places),
-                f"key of {said(step.cols[j])} (row {said(K.rows[j])} of {K.key}): "
-                + _values(K.cells[j], places),
-            ]
-        case "matmul":
-            left, right = step.args
-            return [
-                f"row {said(left.rows[i])} of {left.key}: {_values(left.cells[i], places)}",
-                f"column {right.cols[j]} of {right.key}: {_values(right.column(j), places)}",
-            ]
-        case "scale":
-            (scores,) = step.args
-            name = cell_name(scores, i, j)
-            return [
-                f"{name} = {fmt.operand(scores.cells[i][j], places)}",
-                f"d_k = {step.divisor}",
-            ]
-        case "add":
-            return [
-                f"{cell_name(*r)} = {fmt.operand(r.step.cells[r.i][r.j], places)}"
-                for r in step.sources(i, j)
-            ]
-        case "rotate":
-            a, b = step.sources(i, j)
-            cos, sin = wk.turn_texts(step, i, j // 2)
-            return [
-                f"{cell_name(*a)} = {fmt.operand(a.step.cells[a.i][a.j], places)}, "
-                f"{cell_name(*b)} = {fmt.operand(b.step.cells[b.i][b.j], places)}",
-                f"{said(step.rows[i])} is at position {i + step.shift} (counting from 0): angle "
-                f"{wk.angle_text(step, i, j // 2)}, cos = {cos}, sin = {sin}",
-            ]
-        case "softmax":
-            (src,) = step.args
-            row = ", ".join(
-                f"{c} {fmt.operand(x, places)}" for c, x in zip(src.cols, src.cells[i], strict=True)
-            )
-            return [f"row {said(src.rows[i])} of {src.key}: {row}"]
-    return []
+    return rule_inputs(q.step, q.i, q.j, places)
+
+
+@functools.singledispatch
+def rule_inputs(step: Step, i: int, j: int, places: int) -> list[str]:
+    """``inputs`` by the step's rule (one function per rule)."""
+    raise NotImplementedError(f"the quiz's inputs have no rule for {type(step).__name__}")
+
+
+@rule_inputs.register(en.Given)
+@rule_inputs.register(en.Mask)
+@rule_inputs.register(en.Concat)
+@rule_inputs.register(Append)
+def _(step: Step, i: int, j: int, places: int) -> list[str]:
+    return []  # given, or a copy of a cell: nothing to work from
+
+
+@rule_inputs.register
+def _(step: en.Product, i: int, j: int, places: int) -> list[str]:
+    left, right = step.args
+    if step.transpose:
+        return [
+            f"query of {said(step.rows[i])} (row {said(left.rows[i])} of {left.key}): "
+            + _values(left.cells[i], places),
+            f"key of {said(step.cols[j])} (row {said(right.rows[j])} of {right.key}): "
+            + _values(right.cells[j], places),
+        ]
+    return [
+        f"row {said(left.rows[i])} of {left.key}: {_values(left.cells[i], places)}",
+        f"column {right.cols[j]} of {right.key}: {_values(right.column(j), places)}",
+    ]
+
+
+@rule_inputs.register
+def _(step: en.Scale, i: int, j: int, places: int) -> list[str]:
+    (scores,) = step.args
+    name = cell_name(scores, i, j)
+    return [f"{name} = {fmt.operand(scores.cells[i][j], places)}", f"d_k = {step.divisor}"]
+
+
+@rule_inputs.register
+def _(step: en.Times, i: int, j: int, places: int) -> list[str]:
+    (scaled,) = step.args
+    name = cell_name(scaled, i, j)
+    return [f"{name} = {fmt.operand(scaled.cells[i][j], places)}", f"t = {wk.factor_text(step)}"]
+
+
+@rule_inputs.register
+def _(step: en.Sum, i: int, j: int, places: int) -> list[str]:
+    return [
+        f"{cell_name(*r)} = {fmt.operand(r.step.cells[r.i][r.j], places)}"
+        for r in step.sources(i, j)
+    ]
+
+
+@rule_inputs.register
+def _(step: Rotate, i: int, j: int, places: int) -> list[str]:
+    a, b = step.sources(i, j)
+    cos, sin = wk.turn_texts(step, i, j // 2)
+    return [
+        f"{cell_name(*a)} = {fmt.operand(a.step.cells[a.i][a.j], places)}, "
+        f"{cell_name(*b)} = {fmt.operand(b.step.cells[b.i][b.j], places)}",
+        f"{said(step.rows[i])} is at position {i + step.shift} (counting from 0): angle "
+        f"{wk.angle_text(step, i, j // 2)}, cos = {cos}, sin = {sin}",
+    ]
+
+
+@rule_inputs.register
+def _(step: en.Softmax, i: int, j: int, places: int) -> list[str]:
+    (src,) = step.args
+    row = ", ".join(
+        f"{c} {fmt.operand(x, places)}" for c, x in zip(src.cols, src.cells[i], strict=True)
+    )
+    return [f"row {said(src.rows[i])} of {src.key}: {row}"]
 
 
 HINT_LEVELS = 3  # which row and column; the terms with blanks; the terms filled in

@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.text import Text
 from rich.tree import Tree
 
-from tutor.core.engine import Derivation, Ref, Step
+from tutor.core.engine import Derivation, Product, Ref, Softmax, Step
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import working as wk
 from tutor.text.cells import cell_name
@@ -84,21 +84,21 @@ def _parents(step: Step, i: int, j: int) -> list[list[Ref]]:
     if step.hidden(i, j):  # a hidden key's weight is 0 whatever its row holds
         return []
     refs = step.sources(i, j)
-    if step.op == "matmul":
+    if isinstance(step, Product):  # its sources are pairs: (row cell, column cell), …
         return [list(refs[::2]), list(refs[1::2])]
     return [[r for r in refs if not r.step.cells[r.i][r.j].masked]] if refs else []
 
 
 def _leaf(step: Step) -> bool:
     """Cells whose working already shows given numbers only (Q, K, V and the W matrices)."""
-    return step.op == "input" or (step.op == "matmul" and all(a.op == "input" for a in step.args))
+    return step.given or (isinstance(step, Product) and all(a.given for a in step.args))
 
 
 def _grow(tree: Tree, step: Step, i: int, j: int, b: _Budget) -> None:
     b.seen.add((step.key, i, j))
     if _leaf(step):
         return
-    if step.op == "softmax":
+    if isinstance(step, Softmax):
         # every weight of a row comes from the same row of scores: work that row once
         row = (step.key, i)
         if row in b.rows_seen:

@@ -21,7 +21,21 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor.core import exact_size
-from tutor.core.engine import Cell, Derivation, Given, Step
+from tutor.core.decode import Append
+from tutor.core.engine import (
+    Cell,
+    Concat,
+    Derivation,
+    Given,
+    Mask,
+    Product,
+    Scale,
+    Softmax,
+    Step,
+    Sum,
+    Times,
+)
+from tutor.core.positions import Rotate
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
@@ -212,13 +226,23 @@ def worked_cell(d: Derivation, step: Step, opts: WalkOptions) -> tuple[int, int]
     return fc.worked_cell(step, fc.for_head(d, opts.focus, step.head))
 
 
+@functools.singledispatch
+def rule_work(
+    step: Step, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
+    """A step's tables and working in the walk, by its rule (one ``work_`` function per rule);
+    ``cell`` is the one worked (the focus)."""
+    raise NotImplementedError(f"the walk has no rule for {type(step).__name__}")
+
+
+@rule_work.register
 def work_matmul(
-    d: Derivation, step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: Product, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
     i, j = cell
-    out: list[RenderableType] = []
+    parts: list[RenderableType | str]
     if TURNED.get():  # Cᵀ = Bᵀ · Aᵀ: the right operand comes first (Kᵀ · Q for the scores)
         if step.transpose:  # (A · Bᵀ)ᵀ = B · Aᵀ: B as it is, which is Bᵀ of the turned B
             first = matrix_tables(
@@ -226,31 +250,31 @@ def work_matmul(
             )
         else:
             first = matrix_tables(right, places, width, exact, cols=[j])
-        parts: list[RenderableType | str] = [
+        parts = [
             *first,
             "·",
             *matrix_tables(left, places, width, exact, rows=[i]),
             "=",
             *matrix_tables(step, places, width, exact, cell=(i, j)),
         ]
-        out.append(side_by_side(parts, width))
-        return out + _matmul_working(step, i, j, places)
-    if step.transpose:
-        right_tables = matrix_tables(
-            transposed(right), places, width, exact, cols=[j], transpose_title=True
-        )
     else:
-        right_tables = matrix_tables(right, places, width, exact, cols=[j])
-    op = "·"
-    parts = [
-        *matrix_tables(left, places, width, exact, rows=[i]),
-        op,
-        *right_tables,
-        "=",
-        *matrix_tables(step, places, width, exact, cell=(i, j)),
-    ]
-    out.append(side_by_side(parts, width))
-    return out + _matmul_working(step, i, j, places)
+        if step.transpose:
+            right_tables = matrix_tables(
+                transposed(right), places, width, exact, cols=[j], transpose_title=True
+            )
+        else:
+            right_tables = matrix_tables(right, places, width, exact, cols=[j])
+        parts = [
+            *matrix_tables(left, places, width, exact, rows=[i]),
+            "·",
+            *right_tables,
+            "=",
+            *matrix_tables(step, places, width, exact, cell=(i, j)),
+        ]
+    out = [side_by_side(parts, width), *_matmul_working(step, i, j, places)]
+    if step.name == "scores" and (point := rope.relative_note(step, i, j, places)):
+        out.append(Text(point, style="italic"))
+    return out
 
 
 def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableType]:
@@ -283,22 +307,42 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     return out
 
 
+@rule_work.register
 def work_scale(
-    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
-    (scores,) = step.args
+    """scores ÷ √d_k = scaled, what dividing does, and the worked cell."""
+    note = wk.scale_note(step.divisor, places)
+    return _each_cell(step, f"÷ √{step.divisor} =", note, places, width, exact, cell)
+
+
+@rule_work.register
+def work_times(
+    step: Times, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
+    """scaled × t = tempered, what multiplying does, and the worked cell."""
+    sign = f"× {wk.factor_text(step)} ="
+    return _each_cell(step, sign, wk.times_note(step), places, width, exact, cell)
+
+
+def _each_cell(
+    step: Step, sign: str, note: str, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
+    """A step that works every cell from the same cell of its one source, by a constant."""
+    (source,) = step.args
     i, j = cell
     parts: list[RenderableType | str] = [
-        *matrix_tables(scores, places, width, exact, cell=(i, j)),
-        f"÷ √{step.divisor} =",
+        *matrix_tables(source, places, width, exact, cell=(i, j)),
+        sign,
         *matrix_tables(step, places, width, exact, cell=(i, j)),
     ]
     w = wk.working(step, i, j, places)
     return [
         side_by_side(parts, width),
-        Text(wk.scale_note(step.divisor, places), style="dim"),
+        Text(note, style="dim"),
         Text.assemble(
-            (w.name, f"bold {COLOURS['scaled']}"), f" = {w.numbers} {w.result(limit=None)}"
+            (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
+            f" = {w.numbers} {w.result(limit=None)}",
         ),
     ]
 
@@ -331,8 +375,9 @@ def softmax_table(
     return t, list(r.notes)
 
 
+@rule_work.register
 def work_softmax(
-    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: Softmax, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     (scaled,) = step.args
     i, j = cell
@@ -349,8 +394,9 @@ def work_softmax(
     return out
 
 
+@rule_work.register
 def work_concat(
-    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: Concat, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """The heads' Z tables side by side, then one row of the concatenation spelled out."""
     i = cell[0]
@@ -367,8 +413,9 @@ def work_concat(
     return [side_by_side(parts, width), line]
 
 
+@rule_work.register
 def work_mask(
-    step: Step, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: Mask, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     (scaled,) = step.args
     rows = [cell[0]]
@@ -389,8 +436,9 @@ def work_mask(
     ]
 
 
+@rule_work.register
 def work_append(
-    d: Derivation, step: Step, places: int, width: int, exact: bool
+    step: Append, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """The cache and the new row below it: the cached rows are read, only the new one is worked."""
     cache, new = step.args
@@ -421,7 +469,10 @@ def _pick_position_cell(step: Step) -> tuple[int, int]:
     return (1 if len(step.rows) > 1 else 0), 0
 
 
-def work_add(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+@rule_work.register
+def work_add(
+    step: Sum, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     """E + P = X, with one cell added up."""
     E, P = step.args
     i, j = _pick_position_cell(step)
@@ -472,7 +523,10 @@ def work_sinusoidal(step: Step, places: int, width: int, exact: bool) -> list[Re
     ]
 
 
-def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+@rule_work.register
+def work_rotate(
+    step: Rotate, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
     """Q (or K) → Q_rot, with one token's first pair turned term by term."""
     (src,) = step.args
     i, _ = _pick_position_cell(step)
@@ -505,7 +559,13 @@ def work_rotate(step: Step, places: int, width: int, exact: bool) -> list[Render
     return out
 
 
-def work_plain(step: Step, places: int, width: int, exact: bool) -> list[RenderableType]:
+@rule_work.register
+def work_given(
+    step: Given, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+) -> list[RenderableType]:
+    """A given matrix as it is (a sinusoidal P with one of its cells worked)."""
+    if step.name == "P" and not step.whole and any(c.q is None for r in step.cells for c in r):
+        return work_sinusoidal(step, places, width, exact)
     return list(matrix_tables(step, places, width, exact))
 
 
@@ -515,26 +575,52 @@ def work_plain(step: Step, places: int, width: int, exact: bool) -> list[Rendera
 
 def shape_line(step: Step) -> str:
     """The shape arithmetic: ``(3 × 4) · (4 × 2) = 3 × 2``."""
+    return rule_shape_line(step)
+
+
+@functools.singledispatch
+def rule_shape_line(step: Step) -> str:
+    """``shape_line`` by the step's rule (one function per rule)."""
+    raise NotImplementedError(f"the walk's shape_line has no rule for {type(step).__name__}")
+
+
+@rule_shape_line.register(Given)
+@rule_shape_line.register(Sum)
+@rule_shape_line.register(Scale)
+@rule_shape_line.register(Times)
+@rule_shape_line.register(Mask)
+@rule_shape_line.register(Softmax)
+@rule_shape_line.register(Rotate)
+@rule_shape_line.register(Append)
+def _(step: Step) -> str:
+    n, m = step.shape
+    return f"{m} × {n}" if TURNED.get() else f"{n} × {m}"  # every shape on its side when turned
+
+
+@rule_shape_line.register
+def _(step: Product) -> str:
     n, m = step.shape
     if TURNED.get():  # every shape on its side, and the product's factors swapped
-        if step.op == "matmul":
-            (a, b), (c, e) = step.args[0].shape, step.args[1].shape
-            if step.transpose:
-                c, e = e, c
-            turned_note = (
-                "   (tokens as columns: Kᵀ is K with the tokens as rows)" if step.transpose else ""
-            )
-            return f"({e} × {c}) · ({b} × {a}) = {m} × {n}" + turned_note
+        (a, b), (c, e) = step.args[0].shape, step.args[1].shape
+        if step.transpose:
+            c, e = e, c
+        turned_note = (
+            "   (tokens as columns: Kᵀ is K with the tokens as rows)" if step.transpose else ""
+        )
+        return f"({e} × {c}) · ({b} × {a}) = {m} × {n}" + turned_note
+    turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
+    return words.matmul_shape(step) + turned
+
+
+@rule_shape_line.register
+def _(step: Concat) -> str:
+    n, m = step.shape
+    if TURNED.get():
         return f"{m} × {n}"
-    if step.op == "matmul":
-        turned = "   (Kᵀ is K turned on its side)" if step.transpose else ""
-        return words.matmul_shape(step) + turned
-    if step.op == "concat":
-        h, d_vs = len(step.args), [s.shape[1] for s in step.args]
-        if len(set(d_vs)) == 1:
-            return f"h × d_v = {h} × {d_vs[0]} = {m} columns, so {n} × {m}"
-        return f"{h} heads of {' + '.join(map(str, d_vs))} = {m} columns, so {n} × {m}"
-    return f"{n} × {m}"
+    h, d_vs = len(step.args), [s.shape[1] for s in step.args]
+    if len(set(d_vs)) == 1:
+        return f"h × d_v = {h} × {d_vs[0]} = {m} columns, so {n} × {m}"
+    return f"{h} heads of {' + '.join(map(str, d_vs))} = {m} columns, so {n} × {m}"
 
 
 def step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableType:
@@ -568,31 +654,9 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
     note = d.lesson.notes.get(step.name)
     if note:
         parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
-    if step.op != "input":
+    if not step.given:
         parts.append(Text.assemble(("shape: ", "dim"), shape_line(step)))
-    cell = worked_cell(d, step, opts)
-    if step.op == "matmul":
-        parts += work_matmul(d, step, places, width, opts.exact, cell)
-        if step.name == "scores" and (point := rope.relative_note(step, *cell, places)):
-            parts.append(Text(point, style="italic"))
-    elif step.op == "scale":
-        parts += work_scale(step, places, width, opts.exact, cell)
-    elif step.op == "softmax":
-        parts += work_softmax(step, places, width, opts.exact, cell)
-    elif step.op == "mask":
-        parts += work_mask(step, places, width, opts.exact, cell)
-    elif step.op == "concat":
-        parts += work_concat(step, places, width, opts.exact, cell)
-    elif step.op == "append":
-        parts += work_append(d, step, places, width, opts.exact)
-    elif step.op == "add":
-        parts += work_add(step, places, width, opts.exact)
-    elif step.op == "rotate":
-        parts += work_rotate(step, places, width, opts.exact)
-    elif step.name == "P" and not step.whole and any(c.q is None for r in step.cells for c in r):
-        parts += work_sinusoidal(step, places, width, opts.exact)
-    else:
-        parts += work_plain(step, places, width, opts.exact)
+    parts += rule_work(step, d, places, width, opts.exact, worked_cell(d, step, opts))
     if opts.exact and (note := elided_note(step, places)) is not None:
         parts.append(note)
     return Group(*parts, Text(""))  # the Rule spans the terminal; a blank line closes the step

@@ -705,8 +705,10 @@ COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
     """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
+    from tutor.core.engine import Sum  # (a step's engine is loaded: steps stays import-light)
+
     out = []
-    if step.op == "input" and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
+    if step.given and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
         out.append("given")  # a lesson that starts at the scores
     if turned:
         out.append("columns")
@@ -716,7 +718,7 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("source")
     if step.name == "scores" and step.args and step.args[0].name == "Q_rot":
         out.append("rope")
-    if step.op == "add":
+    if isinstance(step, Sum):  # X worked as E + P
         out.append("added")
     if lesson is not None and len(lesson.decoding) > 1 and step.name in NEXT_STEP_NAMES:
         out.append("several")  # next: as a list: its steps have a row per new token

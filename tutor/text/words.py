@@ -108,14 +108,11 @@ def matmul_shape(step: Step) -> str:
 
 
 def shape_text(step: Step) -> str:
-    """The shape arithmetic in plain text: ``(3 × 4) · (4 × 2) = 3 × 2``."""
-    n, m = step.shape
-    if step.op == "matmul":
-        return matmul_shape(step)
-    if step.op == "concat":
-        parts = " + ".join(str(s.shape[1]) for s in step.args)
-        return f"{parts} = {m} columns, {n} × {m}"
-    return f"{n} × {m}"
+    """The shape arithmetic in plain text: ``(3 × 4) · (4 × 2) = 3 × 2`` (by the step's rule:
+    ``working.rule_shape``)."""
+    from tutor.text.working import rule_shape  # the rules' words (a step's engine is loaded)
+
+    return rule_shape(step)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

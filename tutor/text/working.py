@@ -18,13 +18,15 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, NamedTuple, Union
+from typing import NamedTuple, Union
 
+from tutor.core import engine as en
+from tutor.core.decode import Append
+from tutor.core.engine import Ref, Step
+from tutor.core.positions import Rotate
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name, dot_phrase, said, the_row
-
-if TYPE_CHECKING:
-    from tutor.core.engine import Ref, Step
+from tutor.text.words import matmul_shape
 
 # ---------------------------------------------------------------------------------------------
 # the pieces of a line of working
@@ -229,7 +231,9 @@ class Working:
         return None if self.hand is None else fmt.decimal_text(self.hand)
 
 
-Operand = Callable[["Ref"], str]
+Operand = Callable[[Ref], str]
+Refs = tuple[Ref, ...] | None  # a cell's sources, when the caller has them already
+Stages = tuple[Node, ...]
 
 
 class Elide(NamedTuple):
@@ -257,39 +261,85 @@ def numbers(
     """The stages of cell (i, j)'s working from the operands ``operand`` writes (the tables'
     numbers, or a student's own); long sums cut short as ``terms`` says. ``refs``: the cell's
     ``sources`` when the caller has them already."""
-    if step.op == "matmul":  # only the pairs shown are looked up: a sum may have d_model terms
+    return rule_numbers(step, i, j, operand, terms, refs)
 
-        def product(k: int) -> Prod:
-            a, b = step.pair(i, j, k)
-            return Prod(Num(operand(a)), Num(operand(b)))
 
-        return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
-    refs = step.sources(i, j) if refs is None else refs
-    match step.op:
-        case "scale":
-            score = Num(operand(refs[0]))
-            root = fmt.whole_root(step.divisor)
-            whole = () if root is None else (Div(score, Num(str(root))),)
-            return (Div(score, Root(step.divisor)), *whole)
-        case "softmax":
-            top = operand(refs[j])
-            if top == fmt.NEG_INF_TEXT:
-                return (Frac(Exp(Num(top)), Etc()),)
-            return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
-        case "mask" | "concat" | "append":
-            return tuple(Name(*r) for r in refs)
-        case "add":
-            return (Sum(tuple(Num(factor(operand(r))) for r in refs)),)
-        case "rotate":
-            a, b = (Num(operand(r)) for r in refs)
-            cos, sin = turn_texts(step, i, j // 2)
-            minus_sin = Num(
-                sin[1:] if sin.startswith(fmt.MINUS) else sin if sin == "0" else fmt.MINUS + sin
-            )
-            if j % 2 == 0:  # a·cos − b·sin, written as a sum: a·cos + b·(−sin)
-                return (Sum((Prod(a, Num(cos)), Prod(b, minus_sin))),)
-            return (Sum((Prod(a, Num(sin)), Prod(b, Num(cos)))),)
-    return ()
+@functools.singledispatch
+def rule_numbers(
+    step: Step, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
+) -> Stages:
+    """``numbers`` by the step's rule (one function per rule)."""
+    raise NotImplementedError(f"working.numbers has no rule for {type(step).__name__}")
+
+
+def _refs(step: Step, i: int, j: int, refs: Refs) -> tuple[Ref, ...]:
+    return step.sources(i, j) if refs is None else refs
+
+
+@rule_numbers.register
+def _(step: en.Given, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    return ()  # given: nothing to work
+
+
+@rule_numbers.register
+def _(
+    step: en.Product, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
+) -> Stages:
+    def product(k: int) -> Prod:  # only the pairs shown are looked up: a sum may have d_model
+        a, b = step.pair(i, j, k)
+        return Prod(Num(operand(a)), Num(operand(b)))
+
+    return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
+
+
+@rule_numbers.register
+def _(step: en.Scale, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    score = Num(operand(_refs(step, i, j, refs)[0]))
+    root = fmt.whole_root(step.divisor)
+    whole = () if root is None else (Div(score, Num(str(root))),)
+    return (Div(score, Root(step.divisor)), *whole)
+
+
+@rule_numbers.register
+def _(step: en.Times, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    score = Num(operand(_refs(step, i, j, refs)[0]))
+    t = factor_text(step)
+    return (Prod(score, Num(t if step.factor[1] == 1 else f"({t})")),)  # 1.41·(3/2)
+
+
+@rule_numbers.register
+def _(
+    step: en.Softmax, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
+) -> Stages:
+    refs = _refs(step, i, j, refs)
+    top = operand(refs[j])
+    if top == fmt.NEG_INF_TEXT:
+        return (Frac(Exp(Num(top)), Etc()),)
+    return (Frac(Exp(Num(top)), exp_sum(tuple(operand(r) for r in refs), terms)),)
+
+
+@rule_numbers.register(en.Mask)
+@rule_numbers.register(en.Concat)
+@rule_numbers.register(Append)
+def _(step: Step, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    return tuple(Name(*r) for r in _refs(step, i, j, refs))  # a copy: the cell it copies
+
+
+@rule_numbers.register
+def _(step: en.Sum, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    return (Sum(tuple(Num(factor(operand(r))) for r in _refs(step, i, j, refs))),)
+
+
+@rule_numbers.register
+def _(step: Rotate, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
+    a, b = (Num(operand(r)) for r in _refs(step, i, j, refs))
+    cos, sin = turn_texts(step, i, j // 2)
+    minus_sin = Num(
+        sin[1:] if sin.startswith(fmt.MINUS) else sin if sin == "0" else fmt.MINUS + sin
+    )
+    if j % 2 == 0:  # a·cos − b·sin, written as a sum: a·cos + b·(−sin)
+        return (Sum((Prod(a, Num(cos)), Prod(b, minus_sin))),)
+    return (Sum((Prod(a, Num(sin)), Prod(b, Num(cos)))),)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,90 +438,159 @@ def _some(items: Sequence, terms: Elide | None, node: Callable) -> tuple[Node, .
 
 def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None) -> Working:
     """Cell (i, j)'s working from the numbers its tables show (see ``numbers``)."""
+    return rule_working(step, i, j, places, terms)
+
+
+@functools.singledispatch
+def rule_working(step: Step, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    """``working`` by the step's rule (one function per rule)."""
+    raise NotImplementedError(f"working.working has no rule for {type(step).__name__}")
+
+
+def _made(step: Step, i: int, j: int, places: int, work: Stages, **how: object) -> Working:
+    """Cell (i, j)'s Working: the stages ``work``, the result as its table shows it, and what
+    the rule says of it (``how``, ``blanks``, …)."""
     cell = step.cells[i][j]
-    src = () if step.op == "matmul" else step.sources(i, j)  # a product reads its pairs itself
-    common = {
-        "step": step,
-        "i": i,
-        "j": j,
-        "places": places,
-        "work": _table_numbers(step, i, j, places, terms, src),
-        "rel": "≈" if fmt.is_rounded(cell, places) else "=",
-        "shown": fmt.shown(cell, step, places),
-    }
-    match step.op:
-        case "matmul":
-            hand = None
-            # the trap of rounding early: say so, so it is not taken for a slip (whole operands
-            # are never rounded: nothing to check, which keeps an answer key of Q, K, V quick)
-            if not all(fmt.step_is_whole(a) for a in step.args):
-                by_hand = fmt.rounded_dot(step.terms(i, j), places)
-                hand = by_hand if by_hand != fmt.round_half_up(cell, places) else None
-            blanks = " + ".join(["__"] * len(step.args[0].cols))
-            return Working(
-                how=dot_phrase(step, i, j),
-                hand=hand,
-                blanks=f"{blanks}  (multiply each pair, then add)",
-                **common,
-            )
-        case "scale":
-            score = fmt.operand(step.args[0].cells[i][j], places)
-            return Working(
-                how=f"{cell_name(*src[0])} / √d_k",
-                blanks=f"{score} / __",
-                exact_is_short=True,
-                **common,
-            )
-        case "softmax":
-            if step.hidden(i, j):
-                why = f"{cell_name(*src[j])} = {fmt.NEG_INF_TEXT}: {said(step.cols[j])} is hidden"
-                return Working(how="", aside=f"since {why}", **common)
-            how = f"softmax of {the_row(step.rows[i])} of {step.args[0].key}"
-            return Working(how=how, blanks="__ / __", **common)
-        case "mask":
-            if not src:
-                return Working(
-                    how=f"{said(step.cols[j])} comes after {said(step.rows[i])}, so it is hidden",
-                    **common,
-                )
-            aside = f"visible ({said(step.cols[j])} is not after {said(step.rows[i])})"
-            return Working(how="", aside=aside, **common)
-        case "concat":
-            return Working(
-                how="", aside=f"column {j + 1} of {len(step.cols)} side by side", **common
-            )
-        case "append":  # the KV cache: a row read from the cache, or the new token's own
-            where = "from the cache" if step.reused(i) else "the new row"
-            return Working(how="", aside=where, **common)
-        case "add":
-            by_hand = sum((fmt.as_shown(r.step.cells[r.i][r.j], places) for r in src), Decimal(0))
-            hand = fmt.round_decimal(by_hand, places)
-            return Working(
-                how=" + ".join(cell_name(*r) for r in src),
-                hand=None if hand == fmt.round_half_up(cell, places) else hand,
-                blanks="__ + __  (the embedding plus the position)",
-                **common,
-            )
-        case "rotate":
-            cos, sin = turn_texts(step, i, j // 2)
-            return Working(
-                how=turn_phrase(step, i, j),
-                blanks=f"__·{cos} − __·{sin}" if j % 2 == 0 else f"__·{sin} + __·{cos}",
-                **common,
-            )
-    if step.name == "P" and any(c.q is None for row in step.cells for c in row):
-        return Working(how=sinusoid_phrase(i, j, len(step.cols)), **common)
-    return Working(how="given in the lesson", **common)
+    rel = "≈" if fmt.is_rounded(cell, places) else "="
+    shown = fmt.shown(cell, step, places)
+    return Working(step, i, j, work=work, rel=rel, shown=shown, places=places, **how)  # type: ignore[arg-type]
 
 
-def _table_numbers(
-    step: Step, i: int, j: int, places: int, terms: Elide | None, src: tuple[Ref, ...]
-) -> tuple[Node, ...]:
-    """``numbers`` from the tables, with a softmax row's denominator made once per row."""
-    if step.op == "softmax" and not step.hidden(i, j):
-        top = Exp(Num(fmt.operand(step.args[0].cells[i][j], places)))
-        return (Frac(top, _table_exp_sum(step, i, places, terms)),)
+def _table(
+    step: Step, i: int, j: int, places: int, terms: Elide | None, src: Refs = None
+) -> Stages:
+    """``numbers`` from the tables' own numbers."""
     return numbers(step, i, j, table_operand(places), terms, src)
+
+
+@rule_working.register
+def _(step: en.Given, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    if step.name == "P" and any(c.q is None for row in step.cells for c in row):
+        return _made(step, i, j, places, (), how=sinusoid_phrase(i, j, len(step.cols)))
+    return _made(step, i, j, places, (), how="given in the lesson")
+
+
+@rule_working.register
+def _(step: en.Product, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    hand = None
+    # the trap of rounding early: say so, so it is not taken for a slip (whole operands
+    # are never rounded: nothing to check, which keeps an answer key of Q, K, V quick)
+    if not all(fmt.step_is_whole(a) for a in step.args):
+        by_hand = fmt.rounded_dot(step.terms(i, j), places)
+        hand = by_hand if by_hand != fmt.round_half_up(step.cells[i][j], places) else None
+    blanks = " + ".join(["__"] * len(step.args[0].cols))
+    return _made(
+        step,
+        i,
+        j,
+        places,
+        _table(step, i, j, places, terms),  # a product reads its pairs itself
+        how=dot_phrase(step, i, j),
+        hand=hand,
+        blanks=f"{blanks}  (multiply each pair, then add)",
+    )
+
+
+@rule_working.register
+def _(step: en.Scale, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    src = step.sources(i, j)
+    score = fmt.operand(step.args[0].cells[i][j], places)
+    return _made(
+        step,
+        i,
+        j,
+        places,
+        _table(step, i, j, places, terms, src),
+        how=f"{cell_name(*src[0])} / √d_k",
+        blanks=f"{score} / __",
+        exact_is_short=True,
+    )
+
+
+def factor_text(step: en.Times) -> str:
+    """The factor t of a Times step as a student reads it: ``2``, ``3/2``."""
+    p, q = step.factor
+    return str(p) if q == 1 else f"{p}/{q}"
+
+
+@rule_working.register
+def _(step: en.Times, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    src = step.sources(i, j)
+    return _made(
+        step,
+        i,
+        j,
+        places,
+        _table(step, i, j, places, terms, src),
+        how=f"{cell_name(*src[0])} × {factor_text(step)}",
+        exact_is_short=True,
+    )
+
+
+@rule_working.register
+def _(step: en.Softmax, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    if step.hidden(i, j):
+        src = step.sources(i, j)
+        why = f"{cell_name(*src[j])} = {fmt.NEG_INF_TEXT}: {said(step.cols[j])} is hidden"
+        work = _table(step, i, j, places, terms, src)
+        return _made(step, i, j, places, work, how="", aside=f"since {why}")
+    top = Exp(Num(fmt.operand(step.args[0].cells[i][j], places)))
+    work = (Frac(top, _table_exp_sum(step, i, places, terms)),)  # a row's denominator made once
+    how = f"softmax of {the_row(step.rows[i])} of {step.args[0].key}"
+    return _made(step, i, j, places, work, how=how, blanks="__ / __")
+
+
+@rule_working.register
+def _(step: en.Mask, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    work = _table(step, i, j, places, terms)
+    if step.hides(i, j):
+        how = f"{said(step.cols[j])} comes after {said(step.rows[i])}, so it is hidden"
+        return _made(step, i, j, places, work, how=how)
+    aside = f"visible ({said(step.cols[j])} is not after {said(step.rows[i])})"
+    return _made(step, i, j, places, work, how="", aside=aside)
+
+
+@rule_working.register
+def _(step: en.Concat, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    aside = f"column {j + 1} of {len(step.cols)} side by side"
+    return _made(step, i, j, places, _table(step, i, j, places, terms), how="", aside=aside)
+
+
+@rule_working.register
+def _(step: Append, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    where = "from the cache" if step.reused(i) else "the new row"  # the KV cache
+    return _made(step, i, j, places, _table(step, i, j, places, terms), how="", aside=where)
+
+
+@rule_working.register
+def _(step: en.Sum, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    src = step.sources(i, j)
+    by_hand = sum((fmt.as_shown(r.step.cells[r.i][r.j], places) for r in src), Decimal(0))
+    hand = fmt.round_decimal(by_hand, places)
+    return _made(
+        step,
+        i,
+        j,
+        places,
+        _table(step, i, j, places, terms, src),
+        how=" + ".join(cell_name(*r) for r in src),
+        hand=None if hand == fmt.round_half_up(step.cells[i][j], places) else hand,
+        blanks="__ + __  (the embedding plus the position)",
+    )
+
+
+@rule_working.register
+def _(step: Rotate, i: int, j: int, places: int, terms: Elide | None) -> Working:
+    cos, sin = turn_texts(step, i, j // 2)
+    return _made(
+        step,
+        i,
+        j,
+        places,
+        _table(step, i, j, places, terms),
+        how=turn_phrase(step, i, j),
+        blanks=f"__·{cos} − __·{sin}" if j % 2 == 0 else f"__·{sin} + __·{cos}",
+    )
 
 
 def rounding_note(places: int) -> str:
@@ -486,6 +605,41 @@ def hand_note(hand: str) -> str:
     return (
         f"(the rounded inputs shown give {hand}; carry one more decimal to land on the exact value)"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# a step's shape
+
+
+@functools.singledispatch
+def rule_shape(step: Step) -> str:
+    """The shape arithmetic of a step in plain text, by its rule (``words.shape_text``)."""
+    raise NotImplementedError(f"shape_text has no rule for {type(step).__name__}")
+
+
+@rule_shape.register(en.Given)
+@rule_shape.register(en.Sum)
+@rule_shape.register(en.Scale)
+@rule_shape.register(en.Times)
+@rule_shape.register(en.Mask)
+@rule_shape.register(en.Softmax)
+@rule_shape.register(Rotate)
+@rule_shape.register(Append)
+def _(step: Step) -> str:
+    n, m = step.shape
+    return f"{n} × {m}"  # cell by cell (or given): the shape it has
+
+
+@rule_shape.register
+def _(step: en.Product) -> str:
+    return matmul_shape(step)
+
+
+@rule_shape.register
+def _(step: en.Concat) -> str:
+    n, m = step.shape
+    parts = " + ".join(str(s.shape[1]) for s in step.args)
+    return f"{parts} = {m} columns, {n} × {m}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,6 +706,12 @@ def scale_note(d_k: int, places: int) -> str:
         else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
     )
     return f"d_k = {d_k}, so every score is divided by {divisor}."
+
+
+def times_note(step: en.Times) -> str:
+    """What multiplying by t does to every cell of a Times step (the explorer's tempered)."""
+    t = factor_text(step)
+    return f"t = {t}, so every {step.args[0].name} score is multiplied by {t}."
 
 
 SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
