@@ -97,7 +97,7 @@ class Report:
             if key in memo:
                 return memo[key]
             step = ref.step
-            if step.op in ("mask", "append"):
+            if jd.reads_through(step, ref.i, ref.j):
                 got = step.combine(ref.i, ref.j, value, kit)
             elif (entry := self.usable(ref)) is None or entry.answer is None:
                 got = kit.given(step.cells[ref.i][ref.j])
@@ -279,7 +279,7 @@ class _Grader:
         own_now = self.own_now()
         honest_own = J.follows(step, i, j, answer, own_now)
         own = bool(carried)
-        if step.op == "concat":  # a copy earns what the value it copies earned, no more
+        if step.copy_of(i, j) is not None:  # a copy earns what the value it copies earned
             (src,) = step.sources(i, j)
             copied = self.graded.get((id(src.step), src.i, src.j))
             if copied is not None and copied.verdict in EARNS and honest_own:
@@ -323,9 +323,9 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
     """The filled cells that cell (i, j) is made from (through the causal mask)."""
     out = []
     for ref in step.sources(i, j):
-        if ref.step.op in ("mask", "append"):  # the cache: read through to its rows
+        if jd.reads_through(ref.step, ref.i, ref.j):  # the mask, the cache: read through
             out += leaves(ref.step, ref.i, ref.j)
-        elif ref.step.op != "input":
+        elif not ref.step.given:
             out.append(ref)
     return out
 
@@ -380,7 +380,7 @@ def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
     if len(written) < 2:
         return False
     for other in d.steps:
-        if other.op != "input" or other.shape != step.shape:
+        if not other.given or other.shape != step.shape:
             continue
         if all(g.step.cells[g.i][g.j].q == other.cells[g.i][g.j].q for g in written):
             continue  # the true values are that matrix's too: copying it is right
