@@ -19,7 +19,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
 
 import mpmath
 
-from tutor.core.engine import Derivation, Ref, Step
+from tutor.core.engine import Derivation, Mask, Product, Ref, Scale, Step, Sum
 
 MPS = mpmath.MPContext()
 MPS.dps = 50
@@ -33,7 +33,7 @@ HABITS = ("exact", "round", "carry1", "carry2", "roots")
 
 
 def fill_steps(d: Derivation) -> list[Step]:
-    return [s for s in d.steps if s.name in FILL and s.op != "input"]
+    return [s for s in d.steps if s.name in FILL and not s.given]
 
 
 def dec(x: mpmath.mpf, places: int, how: str = ROUND_HALF_UP) -> Decimal:
@@ -119,9 +119,9 @@ class Student:
 
     def value(self, ref: Ref) -> mpmath.mpf:
         s = ref.step
-        if s.op == "input":
+        if s.given:
             return self.kit.given(s.cells[ref.i][ref.j])
-        if s.op in ("mask", "append"):
+        if s.name not in FILL:  # the mask, a cache: read through by its rule
             return s.combine(ref.i, ref.j, self.value, self.kit)
         return self.values[(id(s), ref.i, ref.j)]
 
@@ -158,7 +158,7 @@ class Student:
             return text(alt)
         if self.slip is None or (self.slipped and self.slipped[0] is not step):
             return None
-        if self.slipped and self.slip not in ROW_SLIPS:
+        if self.slipped and self.slip not in ROW_SLIPS + STEP_SLIPS:
             return None
         if self.slipped and self.slip in ROW_SLIPS and self.slipped[1] != i:
             return None
@@ -251,7 +251,7 @@ def _weights(kind: str):  # type: ignore[no-untyped-def]
         if step.name != "weights":
             return None
         (src,) = step.args
-        masked = src.op == "mask"
+        masked = isinstance(src, Mask)
         full = src.args[0] if masked else src
         if kind == "column":
             return _softmax(_col(st, src, j), i, st.kit)
@@ -260,7 +260,7 @@ def _weights(kind: str):  # type: ignore[no-untyped-def]
             return None if MPS.isinf(x) else st.kit.exp(x)
         if kind == "raw":
             scaled = full
-            if scaled.op != "scale" or scaled.divisor == 1:
+            if not isinstance(scaled, Scale) or scaled.divisor == 1:
                 return None
             raw = _row(st, scaled.args[0], i)
             if masked:
@@ -288,9 +288,28 @@ def _z(kind: str):  # type: ignore[no-untyped-def]
                 return None
             other = (j + 1) % len(V.cols)
             return _dot(_row(st, W, i), _col(st, V, other))
+        if len(W.rows) != len(V.rows) or i >= len(W.cols):  # (cross-attention: not square)
+            return None
         return _dot(_col(st, W, i), _col(st, V, j))
 
     return slip
+
+
+def _forgot_position(st: Student, step: Step, i: int, j: int, v: mpmath.mpf):  # type: ignore[no-untyped-def]
+    """X written as E: the position left out, all over the step."""
+    if not isinstance(step, Sum):
+        return None
+    return st.value(Ref(step.args[0], i, j))
+
+
+def _row_of_w(st: Student, step: Step, i: int, j: int, v: mpmath.mpf):  # type: ignore[no-untyped-def]
+    """Q[i, j] made with row j of W_Q (W read across, not down), when W is square."""
+    if step.name != "Q" or step.given:
+        return None
+    X, W = step.args
+    if j >= len(W.rows) or len(W.cols) != len(X.cols):
+        return None
+    return _dot(_row(st, X, i), _row(st, W, j))
 
 
 def _used(other: str):  # type: ignore[no-untyped-def]
@@ -311,6 +330,8 @@ SLIPS: dict[str, Callable] = {  # type: ignore[type-arg]
     "sign": _sign,
     "truncated": _truncated,
     "used-W_K": _used("W_K"),
+    "row-of-W": _row_of_w,
+    "forgot-position": _forgot_position,
     "not-scaled": _scaled(lambda s, st: 1),
     "divided-by-dk": _scaled(lambda s, st: s.divisor**2),
     "dmodel-for-dk": _scaled(lambda s, st: len(st.d.step("X").cols)),
@@ -349,7 +370,7 @@ def _digits(how: str):  # type: ignore[no-untyped-def]
 
 def _dropped(st: Student, step: Step, i: int, j: int, shown: Decimal) -> Decimal | None:
     """A sum of products with one (non-zero) term left out."""
-    if step.op != "matmul":
+    if not isinstance(step, Product):
         return None
     refs = step.sources(i, j)
     terms = [st.value(a) * st.value(b) for a, b in zip(refs[::2], refs[1::2], strict=True)]
@@ -372,6 +393,7 @@ PEN: dict[str, Callable] = {  # type: ignore[type-arg]
     "dropped-term": _dropped,
 }
 ROW_SLIPS = ("inf-as-zero", "forgot-mask")  # made along a whole row of the weights
+STEP_SLIPS = ("forgot-position",)  # made all over the step
 UNNAMED = ("digit", "sign")  # slips of the pen: recognisable, but not a misconception
 
 

@@ -97,7 +97,7 @@ class Report:
             if key in memo:
                 return memo[key]
             step = ref.step
-            if step.op in ("mask", "append"):
+            if jd.reads_through(step, ref.i, ref.j):
                 got = step.combine(ref.i, ref.j, value, kit)
             elif (entry := self.usable(ref)) is None or entry.answer is None:
                 got = kit.given(step.cells[ref.i][ref.j])
@@ -202,11 +202,27 @@ class _Grader:
 
     def usable(self, ref: Ref) -> Entry | None:
         """The student's entry for a cell, when it may stand in for the true value: right, a
-        follow-through, or a recognisable attempt."""
+        follow-through, or a recognisable attempt; or a number written over one the mask fills
+        in (``overwritten``)."""
         g = self.graded.get((id(ref.step), ref.i, ref.j))
-        if g is None or g.entry.answer is None:
+        if g is None:
+            return self.overwritten(ref)
+        if g.entry.answer is None:
             return None
         return g.entry if g.points or g.attempt else None
+
+    def overwritten(self, ref: Ref) -> Entry | None:
+        """A weight the mask fills in with 0 (given on the sheet, not graded) that the student
+        wrote over with another number, in a step that is an attempt: what their later work
+        reads (a forgotten mask, −∞ taken as 0), so it follows from it. The −∞ of the scores
+        the mask hides is never read: the mask's rule fills it in whatever is written."""
+        fill = self.d.fill(ref.step, ref.i, ref.j)
+        if fill is None or fill.masked or not self._attempts.get(id(ref.step)):
+            return None
+        entry = self.sheet.entry(ref.step, ref.i, ref.j)
+        if entry.answer is None or entry.answer.value == jd.exact_value(fill):
+            return None
+        return entry
 
     def own(self, ref: Ref) -> Range:
         """A ``judge.Lookup``: the student's usable entry as a range; for a blank, what honest
@@ -217,12 +233,12 @@ class _Grader:
             g = self.graded.get(key)
             entry = self.usable(ref)
             if entry is not None and entry.answer is not None:
-                got = self._written(g, entry)  # type: ignore[arg-type]
+                got = self._written(ref, entry)
             elif g is not None and g.verdict == "blank":
                 got = self._worked(ref, self.own)
             else:  # no attempt: the true value, as the quiz's judge carries it
                 got = self.judge.carried(ref)
-            if g is not None:  # its verdict, hence this, no longer changes
+            if g is not None or id(ref.step) in self._attempts:  # settled: no longer changes
                 self._own[key] = got
         return got
 
@@ -243,14 +259,14 @@ class _Grader:
             return J.carried(ref)
         return hn.carried(r, J.places)
 
-    def _written(self, g: Graded, entry: Entry) -> Range:
+    def _written(self, ref: Ref, entry: Entry) -> Range:
         """A usable entry as a range: the value itself when it is exactly what the student's
         own inputs give (an integer score, ``1/3``), else every value it could round from."""
         answer = entry.answer
         assert answer is not None
-        if answer.value.is_Rational and g.step.cells[g.i][g.j].q is not None:
+        if answer.value.is_Rational and ref.step.cells[ref.i][ref.j].q is not None:
             # from the student's own inputs: a right 0.36 worked from their 1.0001 is a rounding
-            r = self.judge.range(g.step, g.i, g.j, self.own)
+            r = self.judge.range(ref.step, ref.i, ref.j, self.own)
             if isinstance(r, Interval) and r.lo == r.hi == answer.value:
                 return Interval(r.lo)
         return jd.written_range(answer, self.judge.places)
@@ -260,7 +276,8 @@ class _Grader:
         out = []
         for ref in leaves(step, i, j):
             g = self.graded.get((id(ref.step), ref.i, ref.j))
-            if g is not None and g.verdict != "correct" and self.usable(ref) is not None:
+            wrong = g.verdict != "correct" if g is not None else self.overwritten(ref)
+            if wrong and self.usable(ref) is not None:
                 out.append(ref)
         return out
 
@@ -279,7 +296,7 @@ class _Grader:
         own_now = self.own_now()
         honest_own = J.follows(step, i, j, answer, own_now)
         own = bool(carried)
-        if step.op == "concat":  # a copy earns what the value it copies earned, no more
+        if step.copy_of(i, j) is not None:  # a copy earns what the value it copies earned
             (src,) = step.sources(i, j)
             copied = self.graded.get((id(src.step), src.i, src.j))
             if copied is not None and copied.verdict in EARNS and honest_own:
@@ -323,9 +340,9 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
     """The filled cells that cell (i, j) is made from (through the causal mask)."""
     out = []
     for ref in step.sources(i, j):
-        if ref.step.op in ("mask", "append"):  # the cache: read through to its rows
+        if jd.reads_through(ref.step, ref.i, ref.j):  # the mask, the cache: read through
             out += leaves(ref.step, ref.i, ref.j)
-        elif ref.step.op != "input":
+        elif not ref.step.given:
             out.append(ref)
     return out
 
@@ -377,10 +394,10 @@ def rounded(x: sympy.Rational, places: int) -> Decimal:
 def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
     """Written cells that are the lesson's own numbers for another matrix of the step's shape
     (X copied into Q), where the step's true values are not: no attempt."""
-    if len(written) < 2:
-        return False
+    if len(written) < 2 or all(g.points or g.slips for g in written):
+        return False  # every cell right or a named slip: X written as E forgets P, an attempt
     for other in d.steps:
-        if other.op != "input" or other.shape != step.shape:
+        if not other.given or other.shape != step.shape:
             continue
         if all(g.step.cells[g.i][g.j].q == other.cells[g.i][g.j].q for g in written):
             continue  # the true values are that matrix's too: copying it is right

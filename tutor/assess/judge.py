@@ -23,6 +23,7 @@ goes when the derivation does.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import weakref
 from collections.abc import Callable
@@ -34,8 +35,25 @@ from sympy.polys.domains import QQ
 from tutor.assess import honest as hn
 from tutor.assess.honest import HIDDEN, Interval, Range
 from tutor.core import kinds
-from tutor.core.engine import MP, Cell, Derivation, Exact, Ref, Step
+from tutor.core.decode import Append
+from tutor.core.engine import (
+    MP,
+    Cell,
+    Concat,
+    Derivation,
+    Exact,
+    Given,
+    Mask,
+    Product,
+    Ref,
+    Scale,
+    Softmax,
+    Step,
+    Sum,
+    Times,
+)
 from tutor.core.numbers import Answer
+from tutor.core.positions import Rotate
 from tutor.text import format as fmt
 from tutor.text import steps
 
@@ -95,7 +113,7 @@ def cell_from(
     """Cell (i, j) of ``step`` computed exactly from the operand values ``value`` gives, by the
     engine's own rule for the step (``Step.combine``): the true value, what the inputs as
     shown give (``shown_value``, ``shown_root``), or what a student's own answers give."""
-    if step.op == "input":
+    if step.given:
         return value(step, i, j)
     return step.combine(i, j, lambda r: value(r.step, r.i, r.j), Exact(root))
 
@@ -205,6 +223,16 @@ def _round_at(x, places: int) -> int:  # type: ignore[no-untyped-def]
     return whole if n >= 0 else -whole
 
 
+def reads_through(step: Step, i: int, j: int) -> bool:
+    """Whether cell (i, j) is one no student writes that its rule makes from its sources
+    unchanged or fills in itself (the mask's cells, a cache's rows): its value is the rule's,
+    read through to what it copies. A copy the sheet asks (concat) is what the student wrote."""
+    kind = kinds.BY_NAME.get(step.name)
+    if kind is not None and kind.sheet is not None:
+        return False
+    return step.hides(i, j) or step.copy_of(i, j) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 # verdicts and slips
 
@@ -261,11 +289,11 @@ class Judge:
         self._given: dict[tuple[int, int, int], Interval] = {}
         self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
-        self.causal = d.lesson.mask == "causal"
 
     def hides(self, step: Step, i: int, j: int) -> bool:
-        """A scaled score the causal mask turns into −∞ (the walk shows −∞ there)."""
-        return self.causal and step.op == "scale" and j > i
+        """A scaled score the causal mask turns into −∞ (the walk shows −∞ there): the mask's
+        own rule says which (``Derivation.fill``)."""
+        return (fill := self.d.fill(step, i, j)) is not None and fill.masked
 
     # -- ranges ----------------------------------------------------------------------------
 
@@ -299,9 +327,9 @@ class Judge:
                     return got
                 ref = got
             step = ref.step
-            if step.op == "input":
+            if step.given:
                 return self.given(ref)
-            if step.op in ("mask", "append"):  # a copy: read through to what it copies
+            if reads_through(step, ref.i, ref.j):  # not written: read through to what it copies
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
 
@@ -338,7 +366,7 @@ class Judge:
         """An integer enclosure of cell (i, j)'s range from ``base`` (the true inputs when None,
         remembered), read through ``remap``: a product's sum in a few integer operations, where
         its exact range costs hundreds of big rationals. None for other steps (not screened)."""
-        if step.op != "matmul":
+        if not isinstance(step, Product):
             return None
         key = (id(step), i, j)
         memo = None
@@ -457,7 +485,7 @@ class Judge:
         # answer is honest without working that range. Not for a softmax: an e^x below the
         # 256-bit slack has a range whose lower end is 0, and a row of those has no range
         surely = (
-            step.op != "softmax"
+            not isinstance(step, Softmax)
             and isinstance(tight, Interval)
             and a.lo - half <= tight.lo
             and tight.hi <= a.hi + half
@@ -560,7 +588,7 @@ class Judge:
             same_sign = (mine >= 0) == (true >= 0)
             if same_sign and len(a) == len(b) >= 2 and sum(map(str.__ne__, a, b)) == 1:
                 return True
-        if step.op != "matmul":
+        if not isinstance(step, Product):  # a term of a sum dropped: a product's slip
             return False
         window = self.reach(answer)
         coarse = self.coarse(step, i, j)
@@ -625,8 +653,8 @@ def _transposed(old: Step) -> Remap:
 
 
 def _hidden_as(mask: Step, value: Range) -> Remap:
-    """The masked scores read as ``value`` instead of −∞."""
-    return lambda ref: value if ref.step is mask and ref.j > ref.i else ref
+    """The masked scores read as ``value`` instead of −∞ (the cells the mask's rule hides)."""
+    return lambda ref: value if ref.step is mask and mask.hides(ref.i, ref.j) else ref
 
 
 def _e_alone(src: Step, i: int, j: int) -> Alternative:
@@ -642,8 +670,6 @@ def _e_alone(src: Step, i: int, j: int) -> Alternative:
 
 def _projection_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """Q, K, V: another W, or a row of W read for its column."""
-    if step.op != "matmul":
-        return []
     out: list[tuple[Slip, Alternative]] = []
     X, W = step.args
     for other in ("W_Q", "W_K", "W_V"):
@@ -668,8 +694,6 @@ def _projection_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[S
 
 def _scores_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """The scores: two queries, two keys, the cell across the diagonal, K not turned."""
-    if step.op != "matmul":
-        return []
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
     Q, K = step.args
@@ -712,8 +736,6 @@ def _scores_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip,
 
 def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """The scaled scores: divided by another number than √d_k."""
-    if step.op != "scale":
-        return []
     out: list[tuple[Slip, Alternative]] = []
     d_k = step.divisor
     lesson = d.lesson
@@ -737,12 +759,10 @@ def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
 
 def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """The weights: softmax down the column, e^x alone, of the raw scores, the mask misread."""
-    if step.op != "softmax":
-        return []
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
     (src,) = step.args
-    masked = src.op == "mask"
+    masked = isinstance(src, Mask)
     scaled = src.args[0] if masked else src
     if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
         slip = Slip(
@@ -757,7 +777,7 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
             _e_alone(src, i, j),
         )
     )
-    if scaled.op == "scale" and scaled.divisor != 1:
+    if isinstance(scaled, Scale) and scaled.divisor != 1:
         slip = Slip(
             "softmax-of-raw-scores",
             "that is the softmax of the raw scores; take it of the scaled scores (divided by √d_k)",
@@ -775,15 +795,13 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
             ),
             (FORGOT_MASK, _at(step, i, j, _swap_step(src, scaled))),
         ]
-        if j <= i:  # above the diagonal it gives the true 0
+        if not src.hides(i, j):  # where the mask hides, it gives the true 0
             out.append((MASK_AFTER, _at(step, i, j, _swap_step(src, scaled))))
     return out
 
 
 def _blend_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """Z: another column of V, or a column of the weights."""
-    if step.op != "matmul":
-        return []
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
     W, V = step.args
@@ -804,25 +822,62 @@ def _blend_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     return out
 
 
-# each family of slips (a step's ``slips`` in tutor.text.steps) and its rule
-SLIP_RULES: dict[str, Callable[[Derivation, Step, int, int], list[tuple[Slip, Alternative]]]] = {
+SlipList = list[tuple[Slip, Alternative]]
+Slips = Callable[[Derivation, Step, int, int], SlipList]
+# a product's slips by the part it plays (X · W, Q · Kᵀ or weights · V): its words' ``slips``
+PRODUCT_SLIPS: dict[str, Slips] = {
     "projection": _projection_slips,
     "scores": _scores_slips,
-    "scale": _scale_slips,
-    "softmax": _softmax_slips,
     "blend": _blend_slips,
 }
+# every family of slips the words table (tutor.text.steps) may name
+SLIP_RULES: dict[str, Slips] = {**PRODUCT_SLIPS, "scale": _scale_slips, "softmax": _softmax_slips}
 
 
-def alternatives(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+def alternatives(d: Derivation, step: Step, i: int, j: int) -> SlipList:
     """The classic slips for cell (i, j), each a computation by a step's own rule: another
-    cell, other cells read in place of the right ones, or another divisor. Which slips a step
-    has is its words' ``slips`` (a decoding row makes those of the step it repeats)."""
+    cell, other cells read in place of the right ones, or another divisor (``rule_slips``)."""
+    return rule_slips(step, d, i, j)
+
+
+@functools.singledispatch
+def rule_slips(step: Step, d: Derivation, i: int, j: int) -> SlipList:
+    """The slip catalogue: the classic slips of cell (i, j) of ``step``, by its rule (one
+    registration per rule class; a rule with none says so)."""
+    raise NotImplementedError(f"the slip catalogue has no rule for {type(step).__name__}")
+
+
+@rule_slips.register(Given)
+@rule_slips.register(Times)
+@rule_slips.register(Mask)
+@rule_slips.register(Concat)
+@rule_slips.register(Append)
+def _no_slips(step: Step, d: Derivation, i: int, j: int) -> SlipList:
+    """Given, the explorer's factor, the mask, a concatenation and a cache: no classic slips
+    (a copy is judged by what it copies; the mask's slips show in the weights)."""
+    return []
+
+
+@rule_slips.register
+def _product(step: Product, d: Derivation, i: int, j: int) -> SlipList:
+    """A product: the slips of the part it plays (a decoding row's, of the step it repeats),
+    cross-attention's sentences swapped, another group's K or V, the old query."""
     words = steps.STEPS.get(kinds.repeated(step.name))
-    out = SLIP_RULES[words.slips](d, step, i, j) if words and words.slips else []
-    if step.op in ("add", "rotate") or d.lesson.source is not None:
-        out += position_slips(d, step, i, j)
-    return out + _other_group(d, step, i, j) + _next_token(d, step, i, j)
+    family = PRODUCT_SLIPS.get(words.slips) if words and words.slips else None
+    out = family(d, step, i, j) if family else []
+    if d.lesson.source is not None:
+        out += _cross_slips(d, step, i, j)
+    return out + _other_group(d, step, i, j) + _old_query(d, step, i, j)
+
+
+@rule_slips.register
+def _scale(step: Scale, d: Derivation, i: int, j: int) -> SlipList:
+    return _scale_slips(d, step, i, j)
+
+
+@rule_slips.register
+def _softmax(step: Softmax, d: Derivation, i: int, j: int) -> SlipList:
+    return _softmax_slips(d, step, i, j) + _left_out_itself(d, step, i, j)
 
 
 def _read_as(step: Step, value: Range) -> Remap:
@@ -860,60 +915,73 @@ def _target_keys(d: Derivation, head: int | None) -> Step:
     return made[head]
 
 
-def position_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
-    """Issue 17's slips: positions added or turned wrongly, and cross-attention's keys and
-    values taken from the wrong sentence."""
-    out: list[tuple[Slip, Alternative]] = []
+@rule_slips.register
+def _sum(step: Sum, d: Derivation, i: int, j: int) -> SlipList:
+    """X = E + P (issue 17): the position left out, or a neighbour's added."""
+    out: SlipList = []
     row_of = step.rows[i]
-    if step.op == "add":
-        P = step.args[1]
-        out.append(
+    P = step.args[1]
+    out.append(
+        (
+            Slip(
+                "forgot-position",
+                f"that is E alone; add the position: P[{row_of}, {step.cols[j]}]",
+            ),
+            _at(step, i, j, _read_as(P, Interval(QQ(0)))),
+        )
+    )
+    for by in (-1, 1):
+        if 0 <= i + by < len(P.rows):
+            slip = Slip(
+                "wrong-position",
+                f"that adds row {P.rows[i + by]} of P (position {i + by}); {row_of} stands "
+                f"at position {i}, so it takes row {i + 1} of P",
+            )
+            out.append((slip, _at(step, i, j, _row_moved(P, by))))
+    return out
+
+
+@rule_slips.register
+def _rotate(step: Rotate, d: Derivation, i: int, j: int) -> SlipList:
+    """RoPE (issue 17): turned for another position, not turned, or turned backwards."""
+    out: SlipList = []
+    row_of = step.rows[i]
+    (src,) = step.args
+    for by, why in ((1, "counting positions from 1"), (-1, "one position too few")):
+        if i + by >= 0:
+            slip = Slip(
+                "rotated-wrong-position",
+                f"that turns {row_of} as if it stood at position {i + by} ({why}); "
+                f"positions count from 0, so its angle is {i} × θ",
+            )
+            out.append((slip, _at(dataclasses.replace(step, shift=step.shift + by), i, j)))
+    if i + step.shift:
+        out += [
             (
                 Slip(
-                    "forgot-position",
-                    f"that is E alone; add the position: P[{row_of}, {step.cols[j]}]",
+                    "not-rotated",
+                    f"that is {src.key}[{row_of}, {step.cols[j]}] as it was; turn the pair by "
+                    "the angle of its position",
                 ),
-                _at(step, i, j, _read_as(P, Interval(QQ(0)))),
-            )
-        )
-        for by in (-1, 1):
-            if 0 <= i + by < len(P.rows):
-                slip = Slip(
-                    "wrong-position",
-                    f"that adds row {P.rows[i + by]} of P (position {i + by}); {row_of} stands "
-                    f"at position {i}, so it takes row {i + 1} of P",
-                )
-                out.append((slip, _at(step, i, j, _row_moved(P, by))))
-    elif step.op == "rotate":
-        (src,) = step.args
-        for by, why in ((1, "counting positions from 1"), (-1, "one position too few")):
-            if i + by >= 0:
-                slip = Slip(
-                    "rotated-wrong-position",
-                    f"that turns {row_of} as if it stood at position {i + by} ({why}); "
-                    f"positions count from 0, so its angle is {i} × θ",
-                )
-                out.append((slip, _at(dataclasses.replace(step, shift=step.shift + by), i, j)))
-        if i + step.shift:
-            out += [
-                (
-                    Slip(
-                        "not-rotated",
-                        f"that is {src.key}[{row_of}, {step.cols[j]}] as it was; turn the pair by "
-                        "the angle of its position",
-                    ),
-                    _itself(src, i, j),
+                _itself(src, i, j),
+            ),
+            (
+                Slip(
+                    "rotated-backwards",
+                    "that turns the pair the wrong way (sin with the other sign): "
+                    "(a, b) → (a·cos − b·sin, a·sin + b·cos)",
                 ),
-                (
-                    Slip(
-                        "rotated-backwards",
-                        "that turns the pair the wrong way (sin with the other sign): "
-                        "(a, b) → (a·cos − b·sin, a·sin + b·cos)",
-                    ),
-                    _at(dataclasses.replace(step, angles=tuple(-a for a in step.angles)), i, j),
-                ),
-            ]
-    elif step.name in ("K", "V") and step.op == "matmul" and i < d.lesson.n:
+                _at(dataclasses.replace(step, angles=tuple(-a for a in step.angles)), i, j),
+            ),
+        ]
+    return out
+
+
+def _cross_slips(d: Derivation, step: Product, i: int, j: int) -> SlipList:
+    """Cross-attention: keys and values taken from the target sentence, not the source."""
+    out: SlipList = []
+    row_of = step.rows[i]
+    if step.name in ("K", "V") and i < d.lesson.n:
         X_src = step.args[0]
         which = "keys" if step.name == "K" else "values"
         slip = Slip(
@@ -922,7 +990,7 @@ def position_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
             f"cross-attention come from X_src, the source sentence",
         )
         out.append((slip, _at(step, i, j, _swap_step(X_src, d.step("X")))))
-    elif step.name == "scores" and step.op == "matmul" and j < d.lesson.n:
+    elif step.name == "scores" and j < d.lesson.n:
         K = step.args[1]
         target = _target_keys(d, step.head)
         slip = Slip(
@@ -938,7 +1006,7 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     """Grouped heads: a head's scores read with another group's keys, or its Z blended from
     another group's values (the K or V a head reads is the one of its own group)."""
     lesson = d.lesson
-    if lesson.kv_groups is None or step.head is None or step.op != "matmul":
+    if lesson.kv_groups is None or step.head is None:
         return []
     which = {"scores": ("K", 1, "keys"), "Z": ("V", 1, "values")}.get(step.name)
     if which is None:
@@ -963,38 +1031,43 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     return out
 
 
-def _next_token(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+def _old_query(d: Derivation, step: Product, i: int, j: int) -> SlipList:
     """One decoding step: the new token's score worked with the last cached token's query (the
-    old row worked again), or its weights shared out over the cache alone (its own key left
-    out)."""
-    if step.name == "scores_new" and d.has("Q", step.head):
-        q, _ = step.args
-        Q = d.step("Q", step.head)
-        last = len(Q.rows) - 1
-        slip = Slip(
-            "old-query",
-            f"that uses the query of {Q.rows[last]} (the last cached token); the new row needs "
-            f"the new token's own query, {q.key}",
-        )
+    old row worked again)."""
+    if step.name != "scores_new" or not d.has("Q", step.head):
+        return []
+    q, _ = step.args
+    Q = d.step("Q", step.head)
+    last = len(Q.rows) - 1
+    slip = Slip(
+        "old-query",
+        f"that uses the query of {Q.rows[last]} (the last cached token); the new row needs "
+        f"the new token's own query, {q.key}",
+    )
 
-        def old(ref: Ref) -> Ref:
-            return Ref(Q, last, ref.j) if ref.step is q else ref
+    def old(ref: Ref) -> Ref:
+        return Ref(Q, last, ref.j) if ref.step is q else ref
 
-        return [(slip, _at(step, i, j, old))]
-    if step.name == "weights_new" and j < len(step.cols) - 1:
-        (src,) = step.args
-        own = len(step.cols) - 1
-        slip = Slip(
-            "left-out-itself",
-            f"that shares the weights over the cached tokens only; the new token "
-            f"({step.cols[own]}) also attends to itself, so its own score joins the row",
-        )
+    return [(slip, _at(step, i, j, old))]
 
-        def alone(ref: Ref) -> Ref | Range:
-            return HIDDEN if ref.step is src and ref.j == own else ref
 
-        return [(slip, _at(step, i, j, alone))]
-    return []
+def _left_out_itself(d: Derivation, step: Softmax, i: int, j: int) -> SlipList:
+    """One decoding step: the new token's weights shared out over the cache alone (its own key
+    left out)."""
+    if step.name != "weights_new" or j >= len(step.cols) - 1:
+        return []
+    (src,) = step.args
+    own = len(step.cols) - 1
+    slip = Slip(
+        "left-out-itself",
+        f"that shares the weights over the cached tokens only; the new token "
+        f"({step.cols[own]}) also attends to itself, so its own score joins the row",
+    )
+
+    def alone(ref: Ref) -> Ref | Range:
+        return HIDDEN if ref.step is src and ref.j == own else ref
+
+    return [(slip, _at(step, i, j, alone))]
 
 
 TRUNCATED = Slip("truncated", "that is cut off, not rounded: round the last digit")

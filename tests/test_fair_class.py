@@ -1,0 +1,95 @@
+"""Follow-through from what the student wrote (issue 37, item 4): over random lessons of every
+kind, a student who makes one slip (forgets P, forgets the mask, takes −∞ as 0, forgets √d_k,
+reads W across, …) and then works every later step honestly from their own numbers loses the
+slipped step's cells and nothing after it; an honest student loses nothing."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests import lessongen, students
+from tutor.assess.grade import grade
+from tutor.assess.sheet import read_sheet
+from tutor.core.engine import Derivation, derive
+from tutor.core.errors import AnswerError
+from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
+
+# the named slips a student makes (the pen's, unnamed, have their own class in test_simclass)
+ONE_SLIP = [s for s in students.SLIPS if s not in students.UNNAMED]
+# each kind of lesson, twice (a causal decoding row comes up at random)
+LESSONS = [(kind, seed) for kind in lessongen.KINDS for seed in (1, 2)]
+
+
+def _lesson(tmp_path: Path, kind: str, seed: int) -> tuple[Path, Derivation]:
+    rng = random.Random(1000 * seed + lessongen.KINDS.index(kind))
+    path = tmp_path / f"{kind}{seed}.yaml"
+    path.write_text(lessongen.kind_text(rng, kind, 2 + seed % 2))
+    return path, derive(load_lesson(path))
+
+
+def lost(path: Path, d: Derivation, written: dict[str, list[list[str]]]) -> list[tuple]:  # type: ignore[type-arg]
+    """The cells of the graded sheet that earn nothing: (step key, row, col, verdict, slips),
+    but a concatenation's copy of a head's lost Z (a copy earns what it copies, no more)."""
+    sheet = path.with_suffix(".sheet.yaml")
+    sheet.write_text(students.sheet_text(d, written))
+    report = grade(d, read_sheet(sheet, d))
+    out = [g for g in report.cells if not g.points]
+    gone = {(id(g.step), g.i, g.j) for g in out}
+    return [
+        (g.step.key, g.i, g.j, g.verdict, [s.name for s in g.slips])
+        for g in out
+        if (copied := g.step.copy_of(g.i, g.j)) is None
+        or (id(copied.step), copied.i, copied.j) not in gone
+    ]
+
+
+def readable(text: str) -> bool:
+    try:
+        read_answer(text)
+    except AnswerError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("kind", "seed"), LESSONS, ids=[f"{k}{s}" for k, s in LESSONS])
+def test_one_slip_costs_the_slipped_step_alone(tmp_path: Path, kind: str, seed: int) -> None:
+    path, d = _lesson(tmp_path, kind, seed)
+    assert lost(path, d, students.Student(d, "carry1").work()) == []
+    for slip in ONE_SLIP:
+        st = students.Student(d, "carry1", slip)
+        written = st.work()
+        if st.slipped is None:
+            continue  # the slip does not apply to this lesson
+        step, i, j = st.slipped
+        if not readable(written[step.key][i][j]):
+            continue  # e^93 written out: unreadable, so never an input (test_simclass)
+        elsewhere = [c for c in lost(path, d, written) if c[0] != step.key]
+        assert elsewhere == [], (slip, step.key, elsewhere)
+
+
+def test_forgetting_p_costs_x_alone(tmp_path: Path) -> None:
+    for kind in ("given", "sinusoidal"):
+        path, d = _lesson(tmp_path, kind, 3)
+        st = students.Student(d, "exact", "forgot-position")
+        cells = lost(path, d, st.work())
+        assert cells and {c[0] for c in cells} == {"X"}, (kind, cells)
+        assert all("forgot-position" in c[4] for c in cells), (kind, cells)
+
+
+@pytest.mark.parametrize("slip", ["forgot-mask", "inf-as-zero"])
+def test_weights_written_over_the_masks_zeros_carry_into_z(tmp_path: Path, slip: str) -> None:
+    for seed in range(3):
+        path, d = _lesson(tmp_path, "causal", 4 + seed)
+        st = students.Student(d, "exact", slip)
+        written = st.work()
+        if st.slipped is None:
+            continue
+        step, i, _ = st.slipped
+        assert any(float(x) for x in written[step.key][i][i + 1 :]), "a mask's 0 written over"
+        cells = lost(path, d, written)
+        assert cells and {c[0] for c in cells} == {step.key}, (seed, cells)
+        assert all(slip in c[4] for c in cells), (seed, cells)
