@@ -40,71 +40,42 @@ def quiz(
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Answer questions about single cells; attn-tutor checks your arithmetic."""
-    import random
-    from datetime import UTC, datetime
-
     from rich.text import Text
 
-    from tutor.assess import history
-    from tutor.assess import quiz as qz
-    from tutor.assess import review as rv
+    from tutor.assess.session import QuizSitting, quiz_plan
     from tutor.core.engine import derive
-    from tutor.text.format import plural
 
     d = derive(open_lesson(lesson, lessons_dir))
     chosen = [s.strip() for item in steps or [] for s in item.split(",") if s.strip()]
     if review and chosen:
         raise UsageError("--review chooses the steps itself; give --review or --steps, not both")
-    seed = random.SystemRandom().randrange(1_000_000) if seed is None else seed
-    now = datetime.now(UTC)
-    cards = {} if chosen else rv.cards(history.stream(), d.lesson.name, qz.quiz_steps(d))
-    if review:
-        due = rv.due(cards, d.lesson.name, now)
-        if not due:
-            make_console().print(Text(rv.nothing_due(cards, d.lesson.name, now)), soft_wrap=True)
-            return
-        chosen = list(dict.fromkeys(card.name for card in due))
-        count = count or min(d.lesson.quiz.count, 2 * len(chosen))
-    boxes = rv.boxes(cards, d.lesson.name)
-    questions = qz.choose(d, chosen or None, count, seed, boxes)
+    plan = quiz_plan(d, chosen, count, seed, review)
+    if plan.nothing_due is not None:
+        make_console().print(Text(plan.nothing_due), soft_wrap=True)
+        return
     session = QuizSession(at_once=True)
     console = session.console
-    console.print(
-        Text.assemble(
-            (f"Quiz: {d.lesson.title}", "bold"),
-            f"  ({plural(len(questions), 'question')}, seed {seed}; "
-            f"answers to {plural(d.lesson.precision, 'place')})",
-        )
-    )
-    if review:
-        console.print(Text(f"Review of the steps due: {', '.join(chosen)}", style="dim"))
-    elif missed := [name for name, box in boxes.items() if box == 1]:
-        console.print(Text(f"More of what you missed lately: {', '.join(missed)}", style="dim"))
+    for line in plan.heading():
+        console.print(line)
     # a closed stdin (None) reads as an empty stream: the quiz ends at once, cleanly
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     stream = None if stdin.isatty() else session.guard_input(stdin)
     gc.enable()  # a session may last a while: collect as usual (main turns it off for speed)
-    result = qz.Result(planned=len(questions))
-    problems: list[str] = []
-    # a signal ends the quiz as Ctrl-C does, wherever it arrives (its code is said below)
+    sitting = QuizSitting(plan)
+    # a signal ends the quiz as Ctrl-C does, wherever it arrives (its code is said below);
+    # after an internal error too, what was done is saved before it is reported
     with contextlib.suppress(Stopped), session.signals():
-        try:
-            qz.run(d, questions, console, stream, result=result)
-        finally:  # after an internal error too: what was done is saved before it is reported
-            session.saving = True  # a signal now waits until the record is written
-            result.ended = session.how_it_ended(result.ended)
-            when = datetime.now(UTC).isoformat(timespec="seconds")
-            problems = history.append(qz.record(result, d.lesson.name, seed, when))
+        sitting.run(console, stream, ending=session.saving_now)
     with contextlib.suppress(OSError):  # stderr may be gone too (the terminal was closed)
-        for problem in problems:
+        for problem in sitting.problems:
             make_console(stderr=True).print(Text(f"warning: {problem}"))
-    if result.ended not in ("error", "output-failed"):
-        console.print(Text(qz.next_command(result, d.lesson.name)), soft_wrap=True)
+    if (line := sitting.next_command()) is not None:
+        console.print(Text(line), soft_wrap=True)
     if session.signal is not None:
         raise typer.Exit(128 + session.signal)  # as a shell reports a process ended by it
     if session.output.error is not None:
         raise session.output.error  # saved first; then as any command whose output failed
-    if result.ended == "ctrl-c":
+    if sitting.result.ended == "ctrl-c":
         raise typer.Exit(130)
 
 

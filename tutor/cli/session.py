@@ -103,6 +103,12 @@ class QuizSession:
             return signal.Signals(self.signal).name.lower()  # "sigterm", "sighup"
         return self.ended or ended
 
+    def saving_now(self, ended: str) -> str:
+        """The record is about to be written: a signal now waits until it is (no cutting it
+        short); the word for how the quiz ended, as ``how_it_ended``."""
+        self.saving = True
+        return self.how_it_ended(ended)
+
     def on_signal(self, signum: int, frame: object) -> None:
         self.signal = signum
         # reading an answer (or, at_once, judging one): stop now; else at the next prompt
