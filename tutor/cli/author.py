@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from tutor.cli.common import LessonArg, LessonsDirOpt, make_console, open_lesson, say_note
-from tutor.core.errors import TutorError, UsageError
+from tutor.core.errors import UsageError
 
 
 def schema() -> None:
@@ -191,43 +191,25 @@ def variants(
         f"attn-tutor variants {shlex.quote(lesson)} {how}{wide} --seed {seed} "
         f"--output {shlex.quote(str(output))}"
     )
-    if output.exists() and not output.is_dir():
-        raise TutorError(f"--output {output} is a file; give a folder")
-    clashes = [v.file_name for v in made if (output / v.file_name).exists()]
-    if clashes and not force:
-        raise TutorError(
-            f"{output / clashes[0]} already exists ({plural(len(clashes), 'file')} would be "
-            "replaced); use --force to replace them, or another --output folder"
-        )
-    earlier = vr.earlier_variants(output, original.name) if force else []
-    texts = [(output / v.file_name, vr.variant_yaml(v, original, command, seed)) for v in made]
+    written = vr.write_variants(made, original, output, command, seed, force)
     lines, tail = vr.spread(made, original)
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-        for path in earlier:  # a class is one run: the last run's students must not linger
-            path.unlink()
-        for path, text in texts:
-            path.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise TutorError(f"cannot write to {output}: {err.strerror}") from None
     console = make_console()
     for line in lines:
         console.print(Text(line), soft_wrap=True)
     console.print(Text(tail), soft_wrap=True)
-    written = {path.name for path, _ in texts}
-    removed = [p for p in earlier if p.name not in written]
-    if removed:  # files of the last run that this run does not write again
+    if written.removed:  # files of the last run that this run does not write again
         console.print(
             Text(
-                f"removed {plural(len(removed), 'earlier variant')} of {original.name} "
+                f"removed {plural(written.removed, 'earlier variant')} of {original.name} "
                 f"from {output} (--force)"
             ),
             soft_wrap=True,
         )
-    if len(removed) < len(earlier):
-        replaced = len(earlier) - len(removed)
+    if written.replaced:
         console.print(
-            Text(f"replaced {plural(replaced, 'earlier variant')} of the same name (--force)"),
+            Text(
+                f"replaced {plural(written.replaced, 'earlier variant')} of the same name (--force)"
+            ),
             soft_wrap=True,
         )
     console.print(
