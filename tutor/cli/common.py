@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from tutor.core.errors import TutorError, UsageError
+from tutor.core.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -134,16 +134,9 @@ def write_output(text: str | bytes, output: Path | None, force: bool) -> None:
         else:
             sys.stdout.write(text)
         return
-    if output.is_dir():
-        raise TutorError(f"{output} is a folder; give a file name to --output")
-    if output.exists() and not force:
-        raise TutorError(f"{output} already exists; use --force to overwrite it")
-    from tutor.core.files import write_file
+    from tutor.core.files import save
 
-    try:  # through a link to the file it points at; a device or FIFO written as it is
-        write_file(output, text)
-    except OSError as err:
-        raise TutorError(f"cannot write {output}: {err.strerror or err}") from None
+    save(output, text, force)
 
 
 EXIT_INPUT, EXIT_USAGE = 1, 2  # a bad lesson, sheet or answer; a bad command line

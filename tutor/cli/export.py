@@ -78,10 +78,12 @@ def export(
         )
     if (step or per_step) and format not in ("svg", "html"):
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
-    if Path(lesson).is_dir() and format in FOLDER_FORMATS and _per_variant(format, output):
+    from tutor.export.folder import SUFFIXES
+
+    if Path(lesson).is_dir() and format in SUFFIXES and _per_variant(format, output):
         if (paper != "a4" or font_path) and format not in ("pdf", "typ"):
             raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
-        return export_folder(
+        return export_variants(
             Path(lesson), format, not no_answers, paper, font_path or [], output, force
         )
     if format in ("pdf", "typ"):
@@ -114,9 +116,6 @@ def export(
     write_output(text, output, force)
 
 
-FOLDER_FORMATS = {"md": ".md", "tex": ".tex", "sheet": "-sheet.yaml", "pdf": ".pdf", "typ": ".typ"}
-
-
 def _per_variant(format: str, output: Path | None) -> bool:
     """A folder of variants is exported one file per variant, except pdf and typ written to a
     file (or stdout): those join the class into one document."""
@@ -125,7 +124,7 @@ def _per_variant(format: str, output: Path | None) -> bool:
     return output is not None and (output.is_dir() or str(output).endswith(("/", os.sep)))
 
 
-def export_folder(
+def export_variants(
     folder: Path,
     format: str,
     answers: bool,
@@ -139,9 +138,8 @@ def export_folder(
     way (without --force)."""
     from tutor.assess import sheet as sheet_format
     from tutor.author.variants import folder_lessons
-    from tutor.core.engine import derive
-    from tutor.core.lessonfile import load_lesson
     from tutor.export import typst_doc, worksheet
+    from tutor.export.folder import export_folder
     from tutor.text.format import plural
 
     found = folder_lessons(folder)  # (a folder without lessons is named first)
@@ -160,34 +158,20 @@ def export_folder(
         )
     if format in ("pdf", "typ"):
         typst_doc.check_paper(paper)
-    targets = [output / (path.stem + FOLDER_FORMATS[format]) for path, _, _ in found]
-    taken = [t for t in targets if t.exists()]
-    if taken and not force:
-        raise TutorError(
-            f"{taken[0]} already exists ({plural(len(taken), 'file')} would be replaced); use "
-            "--force to replace them"
-        )
-    texts: list[str | bytes] = []
-    for path, who, variant in found:
-        d = derive(load_lesson(path, name=path.stem))
+
+    def document(d, who, variant):  # type: ignore[no-untyped-def]
         if format == "md":
-            texts.append(worksheet.markdown(d, answers=answers))
-        elif format == "tex":
-            texts.append(worksheet.latex(d, answers=answers))
-        elif format == "sheet":
-            texts.append(sheet_format.answer_sheet(d, str(folder)))
-        else:
-            sheet = typst_doc.Sheet(d, who, variant)
-            if format == "typ":
-                texts.append(typst_doc.source([sheet], answers, paper))
-            else:
-                texts.append(typst_doc.pdf([sheet], answers, paper, font_paths)[0])
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise TutorError(f"cannot make the folder {output}: {err.strerror or err}") from None
-    for target, text in zip(targets, texts, strict=True):
-        write_output(text, target, force=True)
+            return worksheet.markdown(d, answers=answers)
+        if format == "tex":
+            return worksheet.latex(d, answers=answers)
+        if format == "sheet":
+            return sheet_format.answer_sheet(d, str(folder))
+        sheet = typst_doc.Sheet(d, who, variant)
+        if format == "typ":
+            return typst_doc.source([sheet], answers, paper)
+        return typst_doc.pdf([sheet], answers, paper, font_paths)[0]
+
+    targets = export_folder(found, output, format, document, force)
     what = {"sheet": "answer sheet", "md": "Markdown file", "tex": "LaTeX file"}
     print(f"wrote {plural(len(targets), what.get(format, format.upper() + ' file'))} to {output}")
 
@@ -229,7 +213,6 @@ def export_typst(
 ) -> None:
     """``export --format pdf|typ``: a lesson, or a folder of variants, as one typst document."""
     from tutor.core.engine import derive
-    from tutor.core.lessonfile import load_lesson
     from tutor.export import typst_doc
 
     typst_doc.check_paper(paper)
@@ -237,12 +220,12 @@ def export_typst(
     refuse = "a PDF is not for the terminal: give --output FILE.pdf (or - for stdout)"
     if Path(lesson).is_dir():
         from tutor.author.variants import folder_lessons
+        from tutor.export.folder import derived
 
         found = folder_lessons(Path(lesson))
         collect_as_we_go()
         sheets = (  # one at a time for a pdf: derived, compiled, then let go
-            typst_doc.Sheet(derive(load_lesson(p, name=p.stem)), who, variant)
-            for p, who, variant in found
+            typst_doc.Sheet(d, who, variant) for d, who, variant in derived(found)
         )
         if to_terminal:
             raise UsageError(refuse)
