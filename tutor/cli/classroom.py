@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     import sympy
 
     from tutor.assess.classgrade import ClassGrades, Lessons
-    from tutor.assess.gradebooks import Book
-    from tutor.core.roster import RosterTable
 
 
 def grade(
@@ -205,10 +203,11 @@ def _write_gradebook(grades, csv_out: Path, lms: str, table, assignment, scale) 
     """The --csv gradebook, in the --lms platform's format; the problems it had (said)."""
     from rich.text import Text
 
+    from tutor.assess.gradebooks import gradebook
     from tutor.text.words import visible
 
     err = make_console(stderr=True)
-    book = _gradebook(grades, lms, table, assignment, scale)
+    book = gradebook(grades, lms, table, assignment, scale)
     for note in book.notes:
         err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
     for problem in book.problems:
@@ -242,26 +241,6 @@ def _out_of(text: str | None) -> "sympy.Rational | None":
         return number(text, "--out-of")
     except TutorError as e:
         raise UsageError(str(e)) from None
-
-
-def _gradebook(
-    grades: "ClassGrades", lms: str, table: "RosterTable | None", assignment: str | None,
-    scale: "sympy.Rational | None",
-) -> "Book":  # fmt: skip
-    """The --csv file's text in the --lms format, and what to say about it."""
-    from tutor.assess import classgrade as cg
-    from tutor.assess import gradebooks as gb
-
-    graded = grades.graded
-    name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
-    name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
-    if lms == "canvas" and table is not None:
-        return gb.canvas_export(table, graded, assignment, scale)
-    if lms == "canvas":
-        return gb.canvas_minimal(graded, name, scale)
-    if lms == "moodle":
-        return gb.moodle(graded, table, name, scale)
-    return gb.Book(cg.gradebook_csv(grades))
 
 
 def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -> None:
