@@ -5,7 +5,7 @@ Each sheet says what it is for (``tutor.assess.sheet.Header``: lesson name, fing
 student); the sheet's variant is found by its id, else its fingerprint, else its lesson's name.
 One derivation (and so one judge, ``judge.judge_for``) per lesson serves every sheet of it, so
 a class costs little more than its sheets. A sheet that cannot be graded is set aside with its
-reason; the rest are graded. No printing here (``cli.py`` does that).
+reason; the rest are graded. No printing here (``tutor.cli`` does that).
 """
 
 from __future__ import annotations

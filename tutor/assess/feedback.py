@@ -2,7 +2,7 @@
 per step, every cell they lost with the working from their own inputs, the cells marked right by
 follow-through, each named slip in one sentence), and as one short line for a gradebook.
 
-Pure: a ``Report`` in, text out (``cli.py`` writes the files). Integrity flags are for the
+Pure: a ``Report`` in, text out (``tutor.cli`` writes the files). Integrity flags are for the
 instructor and are left out.
 """
 

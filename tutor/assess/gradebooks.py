@@ -6,7 +6,7 @@ and one column per assignment, matched by its header ``Name (id)``; its export h
 Possible`` row under the header and a test student (``Student, Test``), both kept untouched here.
 Moodle's CSV import maps one column to the users' id number or email and each other column to a
 grade item (its maximum enforced) or to that item's feedback. Pure: reports and a roster table
-in, text and notes out; ``cli.py`` writes the file and says the notes.
+in, text and notes out; the command line writes the file and says the notes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 import sympy
 
 from tutor.assess import grade as gr
+from tutor.assess.classgrade import ClassGrades, gradebook_csv
 from tutor.assess.classgrade import safe_cell as _cell
 from tutor.assess.feedback import feedback_line
 from tutor.core.errors import TutorError
@@ -282,3 +283,27 @@ def moodle(
         if r is not None:
             rows.append([fields[k].strip(), str(scaled(r, out_of)), _cell(feedback_line(r))])
     return Book(_write(rows), [], problems)
+
+
+def gradebook(
+    grades: ClassGrades,
+    lms: str = "plain",
+    table: RosterTable | None = None,
+    assignment: str | None = None,
+    out_of: sympy.Rational | None = None,
+) -> Book:
+    """A class's gradebook in the format of the platform ``lms`` (``plain``: a spreadsheet,
+    ``canvas``: the roster ``table`` exported from Canvas written back, or without one the
+    minimal import; ``moodle``), each grade scaled to ``out_of`` points when given. The
+    assignment is named ``assignment``, else after the lesson the variants were made from,
+    else the lesson."""
+    graded = grades.graded
+    name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
+    name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
+    if lms == "canvas" and table is not None:
+        return canvas_export(table, graded, assignment, out_of)
+    if lms == "canvas":
+        return canvas_minimal(graded, name, out_of)
+    if lms == "moodle":
+        return moodle(graded, table, name, out_of)
+    return Book(gradebook_csv(grades))

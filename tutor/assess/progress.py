@@ -1,6 +1,6 @@
 """``progress``: a student's quiz history as tables, one per lesson, and what to practise next.
 
-Reads a ``history.Summary``; returns Rich renderables, never prints (``cli.py`` does).
+Reads a ``history.Summary``; returns Rich renderables, never prints (``tutor.cli`` does).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``check``'s output: each problem as ``file:line:col: message`` (warnings marked), and the
-summary line. Returns Rich ``Text``; never prints (``cli.py`` does)."""
+summary line. Returns Rich ``Text``; never prints (``tutor.cli`` does)."""
 
 from __future__ import annotations
 

@@ -664,6 +664,54 @@ def earlier_variants(folder: Path, of: str) -> list[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class Written:
+    """What ``write_variants`` did: the files it wrote, and how many of the folder's earlier
+    variants of the lesson it removed (not written again) or replaced (written again)."""
+
+    paths: list[Path]
+    removed: int = 0
+    replaced: int = 0
+
+
+def write_variants(
+    made: list[Variant],
+    original: Lesson,
+    output: Path,
+    command: str,
+    seed: int,
+    force: bool = False,
+) -> Written:
+    """Write each variant into the folder ``output`` (made if missing), named by its
+    ``file_name``, its header saying the ``command`` and ``seed`` that made it. Nothing is
+    written when a file is in the way, unless ``force``: then the folder's earlier variants of
+    the same lesson go too, since a class is one run and the last run's students must not
+    linger."""
+    from tutor.text.format import plural
+
+    if output.exists() and not output.is_dir():
+        raise TutorError(f"--output {output} is a file; give a folder")
+    clashes = [v.file_name for v in made if (output / v.file_name).exists()]
+    if clashes and not force:
+        raise TutorError(
+            f"{output / clashes[0]} already exists ({plural(len(clashes), 'file')} would be "
+            "replaced); use --force to replace them, or another --output folder"
+        )
+    earlier = earlier_variants(output, original.name) if force else []
+    texts = [(output / v.file_name, variant_yaml(v, original, command, seed)) for v in made]
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        for path in earlier:
+            path.unlink()
+        for path, text in texts:
+            path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise TutorError(f"cannot write to {output}: {err.strerror}") from None
+    written = {path.name for path, _ in texts}
+    removed = sum(1 for p in earlier if p.name not in written)
+    return Written([path for path, _ in texts], removed, len(earlier) - removed)
+
+
 def folder_lessons(folder: Path) -> list[tuple[Path, str | None, str | None]]:
     """The lessons of a folder ``variants`` wrote, in name order, each with who it is for and
     its variant id (its ``# student:`` and ``# variant:`` lines; None when it has none)."""

@@ -53,3 +53,18 @@ def replace_file(target: Path, text: str | bytes, new: bool = False) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def save(path: Path, text: str | bytes, force: bool = False) -> None:
+    """Write a command's output to the file ``path`` (``write_file``): never over a folder, nor
+    over a file without ``force``; a failure is a ``TutorError`` that names the file."""
+    from tutor.core.errors import TutorError
+
+    if path.is_dir():
+        raise TutorError(f"{path} is a folder; give a file name to --output")
+    if path.exists() and not force:
+        raise TutorError(f"{path} already exists; use --force to overwrite it")
+    try:  # through a link to the file it points at; a device or FIFO written as it is
+        write_file(path, text)
+    except OSError as err:
+        raise TutorError(f"cannot write {path}: {err.strerror or err}") from None

@@ -1,6 +1,6 @@
 """``list``: the lessons that can be named, as plain aligned columns, and the folders searched.
 
-Returns text; never prints (``cli.py`` does). Each file is read and validated only when it is new
+Returns text; never prints (``tutor.cli`` does). Each file is read and validated only when it is new
 or has changed since the last list (``core.summaries``), so YAML is not even imported otherwise.
 """
 

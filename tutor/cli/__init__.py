@@ -1,0 +1,102 @@
+"""The command line: parse, call the library, print, and translate errors to exit codes.
+
+One module per group of commands (``teach``, ``quiz``, ``export``, ``classroom``, ``author``);
+``common`` holds what they share (the console factory, finding a lesson, writing output) and
+``exits`` the one place that turns an error into a message and an exit code. The commands are
+registered here, in the order ``--help`` lists them.
+
+Heavy modules (sympy, numpy, the engine) are imported inside the commands that need them, so
+``attn-tutor --help`` and ``attn-tutor list`` start quickly.
+"""
+
+import gc
+import sys
+
+import typer
+import typer.core
+
+from tutor.cli import author, classroom, export, quiz, teach
+from tutor.cli.common import make_console
+from tutor.cli.exits import run_command, tolerant_streams
+
+__all__ = ["app", "main", "make_console"]
+
+app = typer.Typer(
+    name="attn-tutor",
+    help="Learn the arithmetic of self-attention by working it by hand.\n\n"
+    "\b\n"  # (click: keep these lines as they are, so no command is broken at a hyphen)
+    "New here? Start with:  attn-tutor learn\n"
+    "  the course, stage by stage, from one dot product to grouped heads\n"
+    "A walk one step a screen:  attn-tutor walk --pause",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+app.command()(teach.walk)
+app.command("list")(teach.list_lessons)
+app.command()(export.export)
+app.command()(quiz.quiz)
+app.command()(quiz.learn)
+app.command()(quiz.progress)
+app.command()(classroom.grade)
+app.command()(teach.explain)
+app.command()(export.code)
+app.command("check-code")(classroom.check_code)
+app.command()(teach.explore)
+app.command(context_settings={"ignore_unknown_options": True})(teach.softmax)
+app.command()(author.schema)
+app.command()(author.check)
+app.command()(author.new)
+app.command()(author.variants)
+
+
+class TutorGroup(typer.core.TyperGroup):
+    """The app's click group: every run, from a shell or a CliRunner, goes through
+    ``run_command``."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[no-untyped-def, override]
+        tolerant_streams()
+        code = run_command(
+            lambda: super(TutorGroup, self).main(
+                args, prog_name, complete_var, standalone_mode=False, **extra
+            )
+        )
+        sys.exit(code)
+
+
+app.info.cls = TutorGroup
+
+
+def _quiet_exit() -> None:
+    """At interpreter exit: no collector pass over what sympy left alive."""
+    gc.disable()
+    gc.freeze()
+
+
+def main() -> None:
+    """Console-script entry point.
+
+    Importing sympy creates several hundred thousand long-lived objects, and the cyclic garbage
+    collector walks them again and again while it loads and once more at exit, for nothing: a
+    command's own work makes few reference cycles. So the collector is off for the run (``quiz``
+    turns it back on for its session), and everything alive is frozen when the interpreter
+    shuts down, which skips that last walk; exit handlers and file flushes still run. About a
+    third of the time of ``walk cats-chase-mice``; see bench/bench.py.
+
+    Only this entry point does that, and it puts the collector back as it found it when it
+    returns: a Python caller (a notebook, a test) keeps a normal collector, and the freeze
+    happens at the process's exit (an ``atexit`` handler), not before.
+    """
+    import atexit
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    atexit.register(_quiet_exit)
+    try:
+        app()
+    finally:
+        if was_enabled:
+            gc.enable()

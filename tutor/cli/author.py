@@ -1,0 +1,221 @@
+"""For instructors: schema, check, new and variants."""
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tutor.cli.common import LessonArg, LessonsDirOpt, make_console, open_lesson, say_note
+from tutor.core.errors import UsageError
+
+
+def schema() -> None:
+    """Print the JSON Schema of the lesson format, for editors that check YAML as you type."""
+    from tutor.author.schema import schema_text
+
+    sys.stdout.write(schema_text())
+
+
+def check(
+    files: Annotated[
+        list[str],
+        typer.Argument(help="Lesson files, folders of them, or lesson names.", show_default=False),
+    ],
+    lessons_dir: LessonsDirOpt = None,
+) -> int:
+    """Check lessons: every problem as file:line:col, teaching warnings, then a summary."""
+    from tutor.author.check import check_lessons
+    from tutor.author.check_view import check_lines, summary_line
+
+    reports = check_lessons(files, lessons_dir)
+    console = make_console()
+    for report in reports:
+        say_note(report.note)
+        for line in check_lines(report):
+            console.print(line, soft_wrap=True)
+    console.print(summary_line(reports), soft_wrap=True)
+    return 0 if all(r.valid for r in reports) else 1
+
+
+def new(
+    name: Annotated[str, typer.Argument(help="The lesson's name, e.g. the-cat-sat.")],
+    tokens: Annotated[
+        str, typer.Option("--tokens", help='The words, separated by spaces: "the cat sat".')
+    ],
+    d_model: Annotated[
+        int, typer.Option("--d-model", help="Features per token.", min=1, max=16, metavar="N")
+    ] = 4,
+    d_k: Annotated[
+        int | None,
+        typer.Option(
+            "--d-k", help="Length of queries and keys [default: 2].", min=1, max=16, metavar="N"
+        ),
+    ] = None,
+    d_v: Annotated[
+        int | None,
+        typer.Option("--d-v", help="Length of values [default: d_k].", min=1, max=16, metavar="N"),
+    ] = None,
+    heads: Annotated[
+        int, typer.Option("--heads", help="Attention heads.", min=1, max=4, metavar="N")
+    ] = 1,
+    causal: Annotated[
+        bool, typer.Option("--causal", help="A token sees only itself and earlier tokens.")
+    ] = False,
+    whole_root: Annotated[
+        bool,
+        typer.Option(
+            "--whole-root",
+            help="Pick d_k from 1, 4, 9 so √d_k is whole and the scaled scores stay fractions.",
+        ),
+    ] = False,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Same seed (0 or more), same lesson [default: random].",
+            min=0,
+            metavar="N",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Where to write it [default: NAME.yaml]; - for stdout."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a new, valid lesson with hand-friendly numbers and a comment on every key."""
+    import random
+
+    from tutor.author.new import (
+        Shape,
+        check_name,
+        command_line,
+        generate,
+        lesson_yaml,
+        parse_tokens,
+        pick_d_k,
+        write_new,
+    )
+
+    check_name(name)
+    k = pick_d_k(d_model, d_k, whole_root)
+    shape = Shape(parse_tokens(tokens), d_model, k, d_v or k, heads, causal)
+    seed = random.SystemRandom().randrange(10_000) if seed is None else seed
+    lesson, warnings = generate(name, shape, seed)
+    path = output or Path(f"{name}.yaml")
+    shown = f"{name}.yaml" if str(path) == "-" else str(path)
+    text = lesson_yaml(lesson, command_line(name, shape, seed, whole_root), shown)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        return
+    write_new(path, text, force)
+    console = make_console()
+    from rich.text import Text
+
+    from tutor.text.format import plural
+
+    facts = f"{plural(len(shape.tokens), 'token')}, d_model {d_model}, d_k {k}, d_v {shape.d_v}"
+    facts += (f", {heads} heads" if heads > 1 else "") + (", causal" if causal else "")
+    console.print(Text(f"wrote {path}: {facts}, seed {seed}"), soft_wrap=True)
+    if warnings:
+        console.print(
+            Text(f"note: no draw avoided every teaching warning; see: attn-tutor check {path}"),
+            soft_wrap=True,
+        )
+    console.print(Text(f"next: edit it, then: attn-tutor check {path}"), soft_wrap=True)
+
+
+def variants(
+    lesson: LessonArg,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The folder to write the variants to.", metavar="DIR"),
+    ],
+    count: Annotated[
+        int | None,
+        typer.Option(
+            "--count", help="How many variants (variant-01 …).", min=1, max=1000, metavar="N"
+        ),
+    ] = None,
+    roster: Annotated[
+        Path | None,
+        typer.Option("--roster", help="A CSV of students (a name or id column): one variant each."),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Same seed (0 or more), same variants [default: random].",
+            min=0,
+            metavar="N",
+        ),
+    ] = None,
+    entries: Annotated[
+        str | None,
+        typer.Option(
+            "--entries",
+            help='The values entries may take, e.g. "-1,0,1,2" [default: the lesson\'s own].',
+            metavar="LIST",
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace the folder's earlier variants of this lesson."),
+    ] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Write one variant of a lesson per student: new numbers, the same teaching intent and
+    the same amount of work."""
+    import random
+    import shlex
+
+    from rich.text import Text
+
+    from tutor.author import variants as vr
+    from tutor.core.roster import read_roster
+    from tutor.text.format import plural
+
+    if (count is None) == (roster is None):
+        raise UsageError("give either --count N or --roster FILE (a CSV of students)")
+    students = read_roster(roster) if roster is not None else None
+    original = open_lesson(lesson, lessons_dir)
+    values = vr.parse_entries(entries, original) if entries is not None else None
+    seed = random.SystemRandom().randrange(10_000) if seed is None else seed
+    made = vr.make_variants(original, students, count or 0, seed, values)
+    how = f"--roster {shlex.quote(str(roster))}" if roster is not None else f"--count {count}"
+    wide = f" --entries {shlex.quote(entries)}" if entries is not None else ""
+    command = (
+        f"attn-tutor variants {shlex.quote(lesson)} {how}{wide} --seed {seed} "
+        f"--output {shlex.quote(str(output))}"
+    )
+    written = vr.write_variants(made, original, output, command, seed, force)
+    lines, tail = vr.spread(made, original)
+    console = make_console()
+    for line in lines:
+        console.print(Text(line), soft_wrap=True)
+    console.print(Text(tail), soft_wrap=True)
+    if written.removed:  # files of the last run that this run does not write again
+        console.print(
+            Text(
+                f"removed {plural(written.removed, 'earlier variant')} of {original.name} "
+                f"from {output} (--force)"
+            ),
+            soft_wrap=True,
+        )
+    if written.replaced:
+        console.print(
+            Text(
+                f"replaced {plural(written.replaced, 'earlier variant')} of the same name (--force)"
+            ),
+            soft_wrap=True,
+        )
+    console.print(
+        Text(
+            f"wrote {plural(len(made), 'variant')} of {original.name} to {output} (seed {seed}); "
+            f"same seed, same variants"
+        ),
+        soft_wrap=True,
+    )

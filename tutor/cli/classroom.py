@@ -1,0 +1,345 @@
+"""A teacher's class: grade (one sheet, or a class with its gradebook, report and feedback)
+and check-code."""
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tutor.cli.common import (
+    EXIT_INPUT,
+    LessonsDirOpt,
+    make_console,
+    open_lesson,
+    say_note,
+    write_output,
+)
+from tutor.core.errors import TutorError, UsageError
+
+if TYPE_CHECKING:
+    import sympy
+
+    from tutor.assess.classgrade import ClassGrades, Lessons
+
+
+def grade(
+    lesson: Annotated[
+        str,
+        typer.Argument(
+            help="The lesson (name or .yaml), or the folder of variants the sheets were made from.",
+            metavar="LESSON_OR_DIR",
+        ),
+    ],
+    sheets: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Filled-in answer sheets (.yaml), or folders of them.", metavar="SHEET..."
+        ),
+    ],
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object and nothing else.")
+    ] = False,
+    csv_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv", help="Write a gradebook (one row per student) to FILE.", metavar="FILE"
+        ),
+    ] = None,
+    report: Annotated[
+        bool, typer.Option("--report", help="Summarize what the class got wrong.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the --report to FILE (.md or .html).", metavar="FILE"
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Grade sheets made for a lesson whose numbers changed.")
+    ] = False,
+    lms: Annotated[
+        str,
+        typer.Option(
+            "--lms",
+            help="The --csv's format: plain (a spreadsheet), canvas or moodle (their grade "
+            "import).",
+            metavar="plain|canvas|moodle",
+        ),
+    ] = "plain",
+    roster: Annotated[
+        Path | None,
+        typer.Option(
+            "--roster",
+            help="With --lms: the roster exported from the platform (Canvas: the gradebook "
+            "export, written back with the assignment filled in).",
+            metavar="FILE",
+        ),
+    ] = None,
+    assignment: Annotated[
+        str | None,
+        typer.Option(
+            "--assignment",
+            help="With --lms: the assignment's column (Canvas: 'Attention HW' matches "
+            "'Attention HW (4411)'); default: the export's only one, or the lesson's name.",
+            metavar="NAME",
+        ),
+    ] = None,
+    out_of: Annotated[
+        str | None,
+        typer.Option(
+            "--out-of",
+            help="With --lms: scale each grade to N points (Canvas: default its Points Possible).",
+            metavar="N",
+        ),
+    ] = None,
+    feedback_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--feedback",
+            help="Write one feedback file per student (.md and .html) into DIR.",
+            metavar="DIR",
+        ),
+    ] = None,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
+    --feedback."""
+    from tutor.assess import classgrade as cg
+
+    kind, scale = _grade_options(
+        json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
+    )
+    table = None
+    if roster is not None:
+        from tutor.core.roster import read_table
+
+        table = read_table(roster)
+    if cg.is_dir(Path(lesson)):
+        lessons = cg.lessons_from_folder(Path(lesson))
+    else:
+        lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
+    files = cg.sheet_files(sheets)
+    inputs = [
+        *files,
+        *(Path(x.path) for x in lessons.lessons if x.path),
+        *([roster] if roster else []),
+    ]
+    for target, option in ((csv_out, "--csv"), (output, "--output")):
+        _not_an_input(target, option, inputs)
+    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
+    if single and csv_out is None and not report and feedback_dir is None:
+        return _grade_one(lessons, files[0], json_out, force)
+    grades = cg.grade_class(lessons, files, force)
+    _print_class(grades, json_out)
+    problems: list[str] = []
+    if csv_out is not None:
+        problems += _write_gradebook(grades, csv_out, lms, table, assignment, scale)
+    if feedback_dir is not None:
+        _write_feedback(grades, feedback_dir, inputs)
+    if report:
+        _class_report(grades, output, kind)
+    if grades.bad or problems:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _grade_options(  # type: ignore[no-untyped-def]
+    json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
+) -> tuple[str | None, object]:
+    """The options of ``grade`` that go together, checked before any file is read: the
+    report's file kind and the --out-of scale."""
+    kind = None if output is None else output.suffix.lower().lstrip(".")
+    if output is not None and (not report or kind not in ("md", "html", "htm")):
+        raise UsageError("--output goes with --report, to a .md or .html file")
+    if report and json_out and output is None:
+        raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
+    if lms not in ("plain", "canvas", "moodle"):
+        raise UsageError(f"--lms {lms!r}: expected plain, canvas or moodle")
+    if lms != "plain" and csv_out is None:
+        raise UsageError(f"--lms {lms} says the format of the --csv FILE; give --csv FILE")
+    for value, option in ((roster, "--roster"), (assignment, "--assignment"), (out_of, "--out-of")):
+        if value is not None and lms == "plain":
+            raise UsageError(f"{option} goes with --lms canvas or --lms moodle")
+    if assignment is not None and not assignment.strip():
+        raise UsageError("--assignment is empty; give the assignment's name")
+    scale = _out_of(out_of)
+    if feedback_dir is not None and feedback_dir.exists() and not feedback_dir.is_dir():
+        raise UsageError(f"--feedback {feedback_dir} is a file; give a folder (made if missing)")
+    return kind, scale
+
+
+def _print_class(grades, json_out: bool) -> None:  # type: ignore[no-untyped-def]
+    """A class's grades: the table at the terminal, or one JSON object (sheets set aside and
+    notes on stderr)."""
+    from rich.text import Text
+
+    from tutor.text.words import escape_c1, visible
+
+    err = make_console(stderr=True)
+    for note in grades.notes:
+        err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
+    if json_out:
+        import json
+
+        from tutor.assess.grade import report_json
+
+        for b in grades.bad:
+            err.print(Text(visible(b.reason)), soft_wrap=True)
+        doc = {
+            "sheets": [report_json(r) for r in grades.graded],
+            "bad": [{"sheet": b.path, "reason": b.reason} for b in grades.bad],
+        }
+        sys.stdout.write(escape_c1(json.dumps(doc, ensure_ascii=False)) + "\n")
+    else:
+        from tutor.assess.class_view import class_table
+
+        console = make_console()
+        for part in class_table(grades):
+            console.print(part)
+
+
+def _write_gradebook(grades, csv_out: Path, lms: str, table, assignment, scale) -> list[str]:  # type: ignore[no-untyped-def]
+    """The --csv gradebook, in the --lms platform's format; the problems it had (said)."""
+    from rich.text import Text
+
+    from tutor.assess.gradebooks import gradebook
+    from tutor.text.words import visible
+
+    err = make_console(stderr=True)
+    book = gradebook(grades, lms, table, assignment, scale)
+    for note in book.notes:
+        err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
+    for problem in book.problems:
+        err.print(Text(visible(problem)), soft_wrap=True)
+    write_output(book.text, csv_out, force=True)
+    return list(book.problems)
+
+
+def _class_report(grades, output: Path | None, kind: str | None) -> None:  # type: ignore[no-untyped-def]
+    """What the class got wrong: at the terminal, or to a .md or .html file."""
+    from tutor.assess import class_view
+    from tutor.assess.classreport import summarize
+
+    summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad))
+    if output is None:
+        console = make_console()
+        for part in class_view.summary_view(summary):
+            console.print(part)
+    else:
+        page = class_view.markdown if kind == "md" else class_view.html_page
+        write_output(page(summary), output, force=True)
+
+
+def _out_of(text: str | None) -> "sympy.Rational | None":
+    """--out-of N as an exact number of points; a bad one is a usage error."""
+    if text is None:
+        return None
+    from tutor.assess.gradebooks import number
+
+    try:
+        return number(text, "--out-of")
+    except TutorError as e:
+        raise UsageError(str(e)) from None
+
+
+def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -> None:
+    """One .md and one .html per graded sheet, named after the student."""
+    from tutor.assess import feedback as fb
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {folder}: {err.strerror or err}") from None
+    stems = fb.file_stems(grades.graded)
+    for stem in stems:
+        for suffix in (".md", ".html"):
+            _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
+    for r, stem in zip(grades.graded, stems, strict=True):
+        f = fb.feedback(r)
+        write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
+        write_output(fb.html_page(f), folder / f"{stem}.html", force=True)
+
+
+def _not_an_input(target: Path | None, option: str, inputs: "list[Path]") -> None:
+    """Refuse to write a gradebook or report over a sheet being graded or a lesson."""
+    if target is None or str(target) == "-":
+        return
+    for path in inputs:
+        try:
+            same = os.path.samefile(target, path)
+        except OSError:  # the target does not exist yet (or cannot be read): nothing to lose
+            same = False
+        if same:
+            raise UsageError(
+                f"{option} {target} is {path}, one of the files being graded; the gradebook "
+                "would replace it: write it to a file of its own"
+            )
+
+
+def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> None:
+    """``grade LESSON SHEET``: one sheet's verdicts, cell by cell."""
+    from rich.text import Text
+
+    from tutor.assess import grade as gr
+    from tutor.assess.sheet import read_header, read_sheet
+    from tutor.text.words import escape_c1, visible
+
+    header, root = read_header(path)
+    d = lessons.derived(lessons.pick(header))
+    read = read_sheet(path, d, force, root)
+    for note in read.notes:
+        say_note(note)
+    report = gr.grade(d, read)
+    if json_out:
+        import json
+
+        for problem in read.problems:  # the unreadable cells: on stderr, stdout stays JSON
+            make_console(stderr=True).print(Text(visible(str(problem))), soft_wrap=True)
+        text = json.dumps(gr.report_json(report), ensure_ascii=False)
+        sys.stdout.write(escape_c1(text) + "\n")  # the sheet's text: no raw DEL or C1
+        return
+    from tutor.assess.report import report as render_report
+
+    console = make_console()
+    for part in render_report(report, console.width):
+        console.print(part)
+
+
+def check_code(
+    lesson: Annotated[
+        str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
+    ],
+    file: Annotated[
+        Path,
+        typer.Argument(help="Your Python file, defining attention(X, W_Q, W_K, W_V, mask=None)."),
+    ],
+    function: Annotated[
+        str, typer.Option("--function", help="The function to call.", metavar="NAME")
+    ] = "attention",
+    timeout: Annotated[
+        float,
+        typer.Option(help="Seconds your file may take.", min=1, max=600, metavar="SECONDS"),
+    ] = 20,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Check your own NumPy attention against the lesson, step by step (runs your file)."""
+    from rich.text import Text
+
+    from tutor.assess import codecheck as cc
+    from tutor.core.catalog import is_file
+    from tutor.core.engine import derive
+    from tutor.text.words import visible
+
+    d = derive(open_lesson(lesson, lessons_dir))  # the lesson first: its errors name it
+    if not is_file(file) or file.suffix.lower() != ".py":
+        raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
+    report, printed = cc.check_file(d, str(file), function, timeout)
+    console = make_console()
+    if printed.strip():
+        console.print(Text("Your code printed:", style="dim"))
+        console.print(Text(visible(printed.rstrip()[-2000:], keep="\n"), style="dim"))
+    for line in cc.report_text(report):
+        console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
+    if not report.ok:
+        raise typer.Exit(EXIT_INPUT)

@@ -1,0 +1,142 @@
+"""What every command shares: the console factory, the LESSON argument and --lessons-dir,
+finding a lesson, notes on stderr, and writing a command's output."""
+
+import errno
+import functools
+import gc
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TextIO
+
+import typer
+
+from tutor.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tutor.core.lesson import Lesson
+
+
+LessonArg = Annotated[
+    str,
+    typer.Argument(
+        help="A bundled lesson's name (see 'attn-tutor list') or a path to a .yaml file.",
+        metavar="LESSON",
+    ),
+]
+LessonsDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--lessons-dir",
+        help="Look for lessons by name in this folder first (before ATTN_TUTOR_LESSONS, "
+        "./lessons and the bundled lessons).",
+        metavar="DIR",
+    ),
+]
+
+
+def make_console(
+    stderr: bool = False, width: int | None = None, file: TextIO | None = None
+) -> "Console":
+    """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
+
+    No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed. The width is
+    kept within ``MIN_WIDTH`` … ``MAX_WIDTH`` columns: rules and tables span it, so
+    ``COLUMNS=99999999`` took gigabytes, and ``COLUMNS=0`` printed nothing.
+    """
+    console = _console_type()(
+        stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False, file=file
+    )
+    console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
+    return console
+
+
+@functools.cache
+def _console_type() -> type["Console"]:
+    from rich.console import Console
+
+    class TutorConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """The reader of a pipe went away (``| head``): not rich's own exit 1, but the one
+            way every command stops then (``run_command``: quietly, exit 0)."""
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return TutorConsole
+
+
+MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: narrower or wider than any real terminal
+
+
+def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
+    """Find a lesson by name or path and load it (raises ``LessonError``); say on stderr when
+    the lesson found shadows another of the same name."""
+    from tutor.core.catalog import resolve_lesson
+    from tutor.core.lessonfile import load_lesson
+
+    found = resolve_lesson(name, lessons_dir)
+    say_note(found.note)
+    return load_lesson(found.path, name=found.path.stem)
+
+
+def collect_as_we_go() -> None:
+    """For a command that works through a class (a folder of variants, exported): main()
+    turns the cyclic collector off for speed, and each lesson derived and compiled leaves
+    reference cycles, so without it memory grew with the class (a key of 200 students of
+    the-cake: 313 MB, about 1 MB a student). What is alive now (sympy's import, the most of
+    it) is frozen, so the collector never walks it again. A Python caller's collector (on)
+    is left as it is."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def say_note(note: str | None) -> None:
+    """One ``note: …`` line on stderr (a lesson's name may hold anything: spelled out)."""
+    if note:
+        from rich.text import Text
+
+        from tutor.text.words import visible
+
+        make_console(stderr=True).print(Text(f"note: {visible(note)}"), soft_wrap=True)
+
+
+def check_steps(steps: list[str] | None, available: list[str]) -> list[str] | None:
+    if not steps:
+        return None
+    from tutor.core.spec import STEP_NAMES
+    from tutor.core.yamlsrc import suggest
+
+    chosen = [s.strip() for item in steps for s in item.split(",") if s.strip()]
+    if not chosen:
+        raise UsageError(f"--step needs a step name; steps: {', '.join(available)}")
+    for s in chosen:
+        if s not in STEP_NAMES:
+            raise UsageError(
+                f"unknown step {s!r}{suggest(s, STEP_NAMES)}; steps: {', '.join(available)}"
+            )
+        if s not in available:
+            raise UsageError(
+                f"this lesson has no {s!r} step; its steps are: {', '.join(available)}"
+            )
+    return chosen
+
+
+def write_output(text: str | bytes, output: Path | None, force: bool) -> None:
+    """Print ``text`` to stdout, or write it to ``output`` (never over a file without --force);
+    bytes (a PDF) are written as they are."""
+    if output is None or str(output) == "-":  # - is stdout, as for new --output
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
+        return
+    from tutor.core.files import save
+
+    save(output, text, force)
+
+
+EXIT_INPUT, EXIT_USAGE = 1, 2  # a bad lesson, sheet or answer; a bad command line
