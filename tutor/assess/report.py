@@ -17,7 +17,7 @@ from rich.style import Style
 from rich.text import Text
 
 from tutor.assess.grade import EARNS, VERDICTS, Graded, Report, expected_text, points_text
-from tutor.core.engine import Cell, Ref, Step
+from tutor.core.engine import Cell, Derivation, Ref, Step
 from tutor.text import format as fmt
 from tutor.text import theme
 from tutor.text import working as wk
@@ -58,14 +58,16 @@ def _style(g: Graded | None) -> Style:
     return DIM if g is None else STYLES[g.verdict]
 
 
-def step_tables(step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]:
-    """The student's entries for one step, each with its verdict mark, in tables that fit."""
+def step_tables(d: Derivation, step: Step, cells: list[Graded], width: int) -> list[MatrixGrid]:
+    """The student's entries for one step, each with its verdict mark, in tables that fit; the
+    cells not graded are the ones the mask fills in, shown as it fills them."""
     grid = {(g.i, g.j): g for g in cells}
     texts = {k: f"{_shown_entry(g)} {MARKS[g.verdict][0]}".strip() for k, g in grid.items()}
-    given = fmt.NEG_INF_TEXT if step.op == "scale" else "0"  # what the mask fills in
     for i in range(len(step.rows)):
         for j in range(len(step.cols)):
-            texts.setdefault((i, j), given)
+            fill = None if (i, j) in texts else d.fill(step, i, j)
+            if fill is not None:  # −∞ or 0 as the mask fills it in (any other cell is graded)
+                texts[i, j] = fmt.operand(fill, d.lesson.precision)
     label_w = max(cell_len(r) for r in step.rows) + 4
     widths = [
         max(cell_len(c), *(cell_len(texts[(i, j)]) for i in range(len(step.rows)))) + 3
@@ -213,7 +215,7 @@ def report(rep: Report, width: int) -> list[RenderableType]:
         ),
         Text.assemble(*(part for v in VERDICTS for part in _legend(v))),
     ]
-    tables = [t for step, cells in rep.steps() for t in step_tables(step, cells, width)]
+    tables = [t for step, cells in rep.steps() for t in step_tables(d, step, cells, width)]
     out.append(side_by_side(tables, width))  # small steps side by side, as many as fit
     wrong = [(step, [g for g in cells if g.verdict == "wrong"]) for step, cells in rep.steps()]
     if any(cells for _, cells in wrong):

@@ -30,6 +30,7 @@ from tutor.core.lesson import Lesson
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.spec import LAYOUTS
 from tutor.core.yamlsrc import Checker, compose, describe, read_text
+from tutor.text import format as fmt
 from tutor.text import words
 from tutor.text.cells import cell_name
 from tutor.text.words import shape_text
@@ -404,13 +405,14 @@ def _sheet_matrix(step: Step, indent: str, d: Derivation) -> list[str]:
 
     def given(a: int, b: int) -> str:  # what the causal mask fills in, else a blank to fill
         i, j = (b, a) if turned else (a, b)
-        if not d.mask_fills(step, i, j):
+        fill = d.fill(step, i, j)
+        if fill is None:
             return "null"
-        return "-inf" if step.op == "scale" else "0"
+        return "-inf" if fill.masked else fmt.operand(fill, d.lesson.precision)  # YAML's −∞
 
     body = [[given(a, b) for b in range(len(cols))] for a in range(len(rows))]
-    if any(x != "null" for line in body for x in line):
-        fill = "-inf" if step.op == "scale" else "0"
+    fill = next((x for line in body for x in line if x != "null"), None)
+    if fill is not None:
         lines.append(
             f"{indent}# causal mask: the {fill} entries {where} the diagonal are given (not graded)"
         )

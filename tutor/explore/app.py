@@ -14,7 +14,7 @@ from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from tutor.core.engine import Step
+from tutor.core.engine import Product, Step
 from tutor.core.errors import AnswerError, TutorError
 from tutor.core.lesson import Lesson
 from tutor.explore import views
@@ -335,7 +335,7 @@ class ExploreApp(App[None]):
         if self.entry_for is not None or self.current is None:
             return
         step, i, j = self.current
-        if step.op == "input":
+        if step.given:
             self.action_edit()
             return
         refs = views.sources(step, i, j)
@@ -344,8 +344,9 @@ class ExploreApp(App[None]):
             return
         here = self.focused.id if isinstance(self.focused, MatrixView) else None
         self.trail.append((cell_name(step, i, j), here or step.name, step.head, i, j))
-        # the source in the same place when there is one (a weight's own scaled score)
-        same = [r for r in refs if (r.i, r.j) == (i, j)] if step.op != "matmul" else []
+        # the source in the same place when there is one (a weight's own scaled score); a
+        # product's sources share its place only by chance
+        same = [] if isinstance(step, Product) else [r for r in refs if (r.i, r.j) == (i, j)]
         first = (same or refs)[0]
         self.go_cell(first.step.name, first.step.head, first.i, first.j)
 
@@ -420,7 +421,7 @@ class ExploreApp(App[None]):
         if self.current is None:
             return
         step, i, j = self.current
-        if step.op != "input":
+        if not step.given:
             self.say(f"{step.key} is worked out from other steps; edit X, W_Q, W_K, W_V or W_O")
             return
         self.editing = (step, i, j)
@@ -430,7 +431,7 @@ class ExploreApp(App[None]):
         """Edit the cell, starting from its exact entry (``1/3``, not the ``0.33`` shown)."""
         if self.current is not None:
             step, i, j = self.current
-            if step.op != "input":
+            if not step.given:
                 self.start_edit("")  # says why not
                 return
             m = given_matrix(self.model.lesson, step.name, step.head)

@@ -278,8 +278,8 @@ class Explorer:
     def edit(self, step: Step, i: int, j: int, text: str) -> str:
         """Replace entry (i, j) of a given matrix with the number typed; returns what was done.
         Raises ``AnswerError`` (nothing changes) when the text is not a number it may hold."""
-        if step.op != "input":
-            given = sorted({s.name for s in self.derivation.steps if s.op == "input"})
+        if not step.given:
+            given = sorted({s.name for s in self.derivation.steps if s.given})
             raise AnswerError(
                 f"{step.key} is worked out from other steps; edit a given matrix "
                 f"({', '.join(given)})"

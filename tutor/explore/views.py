@@ -7,10 +7,24 @@ explorer's own variations (the divisor and the factor t) are worded here.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from tutor.core import kinds
-from tutor.core.engine import Derivation, Ref, Step
+from tutor.core.decode import Append
+from tutor.core.engine import (
+    Concat,
+    Derivation,
+    Given,
+    Mask,
+    Product,
+    Ref,
+    Scale,
+    Softmax,
+    Step,
+    Sum,
+)
+from tutor.core.positions import Rotate
 from tutor.explore.model import DIVISOR_TEXT, Settings, Times, factor_text
 from tutor.text import format as fmt
 from tutor.text import steps, words
@@ -90,26 +104,53 @@ def title(step: Step, settings: Settings) -> str:
         "tempered": f"scaled × {factor_text(settings)}",
     }.get(step.name) or steps.say(step, "short")
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
-        what = "given" if step.op == "input" else words.step_title(step).split(" = ", 1)[-1]
+        what = "given" if step.given else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
 
 
+@functools.singledispatch
 def working_text(step: Step, i: int, j: int, places: int, settings: Settings) -> str:
-    """The side panel's working of one cell: how it is made, the numbers, then the value (with
-    its exact form when short)."""
+    """The side panel's working of one cell, by its rule: how it is made, the numbers, then
+    the value (with its exact form when short). The explorer's own variations (the divisor,
+    the factor t) are worded as its settings have them."""
+    raise NotImplementedError(f"the explorer's working has no rule for {type(step).__name__}")
+
+
+@working_text.register
+def _(step: Times, i: int, j: int, places: int, settings: Settings) -> str:
     name = cell_name(step, i, j)
     cell = step.cells[i][j]
-    if isinstance(step, Times):
-        x = fmt.operand(step.args[0].cells[i][j], places)
-        rel = "≈" if fmt.is_rounded(cell, places) else "="
-        lines = [f"{name} = {cell_name(step.args[0], i, j)} × {factor_text(settings)}"]
-        lines.append(f"  = {wk.factor(x)} × {factor_text(settings)}")
-        lines.append(f"  {_result(step, i, j, rel, fmt.shown(cell, step, places))}")
-        return "\n".join(lines)
+    x = fmt.operand(step.args[0].cells[i][j], places)
+    rel = "≈" if fmt.is_rounded(cell, places) else "="
+    lines = [f"{name} = {cell_name(step.args[0], i, j)} × {factor_text(settings)}"]
+    lines.append(f"  = {wk.factor(x)} × {factor_text(settings)}")
+    lines.append(f"  {_result(step, i, j, rel, fmt.shown(cell, step, places))}")
+    return "\n".join(lines)
+
+
+@working_text.register
+def _(step: Scale, i: int, j: int, places: int, settings: Settings) -> str:
+    return _worked(step, i, j, places, DIVISOR_TEXT[settings.divisor])
+
+
+@working_text.register(Given)
+@working_text.register(Product)
+@working_text.register(Sum)
+@working_text.register(Mask)
+@working_text.register(Softmax)
+@working_text.register(Concat)
+@working_text.register(Rotate)
+@working_text.register(Append)
+def _(step: Step, i: int, j: int, places: int, settings: Settings) -> str:
+    return _worked(step, i, j, places)
+
+
+def _worked(step: Step, i: int, j: int, places: int, divisor: str | None = None) -> str:
+    """The working ``tutor.text.working`` writes; a scaled cell's √d_k as the explorer's
+    ``divisor`` setting says."""
+    name = cell_name(step, i, j)
     w = wk.working(step, i, j, places, wk.Elide(6, 3, 2))
-    how = w.how
-    if step.op == "scale":
-        how = how.replace("√d_k", DIVISOR_TEXT[settings.divisor])
+    how = w.how if divisor is None else w.how.replace("√d_k", divisor)
     lines = [f"{name} = {how}" if how else name]
     if w.work:
         lines.append(f"  = {w.numbers}")
@@ -134,7 +175,7 @@ def _result(step: Step, i: int, j: int, rel: str, shown: str) -> str:
 
 def from_text(step: Step, refs: list[Ref]) -> str:
     """Where the cell comes from, in words: the row and column (or row) it reads."""
-    if step.op == "input":
+    if step.given:
         return "given in the lesson: type a number to change it"
     if not refs:
         return "from nothing: a hidden key's weight is 0"

@@ -12,7 +12,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 
-from tutor.core.engine import Step
+from tutor.core.engine import Softmax, Step
 from tutor.explore.model import strongest
 from tutor.text import theme
 
@@ -123,7 +123,7 @@ class MatrixView(Widget, can_focus=True):
             label = label.rjust(w - 1).ljust(w) if len(label) < w else label  # over the digits
             out.append(" " * GAP + label, style="dim")
         focused = self.has_focus
-        is_weights = step.op == "softmax"
+        is_weights = isinstance(step, Softmax)  # its cells shaded by their weight
         called = {i: strongest(step, i) for i in self.called} if is_weights else {}
         shown = [c.value for row in step.cells for c in row if not c.masked] if is_weights else []
         low, high = (min(shown), max(shown)) if shown else (0.0, 1.0)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from tutor.core.engine import Derivation, Step
 from tutor.core.exact_size import too_long
+from tutor.core.positions import Rotate, angle
 
 
 def step_json(step: Step, exact: bool) -> dict[str, object]:
@@ -93,7 +94,7 @@ def extras(d: Derivation) -> dict[str, object]:
         out["layout"] = lesson.layout
     if counts := kv_json(lesson):
         out["kv"] = counts
-    turned = next((s for s in d.steps if s.op == "rotate"), None)
+    turned = next((s for s in d.steps if isinstance(s, Rotate)), None)
     if turned is not None:
         out["rope"] = rope_json(turned)
     return out
@@ -130,12 +131,10 @@ def kv_json(lesson) -> dict[str, object]:  # type: ignore[no-untyped-def]
     }
 
 
-def rope_json(step: Step) -> dict[str, object]:
+def rope_json(step: Rotate) -> dict[str, object]:
     """RoPE's angles: θ per pair of columns, and each token's position × θ, exactly (radians,
     as sympy writes them) with their value, and in degrees when they are a rational number."""
     import sympy
-
-    from tutor.core.positions import angle
 
     def one(a: sympy.Expr) -> dict[str, object]:
         deg = sympy.simplify(a * 180 / sympy.pi)  # rational for an angle given in degrees

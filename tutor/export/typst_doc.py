@@ -16,6 +16,7 @@ can find where their own working went astray.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -23,11 +24,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.core.engine import Derivation, Step
+from tutor.core.decode import Append
+from tutor.core.engine import (
+    Concat,
+    Derivation,
+    Given,
+    Mask,
+    Product,
+    Scale,
+    Softmax,
+    Step,
+    Sum,
+    Times,
+)
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
 from tutor.core.install import install_command
 from tutor.core.lesson import Lesson
+from tutor.core.positions import Rotate
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
@@ -308,7 +322,7 @@ def _side_by_side(blocks: list[str]) -> str:
 
 def _step_title(step: Step, lesson: Lesson) -> str:
     title = words.step_title(step, lesson)
-    if step.head is not None and step.op == "input":
+    if step.head is not None and step.given:
         title = f"{title} (head {step.head})"
     return f"{title} ({step.shape[0]} × {step.shape[1]})"
 
@@ -408,11 +422,46 @@ def _working(step: Step, places: int, plain: bool) -> list[str]:
     ]
 
 
-def _answers(step: Step, places: int, plain: bool) -> list[str]:
-    if step.op == "concat":
-        heads = " | ".join(Z.key for Z in step.args)
-        return [txt(f"Each row is the heads' Z rows side by side: {heads}.")]
-    return _working(step, places, plain)
+def _table_part(d: Derivation, step: Step, places: int, blank: bool) -> list[str]:
+    """The step's table (the cells the mask fills in given), closing its block."""
+    return [table(step, places, blank=blank, given=given_cells(d, step, turned=False)), "]"]
+
+
+@functools.singledispatch
+def key_part(step: Step, d: Derivation, places: int, plain: bool) -> list[str]:
+    """A step's part of an answer key under its heading, by its rule: its table (closing the
+    step's block), then every cell's worked line; a softmax's rows instead (e^x, total, share);
+    a concatenation's sentence; a given matrix's table alone."""
+    raise NotImplementedError(f"the typst answer key has no rule for {type(step).__name__}")
+
+
+@key_part.register(Product)
+@key_part.register(Sum)
+@key_part.register(Scale)
+@key_part.register(Times)
+@key_part.register(Mask)
+@key_part.register(Rotate)
+@key_part.register(Append)
+def _(step: Step, d: Derivation, places: int, plain: bool) -> list[str]:
+    return [*_table_part(d, step, places, blank=False), *_working(step, places, plain)]
+
+
+@key_part.register
+def _(step: Given, d: Derivation, places: int, plain: bool) -> list[str]:
+    return _table_part(d, step, places, blank=False)
+
+
+@key_part.register
+def _(step: Softmax, d: Derivation, places: int, plain: bool) -> list[str]:
+    shares, notes = _softmax_rows(step, places)  # its rows show every share: no second table
+    return [*shares, "]", *notes]
+
+
+@key_part.register
+def _(step: Concat, d: Derivation, places: int, plain: bool) -> list[str]:
+    heads = " | ".join(Z.key for Z in step.args)
+    said = txt(f"Each row is the heads' Z rows side by side: {heads}.")
+    return [*_table_part(d, step, places, blank=False), said]
 
 
 # A key of more worked lines than this sets them as plain text (``working_text``): the
@@ -420,11 +469,33 @@ def _answers(step: Step, places: int, plain: bool) -> list[str]:
 PLAIN_WORKING_FROM = 2000
 
 
+@functools.singledispatch
+def worked_cells(step: Step) -> int:
+    """How many of the step's cells its ``key_part`` works line by line, by its rule."""
+    raise NotImplementedError(f"the typst answer key has no count for {type(step).__name__}")
+
+
+@worked_cells.register(Product)
+@worked_cells.register(Sum)
+@worked_cells.register(Scale)
+@worked_cells.register(Times)
+@worked_cells.register(Mask)
+@worked_cells.register(Rotate)
+@worked_cells.register(Append)
+def _(step: Step) -> int:
+    return len(step.rows) * len(step.cols)
+
+
+@worked_cells.register(Given)  # its table alone
+@worked_cells.register(Softmax)  # its rows instead
+@worked_cells.register(Concat)  # a sentence
+def _(step: Step) -> int:
+    return 0
+
+
 def worked_lines(d: Derivation) -> int:
     """How many cells a key works line by line (a softmax shows its rows instead)."""
-    return sum(
-        len(s.rows) * len(s.cols) for s in fill_steps(d) if s.op not in ("softmax", "concat")
-    )
+    return sum(worked_cells(s) for s in fill_steps(d))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,14 +604,10 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> _SheetText:
         if step.name == "weights" and lesson.mask == "causal":
             out.append(" " + txt(MASK_NOTE))
         out.append("")
-        if answers and step.op == "softmax":  # its rows show every share: no second table
-            shares, notes = _softmax_rows(step, places)
-            out += [*shares, "]", *notes]
+        if answers:
+            out += key_part(step, d, places, plain)
         else:
-            given = given_cells(d, step, turned=False)
-            out += [table(step, places, blank=not answers, given=given), "]"]
-            if answers:
-                out += _answers(step, places, plain)
+            out += _table_part(d, step, places, blank=True)
         out.append("")
     return _SheetText(foot_line, chunks)
 

@@ -61,11 +61,11 @@ def _turn(d: Derivation, step: Step) -> Step:
 def given_cells(d: Derivation, step: Step, turned: bool | None = None) -> list[list[str | None]]:
     """What a worksheet prints already filled in, as the lesson's layout shows the step (or
     ``turned`` says): the causal mask's cells (−∞ in scaled, 0 in weights;
-    ``Derivation.mask_fills``), else None."""
-    fill = fmt.NEG_INF_TEXT if step.op == "scale" else "0"
+    ``Derivation.fill``), else None."""
+    places = d.lesson.precision
+    fills = [[d.fill(step, i, j) for j in range(len(step.cols))] for i in range(len(step.rows))]
     grid: list[list[str | None]] = [
-        [fill if d.mask_fills(step, i, j) else None for j in range(len(step.cols))]
-        for i in range(len(step.rows))
+        [None if c is None else fmt.operand(c, places) for c in row] for row in fills
     ]
     if d.lesson.layout == "columns" if turned is None else turned:
         return [list(col) for col in zip(*grid, strict=True)]
@@ -74,7 +74,7 @@ def given_cells(d: Derivation, step: Step, turned: bool | None = None) -> list[l
 
 def input_steps(d: Derivation) -> list[Step]:
     """The matrices the lesson gives."""
-    return [s for s in d.steps if s.op == "input"]
+    return [s for s in d.steps if s.given]
 
 
 def _places(d: Derivation, precision: int | None) -> int:
@@ -408,7 +408,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         if step.name == "weights" and lesson.mask == "causal":
             out += [MASK_NOTE, ""]
         out += [*md_table(_turn(d, step), places, answers, given_cells(d, step)), ""]
-        if answers and step.op != "input":
+        if answers and not step.given:
             out += [
                 f"- ${cell_tex(step, i, j)} = {working(step, i, j, places)}$" for i, j in _ij(step)
             ]
@@ -435,7 +435,7 @@ def _facts(d: Derivation, text: Callable[[str], str], math: Callable[[str], str]
 def _md_step_heading(d: Derivation, step: Step, level: str) -> list[str]:
     """The step's heading in its lesson's words, with the shape its table is shown in."""
     title = words.step_title(step, d.lesson, turned=d.lesson.layout == "columns")
-    if step.head is not None and step.op == "input":
+    if step.head is not None and step.given:
         title = f"{title} (head {step.head})"
     n, m = _turn(d, step).shape
     return [f"{level} {_md_escape(title)} ({n} × {m})", ""]
@@ -534,7 +534,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         if step.name == "weights" and lesson.mask == "causal":
             out.append(tex_text(MASK_NOTE))
         out += _tex_block(_turn(d, step), places, answers, given_cells(d, step))
-        if answers and step.op != "input":
+        if answers and not step.given:
             out.append(r"\begin{align*}")
             lines = [line for i, j in _ij(step) for line in tex_working_lines(step, i, j, places)]
             out.append(" \\\\\n".join(lines))
@@ -547,6 +547,6 @@ def _tex_heading(step: Step, command: str, lesson: Lesson) -> list[str]:
     """The step's heading in its lesson's words (turned ones for a lesson in columns, whose
     tables are shown turned here)."""
     title = steps.say(step, "tex", lesson, turned=lesson.layout == "columns")
-    if step.head is not None and step.op == "input":
+    if step.head is not None and step.given:
         title = f"{title} (head {step.head})"
     return [f"{command}{{{title} (${step.shape[0]} \\times {step.shape[1]}$)}}", ""]
