@@ -205,7 +205,7 @@ def test_any_history_of_changes_gives_what_a_fresh_derivation_gives() -> None:
     for _ in range(25):
         move = rng.choice(["edit", "edit", "mask", "divisor", "factor", "undo", "redo"])
         if move == "edit":
-            givens = [s for s in e.derivation.steps if s.op == "input"]
+            givens = [s for s in e.derivation.steps if s.given]
             s = rng.choice(givens)
             e.edit(
                 s, rng.randrange(len(s.rows)), rng.randrange(len(s.cols)), str(rng.randint(-2, 3))

@@ -180,9 +180,9 @@ def test_every_kind_of_lesson_saves_every_edited_matrix(tmp_path: Path, path: Pa
     every other key of the lesson as it was."""
     original = load_lesson(path, path.stem)
     model = Explorer(original)
-    inputs = [s for s in model.derivation.steps if s.op == "input" and s.name != "P"]
+    inputs = [s for s in model.derivation.steps if s.given and s.name != "P"]
     if original.positions == "given":
-        inputs += [s for s in model.derivation.steps if s.op == "input" and s.name == "P"]
+        inputs += [s for s in model.derivation.steps if s.given and s.name == "P"]
     edited = []
     for step in inputs:
         n, m = step.shape

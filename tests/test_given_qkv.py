@@ -64,7 +64,7 @@ def test_one_head_starts_at_the_scores_and_agrees_with_numpy(tmp_path: Path) -> 
     d = derive(lesson)
     names = [s.name for s in d.steps]
     assert names == ["Q", "K", "V", "scores", "scaled", "weights", "Z"]
-    assert all(s.op == "input" for s in d.steps[:3])
+    assert all(s.given for s in d.steps[:3])
     w, z = numpy_attention(
         [[1, 0], [0, 2], [1, 1]], [[2, 1], [0, 1], [1, 0]], [[1, 2], [3, 0], [0, 1]]
     )

@@ -12,7 +12,7 @@ import pytest
 
 from tests import lessongen, reference
 from tests.conftest import LESSONS
-from tutor.core.engine import Exact, derive
+from tutor.core.engine import Concat, Exact, Product, derive
 from tutor.core.lessonfile import load_lesson
 
 GROUPED = LESSONS / "the-cake-grouped.yaml"
@@ -74,7 +74,7 @@ def test_every_cell_is_its_sources_combined(tmp_path: Path, text: str) -> None:
     d = derive(load_text(tmp_path, text))
     kit = Exact()
     for step in d.steps:
-        if step.op not in ("matmul", "concat"):
+        if not isinstance(step, Product | Concat):
             continue
         n, m = step.shape
         for i in range(n):

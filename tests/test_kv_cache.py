@@ -15,7 +15,7 @@ import pytest
 from tests import lessongen, reference
 from tests.conftest import LESSONS
 from tutor.core.decode import saving
-from tutor.core.engine import derive
+from tutor.core.engine import Product, derive
 from tutor.core.lesson import NextToken
 from tutor.core.lessonfile import load_lesson
 
@@ -110,7 +110,7 @@ def products(d, names: tuple[str, ...], causal: bool) -> int:  # type: ignore[no
     its weight of 0 costs nothing)."""
     total = 0
     for s in d.steps:
-        if s.name not in names or s.op != "matmul":
+        if s.name not in names or not isinstance(s, Product):
             continue
         for i in range(len(s.rows)):
             for j in range(len(s.cols)):

@@ -353,7 +353,7 @@ def test_judging_every_cell_never_raises(tmp_path: Path, text: str) -> None:
     judge = jd.judge_for(d)
     answers = [read_answer(a) for a in ("0", "1", "-0.5")]
     for s in d.steps:
-        if s.op == "input":
+        if s.given:
             continue
         for i in range(len(s.rows)):
             for j in range(len(s.cols)):

@@ -11,7 +11,7 @@ import mpmath
 
 from tests.conftest import LESSONS
 from tutor.assess import judge as jd
-from tutor.core.engine import derive
+from tutor.core.engine import Product, Scale, derive
 from tutor.core.lessonfile import load_lesson
 from tutor.core.numbers import read_answer
 from tutor.text import format as fmt
@@ -67,7 +67,7 @@ def test_what_the_rounded_inputs_shown_give_is_rounded_half_up(tmp_path) -> None
         d = derive(load_lesson(path))
         places = d.lesson.precision
         for step in d.steps:
-            if step.op != "matmul":
+            if not isinstance(step, Product):
                 continue
             for i in range(len(step.rows)):
                 for j in range(len(step.cols)):
@@ -95,7 +95,7 @@ def test_work_from_the_tutors_own_shown_numbers_is_right(tmp_path) -> None:
         shown = jd.shown_value(places)
         root = jd.shown_root(places)
         for step in d.steps:
-            if step.op not in ("matmul", "scale") or step.name not in ("Z", "scaled", "output"):
+            if not isinstance(step, Product | Scale) or step.name not in ("Z", "scaled", "output"):
                 continue
             for i in range(len(step.rows)):
                 for j in range(len(step.cols)):

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import ClassVar
 
 from tutor.core.engine import (
     Derivation,
@@ -49,8 +48,6 @@ NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
 class Append(Step):
     """The cache with the new rows below it: rows 1…N are copied from the cache (``args[0]``),
     the rest are the new tokens' (``args[1]``)."""
-
-    op: ClassVar[str] = "append"  # MIGRATION ONLY
 
     def copy_of(self, i: int, j: int) -> Ref:
         cache, new = self.args

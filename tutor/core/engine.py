@@ -262,9 +262,6 @@ class Step:
     args: tuple[Step, ...] = ()  # the steps this one is made from, in the rule's order
 
     given: ClassVar[bool] = False  # a matrix the lesson gives (no arithmetic of its own)
-    op: ClassVar[str] = (
-        "input"  # MIGRATION ONLY: the old op string; goes when consumers ask the rule
-    )
     helper: ClassVar[str | None] = None  # a NumPy function its line calls (``softmax``)
 
     @property
@@ -325,8 +322,6 @@ class Step:
 class Given(Step):
     """A matrix the lesson gives (X, W_Q, …), or one worked from a formula (sinusoidal P)."""
 
-    op: ClassVar[str] = "input"  # MIGRATION ONLY
-
     given: ClassVar[bool] = True
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
@@ -343,8 +338,6 @@ class Given(Step):
 class Product(Step):
     """``A · B`` (or ``A · Bᵀ``): every cell is a dot product of a row of A and a column of B
     (a row of B when it is transposed)."""
-
-    op: ClassVar[str] = "matmul"  # MIGRATION ONLY
 
     transpose: bool = False  # the right operand transposed (Q · Kᵀ)
 
@@ -376,8 +369,6 @@ class Product(Step):
 class Sum(Step):
     """``E + P``, cell by cell."""
 
-    op: ClassVar[str] = "add"  # MIGRATION ONLY
-
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
         return tuple(Ref(a, i, j) for a in self.args)
 
@@ -391,8 +382,6 @@ class Sum(Step):
 @dataclass(frozen=True, eq=False)
 class Scale(Step):
     """Every cell of one step divided by √divisor (``scaled = scores / √d_k``)."""
-
-    op: ClassVar[str] = "scale"  # MIGRATION ONLY
 
     divisor: int = 1  # n, dividing by √n
 
@@ -409,9 +398,6 @@ class Scale(Step):
 @dataclass(frozen=True, eq=False)
 class Times(Step):
     """Every cell of one step times a constant p/q (the explorer's ``tempered = scaled × t``)."""
-
-    op: ClassVar[str] = "scale"  # MIGRATION ONLY
-    divisor: ClassVar[int] = 1  # MIGRATION ONLY (the walk shows it as a scale)
 
     factor: tuple[int, int] = (1, 1)
 
@@ -433,8 +419,6 @@ class Mask(Step):
     is 0 for a lesson's own tokens; for new tokens stacked after a cache of N rows it is N
     (new token s sees the cache and the new tokens up to itself). The one home of the
     comparison of a cell against the diagonal."""
-
-    op: ClassVar[str] = "mask"  # MIGRATION ONLY
 
     shift: int = 0
 
@@ -468,8 +452,6 @@ SOFTMAX_HELPER = '''def softmax(x):
 @dataclass(frozen=True, eq=False)
 class Softmax(Step):
     """Each row through softmax: e^x over the row's total (a hidden score's weight is 0)."""
-
-    op: ClassVar[str] = "softmax"  # MIGRATION ONLY
 
     helper: ClassVar[str | None] = SOFTMAX_HELPER
 
@@ -509,8 +491,6 @@ class Softmax(Step):
 @dataclass(frozen=True, eq=False)
 class Concat(Step):
     """The heads' outputs side by side: row i is [Z₁[i] | Z₂[i] | …]."""
-
-    op: ClassVar[str] = "concat"  # MIGRATION ONLY
 
     def source_of_column(self, j: int) -> tuple[Step, int]:
         """Which head's Z (and which of its columns) column j comes from."""

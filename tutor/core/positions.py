@@ -113,8 +113,6 @@ class Rotate(Step):
     """RoPE: each row's columns (1, 2), (3, 4), … turned by position × θ of their pair,
     ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``; row i is at position i + ``shift``."""
 
-    op: ClassVar[str] = "rotate"  # MIGRATION ONLY
-
     angles: tuple[sympy.Expr, ...] = ()  # θ of each pair of columns, in radians
     shift: int = 0  # row i is turned as position i + shift (0: positions count from 0)
     helper: ClassVar[str | None] = ROTATE_HELPER
