@@ -39,6 +39,7 @@ from tutor.assess import judge as jd
 from tutor.assess.honest import Interval, Range
 from tutor.assess.sheet import Entry, Sheet, fill_steps
 from tutor.core.engine import Cell, Derivation, Exact, Kit, Ref, Step, T
+from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
 
@@ -429,9 +430,7 @@ def points_number(x: sympy.Expr) -> int | float:
     """Points as a JSON or CSV number: whole, or rounded half up to two places."""
     if x.is_Integer:
         return int(x)
-    n = sympy.Rational(x) * 10**POINT_PLACES
-    whole = (abs(n.p) * 2 + n.q) // (2 * n.q)
-    return (whole if n >= 0 else -whole) / 10**POINT_PLACES
+    return scaled_half_up(sympy.Rational(x), POINT_PLACES) / 10**POINT_PLACES
 
 
 def points_text(x: sympy.Expr) -> str:
@@ -443,8 +442,7 @@ def percent(report: Report) -> float:
     """The share of the points earned, in percent, to one decimal place (0 when out of 0)."""
     if not report.out_of:
         return 0.0
-    n = sympy.Rational(report.points) * 1000 / report.out_of
-    return ((n.p * 2 + n.q) // (2 * n.q)) / 10  # points are never negative
+    return scaled_half_up(sympy.Rational(report.points) / report.out_of, 3) / 10
 
 
 def report_json(report: Report) -> dict[str, object]:
