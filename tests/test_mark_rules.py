@@ -24,7 +24,12 @@ def graded(run, tmp_path: Path, lesson: str, values: dict) -> dict:  # type: ign
     for c in data["cells"]:
         head = f"head{c['head']}." if c["head"] else ""
         cells[f"{head}{c['step']}[{c['row']}, {c['col']}]"] = (c["given"], c["verdict"])
-    return {"cells": cells, "score": data["score"], "total": data["total"]}
+    return {
+        "cells": cells,
+        "score": data["score"],
+        "total": data["total"],
+        "percent": data["percent"],
+    }
 
 
 def verdict(rep: dict, name: str) -> str:  # type: ignore[type-arg]
@@ -99,6 +104,7 @@ def test_a_step_with_half_its_cells_right_is_an_attempt(run, tmp_path) -> None: 
     got = {v for name, (_, v) in rep["cells"].items() if name.startswith("scores[")}
     assert got == {"follow-through"}  # every score uses a wrong Q cell
     assert rep["score"] == 3 + 9
+    assert rep["percent"] == 23.5  # 12 of 51 points, to one place
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,3 +203,35 @@ def test_a_number_true_in_exactly_half_the_cells_is_not_junk(run, tmp_path) -> N
     assert rep["total"] == 28
     assert verdict(rep, "Z[a, 1]") == verdict(rep, "Z[b, 1]") == "follow-through"
     assert rep["score"] == 14
+
+
+def test_a_given_matrix_copied_into_a_step_is_no_attempt(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """X copied into Q (the same shape in the-cake) is no attempt, though every wrong cell of
+    it looks like a slip: the scores worked from that Q carry nothing and are wrong where the
+    truth differs. One slip in Q, with the rest of Q right, does carry."""
+    lesson = "the-cake"
+    d = derivation(lesson)
+    x = [[c.q for c in row] for row in d.step("X").cells]
+    k = [[c.q for c in row] for row in d.step("K").cells]
+    q = [[c.q for c in row] for row in d.step("Q").cells]
+
+    def scores(rows: list) -> list[list[str]]:  # type: ignore[type-arg]
+        return [[str(sum(a * b for a, b in zip(r, kj, strict=True))) for kj in k] for r in rows]
+
+    true = scores(q)
+    rep = graded(
+        run, tmp_path, lesson, {"Q": [[str(v) for v in r] for r in x], "scores": scores(x)}
+    )
+    got = {verdict(rep, f"scores[{a}, {b}]") for a, b in _differ(d, scores(x), true)}
+    assert got == {"wrong"}
+    slipped = [r[:] for r in q]
+    slipped[3][2] = q[3][2] + 1  # Q[cake, 3]: 3 for 2
+    rep = graded(run, tmp_path, lesson, {"Q": [[str(v) for v in r] for r in slipped],
+                                         "scores": scores(slipped)})  # fmt: skip
+    assert rep["score"] == 32 + 64 - 1  # every Q and score cell but the slip
+
+
+def _differ(d, mine: list[list[str]], true: list[list[str]]) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    labels = d.lesson.labels
+    return [(labels[i], labels[j]) for i, row in enumerate(mine) for j, v in enumerate(row)
+            if v != true[i][j]]  # fmt: skip
