@@ -280,3 +280,56 @@ def test_the_terminal_report_lists_students_and_set_aside_sheets(klass, tmp_path
     assert result.exit_code == 1
     assert "Students" in result.stdout and "Lee02, Ann" in result.stdout
     assert "Sheets not graded (1)" in result.stdout and "broken.yaml" in result.stdout
+
+
+def _moodle(run, tmp, sheets, roster, out):  # type: ignore[no-untyped-def]
+    result = run("grade", str(tmp / "variants"), str(sheets), "--lms", "moodle", "--roster",
+                 str(roster), "--out-of", "10", "--csv", str(out))  # fmt: skip
+    return result, list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+
+
+def test_ids_are_matched_as_the_platforms_compare_them(klass, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Trimmed and case-folded: a sheet's ``USER10`` is the roster's ``User10``, ``s009`` is
+    ``S009``. The roster's names are nobody's, so only the ids can match."""
+    run, tmp, _ = klass
+    sheets = tmp_path / "sheets"
+    sheets.mkdir()
+    for path in sorted((tmp / "sheets").glob("*")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data["student_id"] == f"user{SIS_LOGIN}":
+            data["student_id"] = f"USER{SIS_LOGIN}"
+        (sheets / path.name).write_text(json.dumps(data), encoding="utf-8")
+    ids = {k: str(5000 + k) for k in range(CLASS)}
+    ids[SIS_ID], ids[SIS_LOGIN] = f"S{SIS_ID:03d}", f" User{SIS_LOGIN} "
+    roster = tmp_path / "moodle.csv"
+    roster.write_text("First name,Last name,ID number\n" + "".join(
+        f"Nobody,Number{k},{ids[k]}\n" for k in range(CLASS)), encoding="utf-8")  # fmt: skip
+    result, back = _moodle(run, tmp, sheets, roster, tmp_path / "moodle-import.csv")
+    assert result.exit_code == 0, result.stderr
+    got = {row["ID number"] for row in back}
+    assert len(back) == CLASS - len(ABSENT)
+    assert {f"S{SIS_ID:03d}", f"User{SIS_LOGIN}"} <= got  # the roster's ids, as it writes them
+
+
+def test_moodle_takes_the_id_column_that_has_ids(klass, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ID number comes first, but a student with a sheet has none (spaces; a short row): the
+    email is the id column, never a column with blanks."""
+    run, tmp, _ = klass
+    roster = tmp_path / "moodle.csv"
+    for no_id in ("Ann,Lee05,user5@uni.edu", "Ann,Lee05,user5@uni.edu,  "):  # a short row, spaces
+        rows = [f"{name(k)[1]},{name(k)[0]},user{k}@uni.edu,s{k:03d}" for k in range(CLASS)]
+        rows[5] = no_id
+        roster.write_text("First name,Last name,Email address,ID number\n" + "\n".join(rows)
+                          + "\n", encoding="utf-8")  # fmt: skip
+        result, back = _moodle(run, tmp, tmp / "sheets", roster, tmp_path / "moodle-import.csv")
+        assert result.exit_code == 0, result.stderr
+        assert next(iter(back[0])) == "Email address"
+        assert len(back) == CLASS - len(ABSENT)
+        assert all(row["Email address"].endswith("@uni.edu") for row in back)
+    # no sheet fits the roster: still a column with ids (in some row), not the blank ID number
+    (tmp_path / "moodle-import.csv").unlink()
+    roster.write_text("First name,Last name,ID number,Email address\nZed,One,,z1@x.edu\n"
+                      "Zed,Two,,\n", encoding="utf-8")  # fmt: skip
+    result, back = _moodle(run, tmp, tmp / "sheets", roster, tmp_path / "moodle-import.csv")
+    assert result.exit_code == 1 and "is not on the roster" in result.stderr
+    assert back == [] and (tmp_path / "moodle-import.csv").read_text().startswith("Email address,")

@@ -39,6 +39,7 @@ from tutor.assess import judge as jd
 from tutor.assess.honest import Interval, Range
 from tutor.assess.sheet import Entry, Sheet, fill_steps
 from tutor.core.engine import Cell, Derivation, Exact, Kit, Ref, Step, T
+from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
 
@@ -393,9 +394,10 @@ def rounded(x: sympy.Rational, places: int) -> Decimal:
 
 def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
     """Written cells that are the lesson's own numbers for another matrix of the step's shape
-    (X copied into Q), where the step's true values are not: no attempt."""
-    if len(written) < 2 or all(g.points or g.slips for g in written):
-        return False  # every cell right or a named slip: X written as E forgets P, an attempt
+    (X copied into Q), where the step's true values are not: no attempt. A copy that is the
+    rule's own classic slip (X written as E forgets P) is an attempt (``Step.forgets``)."""
+    if len(written) < 2:
+        return False
     for other in d.steps:
         if not other.given or other.shape != step.shape:
             continue
@@ -407,7 +409,7 @@ def copies_a_given(d: Derivation, step: Step, written: list[Graded]) -> bool:
             and other.cells[g.i][g.j].q == g.entry.answer.value
             for g in written
         ):
-            return True
+            return not step.forgets(other)
     return False
 
 
@@ -446,9 +448,7 @@ def points_number(x: sympy.Expr) -> int | float:
     """Points as a JSON or CSV number: whole, or rounded half up to two places."""
     if x.is_Integer:
         return int(x)
-    n = sympy.Rational(x) * 10**POINT_PLACES
-    whole = (abs(n.p) * 2 + n.q) // (2 * n.q)
-    return (whole if n >= 0 else -whole) / 10**POINT_PLACES
+    return scaled_half_up(sympy.Rational(x), POINT_PLACES) / 10**POINT_PLACES
 
 
 def points_text(x: sympy.Expr) -> str:
@@ -460,8 +460,7 @@ def percent(report: Report) -> float:
     """The share of the points earned, in percent, to one decimal place (0 when out of 0)."""
     if not report.out_of:
         return 0.0
-    n = sympy.Rational(report.points) * 1000 / report.out_of
-    return ((n.p * 2 + n.q) // (2 * n.q)) / 10  # points are never negative
+    return scaled_half_up(sympy.Rational(report.points) / report.out_of, 3) / 10
 
 
 def report_json(report: Report) -> dict[str, object]:

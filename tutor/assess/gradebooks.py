@@ -63,6 +63,8 @@ def number(text: str, what: str) -> sympy.Rational:
 
 
 def _key(name: str) -> str:
+    """A name or an id as Canvas and Moodle compare them: trimmed, case-folded (runs of spaces
+    as one, as the roster reads them)."""
     return " ".join(name.casefold().split())
 
 
@@ -84,7 +86,7 @@ def match(
     by_id: dict[str, list[Student]] = {}
     by_name: dict[str, list[Student]] = {}
     for s in students:
-        for x in {i.casefold() for i in s.ids} | ({s.id.casefold()} if s.id else set()):
+        for x in {_key(i) for i in (*s.ids, s.id)} - {""}:  # ids as the platforms compare them
             by_id.setdefault(x, []).append(s)
         for k in _names(s.name):
             by_name.setdefault(k, []).append(s)
@@ -92,7 +94,7 @@ def match(
     problems: list[str] = []
     for r in reports:
         h = r.sheet.header
-        sid = (h.student_id if h else "").casefold()
+        sid = _key(h.student_id if h else "")
         found = by_id.get(sid, []) if sid else []
         if not found:
             found = list(
@@ -262,15 +264,7 @@ def moodle(
         return Book(_write([header, *rows]), [], problems)
     students = students_of(table)
     sheets, problems = match(reports, students)
-    which = next(
-        (
-            (name, k)
-            for name in MOODLE_IDS
-            if (k := table.column(name.lower())) is not None
-            and all(k < len(f) and f[k].strip() for line, f in table.rows if line in sheets)
-        ),
-        None,
-    )
+    which = _id_column(table, sheets)
     if which is None:
         raise TutorError(
             f"{table.path} has no ID number or Email address column filled in for every student "
@@ -307,3 +301,19 @@ def gradebook(
     if lms == "moodle":
         return moodle(graded, table, name, out_of)
     return Book(gradebook_csv(grades))
+
+
+def _id_column(table: RosterTable, sheets: dict[int, gr.Report]) -> tuple[str, int] | None:
+    """Moodle's id column: the first of ``MOODLE_IDS`` with an id in every row that has a sheet
+    (in some row, when none has), never a column of blanks."""
+    with_sheet = [f for line, f in table.rows if line in sheets]
+    for name in MOODLE_IDS:
+        k = table.column(name.lower())
+        if k is None:
+            continue
+        filled = [
+            k < len(f) and bool(f[k].strip()) for f in with_sheet or [f for _, f in table.rows]
+        ]
+        if (all if with_sheet else any)(filled):
+            return name, k
+    return None

@@ -20,6 +20,8 @@ import math
 import mpmath
 from sympy.polys.domains import QQ
 
+from tutor.core.rounding import round_ratio
+
 MPX = mpmath.MPContext()
 MPX.prec = 256
 EXTRA = 4  # a carried value keeps the lesson's places, or up to this many more
@@ -210,9 +212,7 @@ MPQ = QQ.dtype  # sympy's rational type (QQ(...) is the same, with a slower fron
 def nearest(x, places: int, up: bool):  # type: ignore[no-untyped-def]
     """``x`` rounded to ``places`` decimals; a tie goes up (``up``) or down."""
     s = 10**places
-    n, d = x.numerator * s, x.denominator
-    whole = (2 * n + d) // (2 * d) if up else -((-2 * n + d) // (2 * d))
-    return MPQ(whole, s)
+    return MPQ(round_ratio(x.numerator * s, x.denominator, "up" if up else "down"), s)
 
 
 def carried(r: Range, places: int, first: int | None = None) -> Range:

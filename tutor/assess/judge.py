@@ -54,6 +54,7 @@ from tutor.core.engine import (
 )
 from tutor.core.numbers import Answer
 from tutor.core.positions import Rotate
+from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
 from tutor.text import steps
 
@@ -214,13 +215,6 @@ def written_range(answer: Answer, places: int) -> Range:
         return r
     half = QQ(1, 2 * 10 ** max(q, places))
     return Interval(r.lo - half, r.hi + half)
-
-
-def _round_at(x, places: int) -> int:  # type: ignore[no-untyped-def]
-    """x · 10^places rounded half away from zero, as an integer."""
-    n = x * 10**places
-    whole = (abs(n.numerator) * 2 + n.denominator) // (2 * n.denominator)
-    return whole if n >= 0 else -whole
 
 
 def reads_through(step: Step, i: int, j: int) -> bool:
@@ -580,8 +574,8 @@ class Judge:
         cell = step.cells[i][j]
         q = written_places(answer)
         if q is not None and not cell.masked and answer.value != 0:
-            true = _round_at(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
-            mine = _round_at(QQ(int(answer.value.p), int(answer.value.q)), q)
+            true = scaled_half_up(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
+            mine = scaled_half_up(QQ(int(answer.value.p), int(answer.value.q)), q)
             if mine == -true:
                 return True
             a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)

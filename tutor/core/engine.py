@@ -317,6 +317,11 @@ class Step:
         row, a concatenation's column), or None when the cell is worked or given."""
         return None
 
+    def forgets(self, source: Step) -> bool:
+        """Whether writing ``source`` unchanged for this step is a classic slip of the rule (a
+        sum with a term left out: X written as E forgets P), not a copy of the wrong matrix."""
+        return False
+
 
 @dataclass(frozen=True, eq=False)
 class Given(Step):
@@ -377,6 +382,9 @@ class Sum(Step):
 
     def numpy(self, args: Sequence[str]) -> str:
         return " + ".join(args)
+
+    def forgets(self, source: Step) -> bool:
+        return source in self.args
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tutor.core.engine import Cell
 
-_DIGITS = 600  # decimal working precision: far more than any value here needs (10^250)
+DECIMAL_DIGITS = 600  # decimal working precision: far more than any value here needs (10^250)
 _PLACES_KEPT = 20  # decimal places an irrational value is worked to before it is rounded
 
 
@@ -25,8 +25,26 @@ def round_decimal(d: Decimal, places: int) -> Decimal:
     unit = Decimal(1).scaleb(-places)
     if d.adjusted() < -places - 1:  # far below half a unit: rounds to zero, whatever its size
         return Decimal(0).quantize(unit)
-    with localcontext(prec=_DIGITS):
+    with localcontext(prec=DECIMAL_DIGITS):
         return d.quantize(unit, rounding=ROUND_HALF_UP)
+
+
+def round_ratio(p: int, q: int, ties: str = "away") -> int:
+    """The integer nearest p/q (q > 0). A tie goes away from zero (``away``: the rule every
+    number shown follows), or, for the ends of a range, up to +∞ (``up``) or down to −∞
+    (``down``)."""
+    if ties == "up":
+        return (2 * p + q) // (2 * q)
+    if ties == "down":
+        return -((q - 2 * p) // (2 * q))
+    whole = (2 * abs(p) + q) // (2 * q)
+    return whole if p >= 0 else -whole
+
+
+def scaled_half_up(x, places: int) -> int:  # type: ignore[no-untyped-def]
+    """A rational x (sympy's, gmpy's, ``Fraction``: anything with ``numerator`` and
+    ``denominator``) times 10^places, rounded half away from zero: 0.125 at 2 places is 13."""
+    return round_ratio(int(x.numerator) * 10**places, int(x.denominator))
 
 
 def mp_decimal(x) -> Decimal:  # type: ignore[no-untyped-def]
@@ -48,10 +66,7 @@ def half_up(cell: Cell, places: int) -> Decimal:
     """The cell's exact value rounded to ``places`` decimals, ties away from zero."""
     if cell.q is None:  # worked as far as rounding needs, however large (10^60/√2: 62 digits)
         return round_decimal(mp_decimal(cell.near(_PLACES_KEPT)), places)
-    p, q = cell.q.numerator, cell.q.denominator
-    scaled, rem = divmod(abs(p) * 10**places, q)
-    if 2 * rem >= q:
-        scaled += 1
-    with localcontext(prec=_DIGITS):  # the sign too: negation rounds to the context's digits
-        result = Decimal(-scaled if p < 0 else scaled).scaleb(-places)
+    scaled = scaled_half_up(cell.q, places)
+    with localcontext(prec=DECIMAL_DIGITS):  # the sign too: negation rounds to the context's digits
+        result = Decimal(scaled).scaleb(-places)
     return result

@@ -12,7 +12,7 @@ import re
 from decimal import Decimal, localcontext
 from typing import TYPE_CHECKING
 
-from tutor.core.rounding import mp_decimal, round_decimal
+from tutor.core.rounding import DECIMAL_DIGITS, mp_decimal, round_decimal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
 MINUS = "−"
 NEG_INF_TEXT = f"{MINUS}∞"
-
-
-_DIGITS = 600  # decimal working precision: far more than any value here needs (10^250)
 
 
 def round_half_up(cell: Cell, places: int) -> Decimal:
@@ -95,7 +92,7 @@ def as_shown(cell: Cell, places: int) -> Decimal:
 
 def rounded_dot(pairs: Iterable[tuple[Cell, Cell]], places: int) -> Decimal:
     """What the rounded inputs shown give for a sum of products, rounded to ``places``."""
-    with localcontext(prec=_DIGITS):  # the default 28 digits would round a huge sum
+    with localcontext(prec=DECIMAL_DIGITS):  # the default 28 digits would round a huge sum
         total = sum((as_shown(a, places) * as_shown(b, places) for a, b in pairs), Decimal(0))
     return round_decimal(total, places)
 
