@@ -272,7 +272,7 @@
     }
   }
 
-  const HOW = "Write e.g. 0.25, 3/4, 4/sqrt(2) or 2\u221a2.";
+  const HOW = "Write e.g. 0.25, 3/4, 5/sqrt(3) or 2\u221a3.";
 
   // an entry as the form judges it: blank, fine, or what to write instead
   function problem(text) {

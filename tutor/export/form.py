@@ -23,8 +23,8 @@ from tutor.text.cells import cell_name
 
 ROUNDING = "Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."
 HOW_TO_WRITE = (
-    "Write a number (0.25), a fraction (3/4) or an expression such as 4/sqrt(2), 2√2 or "
-    "e^1.41/(e^1.41 + e^2.83); a decimal point, not a comma. Carry one more decimal than you "
+    "Write a number (0.25), a fraction (3/4) or an expression such as 5/sqrt(3), 2√3 or "
+    "e^0.5/(e^0.5 + e^1.5); a decimal point, not a comma. Carry one more decimal than you "
     "write down. Your entries are kept in this browser as you type."
 )
 
