@@ -216,7 +216,7 @@ def test_no_answers_makes_no_sense_for_a_picture_of_the_walk(run) -> None:  # ty
 def test_unknown_format_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
     result = run("export", "cats-chase-mice", "--format", "docx")
     assert result.exit_code == 2
-    assert "md, tex, sheet, svg, html, pdf, typ" in result.stderr
+    assert "md, tex, sheet, form, svg, html, pdf, typ" in result.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     from tutor.teach.pictures import Picture
 
 
-EXPORT_FORMATS = ("md", "tex", "sheet", "svg", "html", "pdf", "typ")
+EXPORT_FORMATS = ("md", "tex", "sheet", "form", "svg", "html", "pdf", "typ")
 
 
 def export(
     lesson: LessonArg,
     format: Annotated[
-        str, typer.Option("--format", "-f", help="md, tex, pdf, typ, sheet, svg or html.")
+        str, typer.Option("--format", "-f", help="md, tex, pdf, typ, sheet, form, svg or html.")
     ] = "md",
     no_answers: Annotated[
         bool,
@@ -67,14 +67,16 @@ def export(
     ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Export a worksheet or answer key (md, tex, pdf, typ), a blank answer sheet, or the walk
-    (svg, html). For pdf and typ, LESSON may be a folder written by 'attn-tutor variants': one
-    document, each student's sheet from a new page."""
+    """Export a worksheet or answer key (md, tex, pdf, typ), a blank answer sheet, an answer
+    form to fill in a browser (form: one HTML page that saves a sheet), or the walk (svg,
+    html). LESSON may be a folder written by 'attn-tutor variants': one file per variant
+    (pdf and typ: one document, each student's sheet from a new page)."""
     if format not in EXPORT_FORMATS:
         raise UsageError(f"--format {format!r}: expected one of {', '.join(EXPORT_FORMATS)}")
-    if no_answers and format in ("svg", "html"):
+    if no_answers and format in ("svg", "html", "form"):
         raise UsageError(
-            f"--no-answers applies to md and tex (the sheet is always blank), not {format}"
+            f"--no-answers applies to md and tex (the sheet and the form are always blank), "
+            f"not {format}"
         )
     if (step or per_step) and format not in ("svg", "html"):
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
@@ -109,6 +111,10 @@ def export(
         text = worksheet.latex(d, answers=not no_answers)
     elif format == "sheet":
         text = sheet_format.answer_sheet(d, lesson)
+    elif format == "form":
+        from tutor.export.form import form_page
+
+        text = form_page(d)
     else:
         from tutor.teach.pictures import walk_document
 
@@ -140,6 +146,7 @@ def export_variants(
     from tutor.author.variants import folder_lessons
     from tutor.export import typst_doc, worksheet
     from tutor.export.folder import export_folder
+    from tutor.export.form import form_page
     from tutor.text.format import plural
 
     found = folder_lessons(folder)  # (a folder without lessons is named first)
@@ -166,13 +173,20 @@ def export_variants(
             return worksheet.latex(d, answers=answers)
         if format == "sheet":
             return sheet_format.answer_sheet(d, str(folder))
+        if format == "form":
+            return form_page(d)
         sheet = typst_doc.Sheet(d, who, variant)
         if format == "typ":
             return typst_doc.source([sheet], answers, paper)
         return typst_doc.pdf([sheet], answers, paper, font_paths)[0]
 
     targets = export_folder(found, output, format, document, force)
-    what = {"sheet": "answer sheet", "md": "Markdown file", "tex": "LaTeX file"}
+    what = {
+        "sheet": "answer sheet",
+        "form": "answer form",
+        "md": "Markdown file",
+        "tex": "LaTeX file",
+    }
     print(f"wrote {plural(len(targets), what.get(format, format.upper() + ' file'))} to {output}")
 
 

@@ -19,7 +19,14 @@ if TYPE_CHECKING:  # the engine (and sympy) only when a folder is exported
     Document = Callable[[Derivation, str | None, str | None], str | bytes]
 
 # the file each variant's document is written to: the variant's name and this ending
-SUFFIXES = {"md": ".md", "tex": ".tex", "sheet": "-sheet.yaml", "pdf": ".pdf", "typ": ".typ"}
+SUFFIXES = {
+    "md": ".md",
+    "tex": ".tex",
+    "sheet": "-sheet.yaml",
+    "pdf": ".pdf",
+    "typ": ".typ",
+    "form": "-form.html",
+}
 
 
 def derived(found: Iterable[Found]) -> Iterator[tuple[Derivation, str | None, str | None]]:
