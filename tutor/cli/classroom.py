@@ -120,7 +120,8 @@ def grade(
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
-    files = cg.sheet_files(sheets)
+    skipped: list[str] = []  # files in the folders given that hold no sheet: named
+    files = cg.sheet_files(sheets, skipped)
     inputs = [
         *files,
         *(Path(x.path) for x in lessons.lessons if x.path),
@@ -132,6 +133,7 @@ def grade(
     if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force)
+    grades.notes[:0] = skipped
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
