@@ -345,3 +345,42 @@ def check_code(
         console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
+
+
+def autograder(
+    lesson: Annotated[
+        str,
+        typer.Argument(
+            help="The lesson (name or .yaml), or the folder of variants the class's forms and "
+            "sheets were made from.",
+            metavar="LESSON_OR_DIR",
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The zip to write (autograder.zip).", metavar="FILE"),
+    ],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Write a Gradescope autograder (a zip) that grades each student's uploaded sheet."""
+    from tutor.assess import classgrade as cg
+    from tutor.export.autograder import build
+
+    if output.suffix.lower() != ".zip":
+        raise UsageError(f"--output {output}: Gradescope takes a .zip; name it autograder.zip")
+    if cg.is_dir(Path(lesson)):
+        found = cg.lessons_from_folder(Path(lesson)).lessons  # each variant checked first
+        files = [(Path(x.path).name, Path(x.path).read_text(encoding="utf-8")) for x in found]
+    else:
+        one = open_lesson(lesson, lessons_dir)
+        files = [(f"{one.name}.yaml", Path(one.path).read_text(encoding="utf-8"))]
+    built = build(files)
+    for note in built.notes:
+        say_note(note)
+    write_output(built.data, output, force)
+    make_console(stderr=True).print(
+        f"wrote {output}: {len(files)} lesson file(s); upload it as the assignment's autograder",
+        markup=False,
+        highlight=False,
+    )
