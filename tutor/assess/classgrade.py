@@ -33,6 +33,8 @@ class Bad:
 
     path: str
     reason: str
+    student: str = ""  # whose it says it is, when its header could be read
+    student_id: str = ""
 
 
 @dataclass
@@ -159,6 +161,7 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
             twice = "" if str(same) == str(path) else f" (as {same} too)"
             out.notes.append(f"{path}{twice} is given twice; it is graded once")
             continue
+        header = None
         try:
             header, root = read_header(path)
             d = lessons.derived(lessons.pick(header))
@@ -174,11 +177,9 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
                     f"student_id {header.student_id} is also on {taken}; expected one sheet "
                     "per student (grade the right one, or correct the id)",
                 )
-        except LessonError as err:
-            out.bad.append(Bad(str(path), str(err)))
-            continue
-        except TutorError as err:
-            out.bad.append(Bad(str(path), str(err)))
+        except TutorError as err:  # a LessonError too: file:line:col messages
+            who = (header.student, header.student_id) if header else ("", "")
+            out.bad.append(Bad(str(path), str(err), *who))
             continue
         for note in sheet.notes:
             if note.startswith("the sheet has no fingerprint"):
