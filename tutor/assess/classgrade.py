@@ -100,7 +100,7 @@ def sheet_files(paths: list[Path], skipped: list[str] | None = None) -> list[Pat
             if not found:
                 holds = f" ({'; '.join(passed)})" if passed else ""
                 raise TutorError(
-                    f"{p} is a folder; expected an answer sheet file (.yaml or .json) or a "
+                    f"{p} is a folder; expected an answer sheet file (.yaml) or a "
                     f"folder of them, but it holds none{holds}"
                 )
             out += found
