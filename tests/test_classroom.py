@@ -213,6 +213,7 @@ def test_bad_sheets_are_listed_and_the_rest_graded(classroom, tmp_path) -> None:
     short = tmp_path / "short.yaml"
     data = json.loads(good[0].read_text())
     data["Q"] = data["Q"][:2]
+    data["student_id"] += "-short"  # another student's sheet, of the same variant
     short.write_text(json.dumps(data))
     stranger = tmp_path / "stranger.yaml"
     stranger.write_text(run("export", "the-cake", "--format", "sheet").stdout)
@@ -221,12 +222,15 @@ def test_bad_sheets_are_listed_and_the_rest_graded(classroom, tmp_path) -> None:
                  *good[1:]]), "--csv", str(book))  # fmt: skip
     assert result.exit_code == 1  # some sheets were bad
     out = " ".join(result.stdout.split())
-    assert "Sheets not graded (3)" in out
+    assert "Sheets not graded (2)" in out
     assert "broken.yaml:" in out
-    assert "short.yaml" in out and "Q has 2 rows" in out
     assert "stranger.yaml: no lesson in" in out and "lesson the-cake" in out
+    # a matrix with a row missing costs that matrix's cells, and says so; the rest is graded
+    assert f"{short}: 1 entry could not be read or placed" in result.stderr
+    assert "Q has 2 rows" in result.stderr
     rows = list(csv.DictReader(io.StringIO(book.read_text())))
-    assert [r["Sheet"] for r in rows] == [g.name for g in good]
+    assert [r["Sheet"] for r in rows] == [good[0].name, short.name, *(g.name for g in good[1:])]
+    assert float(rows[1]["Q"] or 0) == 0 and rows[1]["K"] == rows[0]["K"]
 
 
 def single_lesson_sheet(run, tmp_path: Path) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,13 +109,36 @@ def test_a_bad_row_of_x_still_counts_its_rows_against_the_tokens(run, tmp_path: 
     assert f"{path}:5:5: row 2 of X has 3 entries" in out
 
 
-def test_a_sheet_names_the_comma_at_its_row(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_sheet_names_the_comma_at_its_cell_and_grades_the_rest(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     sheet = tmp_path / "sheet.yaml"
     sheet.write_text(
         "lesson: cats-chase-mice\nscaled:\n  - [1.41, 2.83, 1.41]\n"
         "  - [2.12, 2,12, 2.12]\n  - [1.41, 2.12, 1.41]\n"
     )
-    result = run("grade", str(LESSONS / "cats-chase-mice.yaml"), str(sheet))
-    assert result.exit_code == 1
-    assert f"{sheet}:4:5: row 2 of scaled (chase)" in result.stderr
-    assert "but found 4 entries; looks like a decimal comma: write 2.12" in result.stderr
+    result = run("grade", str(LESSONS / "cats-chase-mice.yaml"), str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert f"{sheet}:4:12: warning: scaled[chase, chase]: could not read '2,12'" in result.stderr
+    cells = {(c["step"], c["row"], c["col"]): c for c in json.loads(result.stdout)["cells"]}
+    comma = cells["scaled", "chase", "chase"]
+    assert comma["verdict"] == "wrong" and comma["given"] == "2,12"
+    assert comma["note"] == "cannot read `2,12`: write 2.12"
+    scaled = [c for c in cells.values() if c["step"] == "scaled" and c is not comma]
+    assert len(scaled) == 8 and all(c["verdict"] == "correct" for c in scaled)
+    shown = run("grade", str(LESSONS / "cats-chase-mice.yaml"), str(sheet)).stdout
+    assert "scaled[chase, chase]: cannot read `2,12`: write 2.12" in shown
+
+
+def test_a_quoted_comma_in_a_json_sheet_is_that_cells_verdict(tmp_path: Path) -> None:
+    from tutor.assess.grade import grade
+    from tutor.assess.sheet import read_sheet
+    from tutor.core.engine import derive
+    from tutor.core.lessonfile import load_lesson
+
+    d = derive(load_lesson(LESSONS / "the-cake.yaml"))
+    sheet = tmp_path / "x-sheet.json"
+    n = len(d.step("weights").rows)
+    rows = [["0,24" if (i, j) == (4, 0) else None for j in range(n)] for i in range(n)]
+    sheet.write_text(json.dumps({"lesson": "the-cake", "weights": rows}))
+    report = grade(d, read_sheet(sheet, d))
+    (lost,) = [g for g in report.cells if g.verdict == "wrong"]
+    assert lost.name == "weights[and, I]" and lost.entry.note == "cannot read `0,24`: write 0.24"

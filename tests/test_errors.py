@@ -28,6 +28,10 @@ BUG = {
     # commands of other issues: used only where the app has them
     "export": (["cats-chase-mice"], "tutor.core.engine.derive"),
     "grade": (["cats-chase-mice", "sheet.yaml"], "tutor.assess.classgrade.sheet_files"),
+    "autograder": (
+        ["cats-chase-mice", "-o", "autograder-out.zip"],
+        "tutor.export.autograder.build",
+    ),
     "schema": ([], "tutor.author.schema.schema_text"),
     "explore": (["cats-chase-mice"], "tutor.explore.model.Explorer.__init__"),
     "check": (["cats-chase-mice"], "tutor.author.check.check_lessons"),
@@ -133,7 +137,10 @@ def test_int_options_are_found() -> None:
 
 
 FILE_COMMANDS = [n for n in NAMES if any(p.name == "lesson" for p in arguments(n))]
-NEEDED = {"variants": ["--count", "1", "--output", "variants-out"]}  # required options
+NEEDED = {  # required options
+    "variants": ["--count", "1", "--output", "variants-out"],
+    "autograder": ["-o", "autograder-out.zip"],
+}
 
 
 @pytest.mark.parametrize("name", [n for n in FILE_COMMANDS if n != "progress"])

@@ -308,7 +308,8 @@ def test_an_unreadable_cell_is_reported_with_its_place_and_graded_wrong(run, tmp
     assert verdicts(data)["Q[cats, 2]"] == "wrong" and data["score"] == 5
     assert f"{sheet}:{line}:" in result.stderr and "could not read 'banana'" in result.stderr
     out = run("grade", "cats-chase-mice", str(sheet)).stdout
-    assert "Entries that could not be read" in out and "banana" in out
+    assert "Entries that could not be read or placed" in out and "banana" in out
+    assert "Q[cats, 2]: cannot read `banana`" in out  # the cell's own verdict says why
 
 
 def test_payloads_in_a_sheet_are_read_not_run(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -361,11 +362,11 @@ def test_json_is_exactly_the_contract(run, tmp_path) -> None:  # type: ignore[no
     assert first == {
         "step": "Q", "head": None, "row": "cats", "col": "1",
         "given": "1", "expected": "2", "verdict": "wrong", "points": 0,
-        "slip": "used-W_K", "slips": ["used-W_K"],
+        "slip": "used-W_K", "slips": ["used-W_K"], "note": None,
     }  # fmt: skip
     keys = ["step", "head", "row", "col", "given", "expected", "verdict", "points", "slip"]
     for cell in data["cells"]:
-        assert list(cell) == [*keys, "slips"]
+        assert list(cell) == [*keys, "slips", "note"]
         assert cell["verdict"] in ("correct", "follow-through", "wrong", "blank")
         assert cell["points"] == (cell["verdict"] in ("correct", "follow-through"))
     assert data["steps"][0] == {
@@ -382,6 +383,34 @@ def test_json_heads_are_numbered(run, tmp_path) -> None:  # type: ignore[no-unty
     assert {c["step"] for c in data["cells"] if c["head"] is None} == {"concat", "output"}
 
 
+@pytest.mark.parametrize(
+    ("text", "where", "fragment", "note"),
+    [
+        ("Q: [[1, 2], [3, 4]]\n", "1:4", "Q has 2 rows; this lesson's Q is 3 × 2", "2 rows, for 3"),
+        (
+            "Q: [[1, 2], [3], [5, 6]]\n",
+            "1:13",
+            "row 2 of Q (chase) should be a list of 2 entries",
+            "row 2 of Q has 1 entries, for 2 columns",
+        ),
+        ("Q: 3\n", "1:4", "Q should be a list of 3 rows", "Q is 3, not a list of 3 rows"),
+    ],
+)
+def test_a_matrix_of_the_wrong_size_costs_only_its_own_cells(
+    run, tmp_path, text: str, where: str, fragment: str, note: str
+) -> None:  # type: ignore[no-untyped-def]
+    sheet = tmp_path / "odd.yaml"
+    sheet.write_text(text + "K: [[1, 1], [2, 1], [1, 1]]\n")
+    result = run("grade", "cats-chase-mice", str(sheet), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert f"{sheet}:{where}: warning: {fragment}" in result.stderr
+    assert "cannot be told, so these cells are graded wrong" in result.stderr
+    cells = json.loads(result.stdout)["cells"]
+    assert all(c["verdict"] == "correct" for c in cells if c["step"] == "K")  # the rest graded
+    unplaced = [c for c in cells if c["note"] and c["note"].startswith("not placed")]
+    assert unplaced and all(c["verdict"] == "wrong" and note in c["note"] for c in unplaced)
+
+
 # ---------------------------------------------------------------------------------------------
 # bad sheets: file:line:col, exit 1
 
@@ -390,9 +419,6 @@ def test_json_heads_are_numbered(run, tmp_path) -> None:  # type: ignore[no-unty
     ("text", "where", "fragment"),
     [
         ("Q: [[1, 2]\n", "2:1", "not valid YAML"),
-        ("Q: [[1, 2], [3, 4]]\n", "1:4", "Q has 2 rows; this lesson's Q is 3 × 2"),
-        ("Q: [[1, 2], [3], [5, 6]]\n", "1:13", "row 2 of Q (chase) should be a list of 2 entries"),
-        ("Q: 3\n", "1:4", "Q should be a list of 3 rows"),
         (
             "weigths: null\n",
             "1:1",

@@ -10,7 +10,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 import yaml
@@ -333,3 +335,21 @@ def test_moodle_takes_the_id_column_that_has_ids(klass, tmp_path) -> None:  # ty
     result, back = _moodle(run, tmp, tmp / "sheets", roster, tmp_path / "moodle-import.csv")
     assert result.exit_code == 1 and "is not on the roster" in result.stderr
     assert back == [] and (tmp_path / "moodle-import.csv").read_text().startswith("Email address,")
+
+
+def test_a_sheet_set_aside_is_not_counted_as_no_sheet(klass, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run, tmp, _ = klass
+    sheets = tmp_path / "sheets"
+    shutil.copytree(tmp / "sheets", sheets)
+    first = sorted(sheets.iterdir())[0]
+    data = json.loads(first.read_text(encoding="utf-8"))
+    data["fingerprint"] = "00000000"  # made for numbers that changed: set aside, not graded
+    data.pop("variant", None)
+    first.write_text(json.dumps(data), encoding="utf-8")
+    result = run("grade", str(tmp / "variants"), str(sheets), "--lms", "canvas",
+                 "--roster", str(tmp / "canvas.csv"), "--assignment", "Attention HW",
+                 "--csv", str(tmp_path / "out.csv"))  # fmt: skip
+    assert result.exit_code == 1  # a sheet was set aside
+    err = " ".join(result.stderr.split())
+    assert "1 of the roster sent a sheet that was not graded (see Sheets not graded)" in err
+    assert "3 of the roster have no sheet" in err  # the absent ones only

@@ -319,13 +319,13 @@ def test_x_with_a_decimal_comma_says_so(run, x, hint) -> None:  # type: ignore[n
 
 def test_a_set_aside_sheet_with_two_problems_shows_them_on_two_lines(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
     sheet = tmp_path / "a.json"
-    sheet.write_text('{"lesson": 5, "Q": "x"}', encoding="utf-8")
+    sheet.write_text('{"lesson": 5, "Qx": "x"}', encoding="utf-8")  # two errors on line 1
     good = blank_sheet(run, tmp_path, "ann.yaml", "Ann", "s1")
     result = run("grade", "cats-chase-mice", str(good), str(sheet))
     assert result.exit_code == 1
     assert "\\n" not in result.stdout  # the line break between problems is not spelled out
     lines = [t for t in result.stdout.splitlines() if t.startswith(f"{sheet}:1:")]
-    assert [t.split(":")[2] for t in lines] == ["12", "20"]
+    assert [t.split(":")[2] for t in lines] == ["15", "12"]  # key, then lesson
 
 
 def test_a_cell_with_no_row_per_token_lists_only_this_lessons_steps(run) -> None:  # type: ignore[no-untyped-def]

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.assess import grade as gr
-from tutor.assess.sheet import Header, read_header, read_sheet
+from tutor.assess.sheet import HEADER_KEYS, Header, read_header, read_sheet
 from tutor.core.catalog import is_dir
 from tutor.core.engine import Derivation, derive
 from tutor.core.errors import LessonError, TutorError
+from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP
 from tutor.core.lesson import Lesson
 from tutor.core.lessonfile import load_lesson
 
@@ -32,6 +33,8 @@ class Bad:
 
     path: str
     reason: str
+    student: str = ""  # whose it says it is, when its header could be read
+    student_id: str = ""
 
 
 @dataclass
@@ -85,23 +88,66 @@ class Lessons:
         return self._derived[key]
 
 
-def sheet_files(paths: list[Path]) -> list[Path]:
-    """The sheets given: files as given, and the sheet files in each folder (sorted)."""
+def sheet_files(paths: list[Path], skipped: list[str] | None = None) -> list[Path]:
+    """The sheets given: files as given, and the sheet files in each folder (sorted). In a
+    folder, a file named as a sheet (``.yaml``, ``.yml``, ``.json``, in any case, also doubled:
+    ``x-sheet.yaml.txt``) is a sheet; any other file is read, and taken when it holds a sheet;
+    the rest are named in ``skipped`` (hidden files aside)."""
     out: list[Path] = []
     for p in paths:
         if is_dir(p):
-            found = sorted(
-                f for f in p.iterdir() if f.suffix.lower() in SHEET_SUFFIXES and f.is_file()
-            )
+            found, passed = _folder_sheets(p)
             if not found:
+                holds = f" ({'; '.join(passed)})" if passed else ""
                 raise TutorError(
-                    f"{p} is a folder; expected an answer sheet file (.yaml) or a folder of "
-                    "them, but it holds none"
+                    f"{p} is a folder; expected an answer sheet file (.yaml) or a "
+                    f"folder of them, but it holds none{holds}"
                 )
             out += found
+            if skipped is not None:
+                skipped += passed
         else:
             out.append(p)
     return out
+
+
+def _folder_sheets(folder: Path) -> tuple[list[Path], list[str]]:
+    """A folder's sheets, and a line for each other file saying why it is not one."""
+    found, passed = [], []
+    for f in sorted(folder.iterdir()):
+        if f.name.startswith(".") or not f.is_file():
+            continue
+        if named_as_sheet(f):
+            found.append(f)
+            continue
+        why = not_a_sheet(f)
+        if why is None:
+            found.append(f)
+        else:
+            passed.append(f"{f}: skipped, not an answer sheet ({why})")
+    return found, passed
+
+
+def named_as_sheet(path: Path) -> bool:
+    """``x.yaml``, ``x.YML``, ``x.JSON``, and doubled names (``x-sheet.yaml.txt``)."""
+    return any(s.lower() in SHEET_SUFFIXES for s in path.suffixes[-2:])
+
+
+def not_a_sheet(path: Path) -> str | None:
+    """Why a file is not an answer sheet, or None when it is one (a mapping with at least one
+    of a sheet's keys), whatever its name."""
+    try:
+        _, root = read_header(path)
+    except TutorError as err:
+        return str(err).split(": ", 1)[-1].splitlines()[0]
+    keys = {k.value for k, _ in root.value if hasattr(k, "value") and isinstance(k.value, str)}
+    if keys & SHEET_KEYS:
+        return None
+    return "none of its keys is a step or a sheet's header (lesson, fingerprint, student)"
+
+
+SHEET_KEYS = {*HEADER_KEYS, "heads", "layout", *FILL_FIRST, *FILL, *FILL_TOP, *NEXT_FILL}
+SHEET_KEYS |= set(NEXT_FILL_TOP)
 
 
 def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> ClassGrades:
@@ -115,6 +161,7 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
             twice = "" if str(same) == str(path) else f" (as {same} too)"
             out.notes.append(f"{path}{twice} is given twice; it is graded once")
             continue
+        header = None
         try:
             header, root = read_header(path)
             d = lessons.derived(lessons.pick(header))
@@ -130,11 +177,9 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
                     f"student_id {header.student_id} is also on {taken}; expected one sheet "
                     "per student (grade the right one, or correct the id)",
                 )
-        except LessonError as err:
-            out.bad.append(Bad(str(path), str(err)))
-            continue
-        except TutorError as err:
-            out.bad.append(Bad(str(path), str(err)))
+        except TutorError as err:  # a LessonError too: file:line:col messages
+            who = (header.student, header.student_id) if header else ("", "")
+            out.bad.append(Bad(str(path), str(err), *who))
             continue
         for note in sheet.notes:
             if note.startswith("the sheet has no fingerprint"):
@@ -145,6 +190,14 @@ def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> Cla
                 note = f"{path}: {note}"
             if note not in out.notes:
                 out.notes.append(note)
+        if sheet.problems:  # graded, but some cells could not be read or placed: say so
+            n = len(sheet.problems)
+            first = sheet.problems[0]
+            out.notes.append(
+                f"{path}: {n} {'entry' if n == 1 else 'entries'} could not be read or placed, "
+                f"graded wrong (line {first.line}: {first.message}"
+                + (f"; and {n - 1} more)" if n > 1 else ")")
+            )
         out.graded.append(gr.grade(d, sheet))
     from tutor.assess.integrity import flag_class
 

@@ -82,7 +82,7 @@ def feedback(r: gr.Report) -> Feedback:
                 gr.expected_text(g, places),
                 shown or "",
                 work,
-                "; or ".join(s.message for s in g.slips),
+                g.entry.note or "; or ".join(s.message for s in g.slips),
             )
         )
     named = sorted({g.slip.name for g in r.cells if g.slip is not None})

@@ -495,6 +495,7 @@ def report_json(report: Report) -> dict[str, object]:
                 "points": g.points,
                 "slip": g.slip.name if g.slip else None,
                 "slips": [s.name for s in g.slips],
+                "note": g.entry.note,  # why an entry could not be read or placed
             }
             for g in report.cells
         ],

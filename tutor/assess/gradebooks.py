@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 import sympy
 
 from tutor.assess import grade as gr
-from tutor.assess.classgrade import ClassGrades, gradebook_csv
+from tutor.assess.classgrade import Bad, ClassGrades, gradebook_csv
 from tutor.assess.classgrade import safe_cell as _cell
 from tutor.assess.feedback import feedback_line
 from tutor.core.errors import TutorError
@@ -170,6 +170,7 @@ def canvas_export(
     reports: list[gr.Report],
     assignment: str | None,
     out_of: sympy.Rational | None,
+    set_aside: list[Bad] | tuple[Bad, ...] = (),
 ) -> Book:
     """The instructor's Canvas export written back: every row and column as it was, the
     assignment's column filled (scaled to its Points Possible, or ``out_of``), blank for a
@@ -215,13 +216,26 @@ def canvas_export(
             if r is None:
                 blank.append(by_line[line].shown)
         out.append(row)
-    notes = (
-        [f"{len(blank)} of the roster have no sheet, left blank: {'; '.join(blank)}"]
-        if blank
-        else []
-    )
+    sent = [s.shown for s in students if s.shown in blank and _sent(s, set_aside)]
+    blank = [b for b in blank if b not in sent]  # a sheet set aside is a sheet: said apart
+    notes = [
+        f"{len(sent)} of the roster sent a sheet that was not graded (see Sheets not graded), "
+        f"left blank: {'; '.join(sent)}"
+    ] if sent else []  # fmt: skip
+    if blank:
+        notes.append(f"{len(blank)} of the roster have no sheet, left blank: {'; '.join(blank)}")
     text = _write(out, table.delimiter, table.newline, table.bom)
     return Book(text, notes, problems)
+
+
+def _sent(student: Student, set_aside: list[Bad] | tuple[Bad, ...]) -> bool:
+    """Whether a sheet set aside says it is this student's (by id, else by name)."""
+    ids = {i.casefold() for i in student.ids} | ({student.id.casefold()} if student.id else set())
+    return any(
+        (b.student_id and b.student_id.casefold() in ids)
+        or (not b.student_id and b.student and _names(b.student) & _names(student.name))
+        for b in set_aside
+    )
 
 
 def canvas_minimal(
@@ -295,7 +309,7 @@ def gradebook(
     name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
     name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
     if lms == "canvas" and table is not None:
-        return canvas_export(table, graded, assignment, out_of)
+        return canvas_export(table, graded, assignment, out_of, grades.bad)
     if lms == "canvas":
         return canvas_minimal(graded, name, out_of)
     if lms == "moodle":

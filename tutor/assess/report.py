@@ -169,10 +169,13 @@ def _look_again(
     g: Graded, places: int, lost: Callable[[Graded], tuple[str | None, str]]
 ) -> list[RenderableType]:
     expected = expected_text(g, places)
-    head = Text.assemble(
-        (g.name, f"bold {theme.BAD}"), f": you wrote {visible(g.entry.text or '')}"
-    )
-    if g.entry.answer is None:
+    if g.entry.note is not None:  # could not be read or placed: the note says why
+        head = Text.assemble((g.name, f"bold {theme.BAD}"), f": {visible(g.entry.note)}")
+    else:
+        head = Text.assemble(
+            (g.name, f"bold {theme.BAD}"), f": you wrote {visible(g.entry.text or '')}"
+        )
+    if g.entry.answer is None and g.entry.note is None:
         head.append(" (could not be read as a number)")
     shown, work = lost(g)
     if shown is not None:
@@ -229,7 +232,7 @@ def report(rep: Report, width: int) -> list[RenderableType]:
                 said = f"  … and {more} of {step.key} (marked in its table; --json lists all)"
                 out.append(Text(said, style="dim"))
     if sheet.problems:
-        out.append(Text("\nEntries that could not be read (graded wrong)", style="bold"))
+        out.append(Text("\nEntries that could not be read or placed (graded wrong)", style="bold"))
         out += [Text(visible(str(p))) for p in sheet.problems]
     counts = ", ".join(f"{rep.count(v)} {v}" for v in VERDICTS)
     out.append(Text(""))

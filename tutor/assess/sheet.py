@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from tutor.core.decimal_comma import comma_note
+from tutor.core.decimal_comma import comma_advice, decimal_comma, tight_pair
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
 from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP, fill_steps
@@ -58,6 +58,7 @@ class Entry:
 
     text: str | None  # as written; None when left blank
     answer: Answer | None = None  # None when blank or unreadable
+    note: str | None = None  # why it could not be read or placed: the cell's verdict says so
 
     @property
     def blank(self) -> bool:
@@ -314,33 +315,71 @@ def _matrix(
     )
     if _is_null(node):
         return None  # the whole step left out: every cell blank
-    if not isinstance(node, yaml.SequenceNode):
-        c.error(
-            node, f"{step.key} should be a list of {n} rows, but found {describe(node)}; {shape}"
-        )
-        return None
-    if len(node.value) != n:
-        c.error(node, f"{step.key} has {len(node.value)} rows; {shape}, so it needs {n} rows")
-        return None
+    if not isinstance(node, yaml.SequenceNode) or len(node.value) != n:
+        if isinstance(node, yaml.SequenceNode):
+            why = f"{step.key} has {len(node.value)} rows; {shape}, so it needs {n} rows"
+            note = f"{step.key} has {len(node.value)} rows, for {n} tokens"
+        else:
+            why = f"{step.key} should be a list of {n} rows, but found {describe(node)}; {shape}"
+            note = f"{step.key} is {describe(node)}, not a list of {n} rows"
+        unreadable.append(Problem(path, *_pos(node), f"{why}: {UNPLACED}", "warning"))
+        return _unplaced(step, f"not placed: {note}")
     rows = []
     for i, row in enumerate(node.value):
-        if not isinstance(row, yaml.SequenceNode) or len(row.value) != m:
+        nodes = _placed(row, m)
+        if nodes is None:
             found = (
                 f"{len(row.value)} entries" if isinstance(row, yaml.SequenceNode) else describe(row)
             )
-            c.error(
-                row,
+            why = (
                 f"row {i + 1} of {step.key}{side} ({labels_r[i]}) should be a list of {m} "
-                f"entries (columns {', '.join(labels_c)}), but found {found}{comma_note(row, m)}",
+                f"entries (columns {', '.join(labels_c)}), but found {found}"
             )
-            return None
+            unreadable.append(Problem(path, *_pos(row), f"{why}: {UNPLACED}", "warning"))
+            note = f"not placed: row {i + 1} of {step.key} has {found}, for {m} columns"
+            rows.append(tuple(Entry("", None, note) for _ in range(m)))
+            continue
         rows.append(
             tuple(
                 _entry(x, cell_name(step, *((j, i) if turned else (i, j))), path, unreadable)
-                for j, x in enumerate(row.value)
+                for j, x in enumerate(nodes)
             )
         )
     return tuple(zip(*rows, strict=True)) if turned else tuple(rows)
+
+
+# what a matrix or row of the wrong size costs: only its own cells (the rest is graded)
+UNPLACED = "which entry is which cell cannot be told, so these cells are graded wrong"
+
+
+def _unplaced(step: Step, why: str) -> tuple[tuple[Entry, ...], ...]:
+    """Every cell of a step whose rows cannot be placed: graded wrong, saying why."""
+    return tuple(tuple(Entry("", None, why) for _ in step.cols) for _ in step.rows)
+
+
+def _placed(row: yaml.Node, m: int) -> list[yaml.Node] | None:
+    """The row's ``m`` entries, one per column; a decimal comma's two halves (``0,24``, two
+    entries to YAML) joined back into the one entry the student meant; None when the entries
+    cannot be matched to the columns."""
+    if not isinstance(row, yaml.SequenceNode):
+        return None
+    if len(row.value) == m:
+        return list(row.value)
+    if decimal_comma(row, m) is None:
+        return None
+    out: list[yaml.Node] = []
+    k = 0
+    while k < len(row.value):
+        a = row.value[k]
+        if k + 1 < len(row.value) and tight_pair(a, row.value[k + 1]):
+            b = row.value[k + 1]
+            out.append(yaml.ScalarNode("tag:yaml.org,2002:str", f"{a.value},{b.value}",
+                                       a.start_mark, b.end_mark))  # fmt: skip
+            k += 2
+        else:
+            out.append(a)
+            k += 1
+    return out
 
 
 @functools.lru_cache(maxsize=8192)
@@ -357,11 +396,21 @@ def _entry(node: yaml.Node, name: str, path: str, unreadable: list[Problem]) -> 
         why = f"{name}: found {describe(node)}, expected one number; graded wrong"
         unreadable.append(Problem(path, line, col, why, "warning"))
         return Entry(describe(node), None)
+    text = node.value.strip()
     try:
-        return Entry(node.value.strip(), _read(node.value))
+        return Entry(text, _read(node.value))
     except AnswerError as err:
         unreadable.append(Problem(path, line, col, f"{name}: {err}; graded wrong", "warning"))
-        return Entry(node.value.strip(), None)
+        return Entry(text, None, cannot_read(text, err))
+
+
+def cannot_read(text: str, err: AnswerError) -> str:
+    """A cell's verdict for an entry that is no number: ``cannot read `0,24`: write 0.24``."""
+    advice = comma_advice(text)
+    if advice is not None:
+        return f"cannot read `{text}`: {advice}"
+    why = str(err).removeprefix(f"could not read {text!r} as a number").lstrip("; ")
+    return f"cannot read `{text}`: " + (why or "write one number, a fraction or an expression")
 
 
 # ---------------------------------------------------------------------------------------------

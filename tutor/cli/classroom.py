@@ -120,7 +120,8 @@ def grade(
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
-    files = cg.sheet_files(sheets)
+    skipped: list[str] = []  # files in the folders given that hold no sheet: named
+    files = cg.sheet_files(sheets, skipped)
     inputs = [
         *files,
         *(Path(x.path) for x in lessons.lessons if x.path),
@@ -132,6 +133,7 @@ def grade(
     if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force)
+    grades.notes[:0] = skipped
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
@@ -343,3 +345,42 @@ def check_code(
         console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:
         raise typer.Exit(EXIT_INPUT)
+
+
+def autograder(
+    lesson: Annotated[
+        str,
+        typer.Argument(
+            help="The lesson (name or .yaml), or the folder of variants the class's forms and "
+            "sheets were made from.",
+            metavar="LESSON_OR_DIR",
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The zip to write (autograder.zip).", metavar="FILE"),
+    ],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
+    lessons_dir: LessonsDirOpt = None,
+) -> None:
+    """Write a Gradescope autograder (a zip) that grades each student's uploaded sheet."""
+    from tutor.assess import classgrade as cg
+    from tutor.export.autograder import build
+
+    if output.suffix.lower() != ".zip":
+        raise UsageError(f"--output {output}: Gradescope takes a .zip; name it autograder.zip")
+    if cg.is_dir(Path(lesson)):
+        found = cg.lessons_from_folder(Path(lesson)).lessons  # each variant checked first
+        files = [(Path(x.path).name, Path(x.path).read_text(encoding="utf-8")) for x in found]
+    else:
+        one = open_lesson(lesson, lessons_dir)
+        files = [(f"{one.name}.yaml", Path(one.path).read_text(encoding="utf-8"))]
+    built = build(files)
+    for note in built.notes:
+        say_note(note)
+    write_output(built.data, output, force)
+    make_console(stderr=True).print(
+        f"wrote {output}: {len(files)} lesson file(s); upload it as the assignment's autograder",
+        markup=False,
+        highlight=False,
+    )

@@ -15,6 +15,7 @@ import yaml
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _DIGITS = re.compile(r"\d+")
+_COMMA = re.compile(r"[+-]?\d+,\d+")
 
 
 def decimal_comma(row: yaml.Node, expected: int) -> str | None:
@@ -29,7 +30,7 @@ def decimal_comma(row: yaml.Node, expected: int) -> str | None:
     k = 0
     while k + 1 < len(row.value):
         a, b = row.value[k], row.value[k + 1]
-        if _tight(a, b):
+        if tight_pair(a, b):
             pairs.append(f"{a.value}.{b.value}")
             k += 2  # a pair is one number: 1,41,5 is not two decimals
         else:
@@ -41,13 +42,20 @@ def decimal_comma(row: yaml.Node, expected: int) -> str | None:
     return f"looks like decimal commas: write {', '.join(pairs[:-1])} and {pairs[-1]}"
 
 
+def comma_advice(text: str) -> str | None:
+    """``write 0.24`` for one entry written with a decimal comma (``0,24``), else None."""
+    if _COMMA.fullmatch(text.strip()) is None:
+        return None
+    return f"write {text.strip().replace(',', '.')}"
+
+
 def comma_note(row: yaml.Node, expected: int) -> str:
     """``; looks like a decimal comma: write 1.41``, or nothing: to end a message about a row."""
     hint = decimal_comma(row, expected)
     return f"; {hint}" if hint else ""
 
 
-def _tight(a: yaml.Node, b: yaml.Node) -> bool:
+def tight_pair(a: yaml.Node, b: yaml.Node) -> bool:
     """An integer, a comma and digits, with nothing between: ``1,41``."""
     plain = isinstance(a, yaml.ScalarNode) and isinstance(b, yaml.ScalarNode)
     return (
