@@ -478,3 +478,31 @@ def test_the_page_and_grade_read_one_corpus_alike(opened, tmp_path: Path) -> Non
     differ = [(t, p, b) for t, p, b in zip(CORPUS, python, browser, strict=True) if p != b]
     assert differ == []
     assert 20 < sum(python) < len(CORPUS) - 20  # both sides of the line are tried
+
+
+def test_a_forms_download_is_what_the_autograder_grades(opened, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The whole road: a form filled in the browser, its download uploaded to the Gradescope
+    autograder's library function, full marks with one test per step; one cell typed with a
+    decimal comma costs that cell only."""
+    from tutor.assess import autograde as ag
+    from tutor.assess import classgrade as cg
+
+    name = "the-cake-causal"
+    d = derived(name)
+    lessons = cg.Lessons([load_lesson(LESSONS / f"{name}.yaml")], name)
+    form = opened(page_for(d, tmp_path))
+    values = right_values(d)
+    form.fill(values)
+    upload = tmp_path / "submission"
+    upload.mkdir()
+    form.download("Grace Hopper").rename(upload / "sheet.json")
+    out = ag.autograde(upload, lessons)
+    total = sum(t["max_score"] for t in out["tests"])  # type: ignore[union-attr]
+    assert out["score"] == total > 0
+    assert [t["name"] for t in out["tests"]] == [s.key for s in fill_steps(d)]  # type: ignore[union-attr]
+    cell = next(k for k in values if k.startswith("weights["))
+    form.fill({cell: values[cell].replace(".", ",")})
+    (upload / "sheet.json").unlink()
+    form.download("Grace Hopper").rename(upload / "sheet.json")
+    out = ag.autograde(upload, lessons)
+    assert out["score"] == total - 1
