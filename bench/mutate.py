@@ -44,7 +44,7 @@ TESTS = (  # the fastest to fail first
 # half a unit, the junk sheet, ids and Moodle's id column; found by their text, not their number
 TARGETS = (
     ("tutor/assess/judge.py", 'return self.causal and step.op == "scale" and j > i'),
-    ("tutor/assess/judge.py", "half = QQ(1, 2 * 10 ** max(q, places))"),
+    ("tutor/assess/ranges.py", "half = QQ(1, 2 * 10 ** max(q, places))"),
     ("tutor/assess/grade.py", "if copied is not None and copied.verdict in EARNS and honest_own"),
     ("tutor/assess/grade.py", "if 2 * good >= len(written):"),
     ("tutor/assess/grade.py", "if written < 4 or not seen:"),
