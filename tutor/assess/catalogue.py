@@ -65,6 +65,43 @@ MASK_AFTER = Slip(
 )
 
 
+def _family(step: Step) -> str | None:
+    """The family of slips of the part a step plays (its words' ``slips``; a decoding row's are
+    those of the step it repeats): "projection", "scores", "blend", "scale", "softmax"."""
+    words = steps.STEPS.get(kinds.repeated(step.name))
+    return words.slips if words else None
+
+
+def _decoding(step: Step) -> bool:
+    """A row of the decoding step (``next:``), as the kinds table says."""
+    kind = kinds.BY_NAME.get(step.name)
+    return kind is not None and kind.decoding
+
+
+# what a product of each family reads as its right operand, in a student's words
+READS = {"scores": "keys", "blend": "values"}
+
+
+def _projection_weights(d: Derivation, head: int | None) -> list[Step]:
+    """The W of each of a head's projections (X · W), in the engine's order: W_Q, W_K, W_V
+    (a grouped head that shares its group's K and V has only its W_Q)."""
+    out: list[Step] = []
+    for s in d.steps:
+        if s.head == head and not _decoding(s) and _family(s) == "projection":
+            out.append(s.args[1])
+    return out
+
+
+def _read_by(d: Derivation, step: Step) -> str | None:
+    """What ``step`` is to the products that read it as their right operand: "keys" for the
+    scores, "values" for Z (None: neither)."""
+    for s in d.steps:
+        what = READS.get(_family(s) or "")
+        if what is not None and s.args[1] is step:
+            return what
+    return None
+
+
 # a slip's range from ``base``; given an answer, None also when a cheap enclosure shows the
 # answer cannot be honest for it (the exact range is then not worked)
 Alternative = Callable[..., "Range | None"]
@@ -117,10 +154,10 @@ def _projection_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[S
     """Q, K, V: another W, or a row of W read for its column."""
     out: list[tuple[Slip, Alternative]] = []
     X, W = step.args
-    for other in ("W_Q", "W_K", "W_V"):
-        if other == W.name or not d.has(other, step.head):
+    for W_other in _projection_weights(d, step.head):
+        other = W_other.name
+        if other == W.name:
             continue
-        W_other = d.step(other, step.head)
         if j < len(W_other.cols):
             slip = Slip(
                 f"used-{other}",
@@ -307,8 +344,7 @@ def _no_slips(step: Step, d: Derivation, i: int, j: int) -> SlipList:
 def _product(step: Product, d: Derivation, i: int, j: int) -> SlipList:
     """A product: the slips of the part it plays (a decoding row's, of the step it repeats),
     cross-attention's sentences swapped, another group's K or V, the old query."""
-    words = steps.STEPS.get(kinds.repeated(step.name))
-    family = PRODUCT_SLIPS.get(words.slips) if words and words.slips else None
+    family = PRODUCT_SLIPS.get(_family(step) or "")
     out = family(d, step, i, j) if family else []
     if d.lesson.source is not None:
         out += _cross_slips(d, step, i, j)
@@ -426,16 +462,18 @@ def _cross_slips(d: Derivation, step: Product, i: int, j: int) -> SlipList:
     """Cross-attention: keys and values taken from the target sentence, not the source."""
     out: SlipList = []
     row_of = step.rows[i]
-    if step.name in ("K", "V") and i < d.lesson.n:
+    family = None if _decoding(step) else _family(step)
+    X = d.step("X")  # the target sentence
+    which = _read_by(d, step) if family == "projection" and step.args[0] is not X else None
+    if which is not None and i < d.lesson.n:  # K or V, made from the source sentence
         X_src = step.args[0]
-        which = "keys" if step.name == "K" else "values"
         slip = Slip(
             f"target-{which}",
-            f"that uses row {d.step('X').rows[i]} of X, the target sentence; the {which} of "
+            f"that uses row {X.rows[i]} of X, the target sentence; the {which} of "
             f"cross-attention come from X_src, the source sentence",
         )
-        out.append((slip, _at(step, i, j, _swap_step(X_src, d.step("X")))))
-    elif step.name == "scores" and j < d.lesson.n:
+        out.append((slip, _at(step, i, j, _swap_step(X_src, X))))
+    elif family == "scores" and j < d.lesson.n:
         K = step.args[1]
         target = _target_keys(d, step.head)
         slip = Slip(
@@ -451,13 +489,11 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     """Grouped heads: a head's scores read with another group's keys, or its Z blended from
     another group's values (the K or V a head reads is the one of its own group)."""
     lesson = d.lesson
-    if lesson.kv_groups is None or step.head is None:
+    what = None if _decoding(step) else READS.get(_family(step) or "")
+    if lesson.kv_groups is None or step.head is None or what is None:
         return []
-    which = {"scores": ("K", 1, "keys"), "Z": ("V", 1, "values")}.get(step.name)
-    if which is None:
-        return []
-    name, arg, what = which
-    mine = step.args[arg]
+    mine = step.args[1]  # the group's K (turned, with RoPE) or V
+    name = (mine.args[0] if isinstance(mine, Rotate) else mine).name  # another group's, unturned
     group = lesson.group_of(step.head)
     out: list[tuple[Slip, Alternative]] = []
     for g in range(1, lesson.kv_groups + 1):
@@ -479,10 +515,11 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
 def _old_query(d: Derivation, step: Product, i: int, j: int) -> SlipList:
     """One decoding step: the new token's score worked with the last cached token's query (the
     old row worked again)."""
-    if step.name != "scores_new" or not d.has("Q", step.head):
-        return []
     q, _ = step.args
-    Q = d.step("Q", step.head)
+    name = kinds.repeated(q.name)  # the lesson's Q, which q_new repeats
+    if not _decoding(step) or _family(step) != "scores" or not d.has(name, step.head):
+        return []
+    Q = d.step(name, step.head)
     last = len(Q.rows) - 1
     slip = Slip(
         "old-query",
@@ -499,7 +536,7 @@ def _old_query(d: Derivation, step: Product, i: int, j: int) -> SlipList:
 def _left_out_itself(d: Derivation, step: Softmax, i: int, j: int) -> SlipList:
     """One decoding step: the new token's weights shared out over the cache alone (its own key
     left out)."""
-    if step.name != "weights_new" or j >= len(step.cols) - 1:
+    if not _decoding(step) or j >= len(step.cols) - 1:
         return []
     (src,) = step.args
     own = len(step.cols) - 1
