@@ -385,15 +385,17 @@ _TARGET_KEYS: weakref.WeakKeyDictionary[Derivation, dict[int | None, Step]] = (
 )
 
 
-def _target_keys(d: Derivation, head: int | None) -> Step:
-    """K as it would be made from the target sentence (X · W_K): the keys a student uses when
-    they forget that cross-attention's keys come from the source. Made once per derivation."""
+def _target_keys(d: Derivation, K: Step) -> Step:
+    """The keys ``K`` as they would be made from the target sentence (X · W_K, with K's own W_K:
+    a grouped head reads its group's): the keys a student uses when they forget that
+    cross-attention's keys come from the source. Made once per derivation and K."""
     from tutor.core.engine import matmul
 
     made = _TARGET_KEYS.setdefault(d, {})
-    if head not in made:
-        made[head] = matmul("K", d.step("X"), d.step("W_K", head), head=head)
-    return made[head]
+    if K.head not in made:
+        _, W_K = K.args
+        made[K.head] = matmul(K.name, d.step("X"), W_K, head=K.head)
+    return made[K.head]
 
 
 @rule_slips.register
@@ -475,7 +477,7 @@ def _cross_slips(d: Derivation, step: Product, i: int, j: int) -> SlipList:
         out.append((slip, _at(step, i, j, _swap_step(X_src, X))))
     elif family == "scores" and j < d.lesson.n:
         K = step.args[1]
-        target = _target_keys(d, step.head)
+        target = _target_keys(d, K)
         slip = Slip(
             "target-keys",
             f"that is the query of {row_of} · the key of {target.rows[j]} from the target "
