@@ -43,8 +43,8 @@ TESTS = (  # the fastest to fail first
 # lines whose rules change a mark (issue 37): the causal diagonal, a copy's point, an attempt,
 # half a unit, the junk sheet, ids and Moodle's id column; found by their text, not their number
 TARGETS = (
-    ("tutor/assess/judge.py", 'return self.causal and step.op == "scale" and j > i'),
-    ("tutor/assess/judge.py", "half = QQ(1, 2 * 10 ** max(q, places))"),
+    ("tutor/core/engine.py", "return j > i + self.shift"),  # Mask.hides: the causal diagonal
+    ("tutor/assess/ranges.py", "half = QQ(1, 2 * 10 ** max(q, places))"),
     ("tutor/assess/grade.py", "if copied is not None and copied.verdict in EARNS and honest_own"),
     ("tutor/assess/grade.py", "if 2 * good >= len(written):"),
     ("tutor/assess/grade.py", "if written < 4 or not seen:"),

@@ -206,6 +206,30 @@ def test_reading_another_groups_keys_or_values_is_a_named_slip(name, mine, other
     assert any("group 2 (head3." in s.message for s in found)
 
 
+def test_a_grouped_cross_attention_head_reads_its_groups_keys_from_the_target(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Head 2 of a group has no W_K of its own: the target-keys slip of its scores is made with
+    its group's (it raised KeyError: W_K (head 2))."""
+    from tutor.assess.judge import judge_for
+    from tutor.core.numbers import read_answer
+
+    path = tmp_path / "g.yaml"
+    path.write_text(
+        lessongen.features_text(random.Random(1), {"grouped", "heads"}, 3, 2, 2, 2, 2, 1, source=2)
+    )
+    d = derive(load_lesson(path))
+    scores = d.step("scores", 2)
+    K = scores.args[1]
+    assert K.head == 1 and not d.has("W_K", 2)
+    X, W_K, q = d.step("X"), d.step("W_K", 1), d.step("Q", 2).cells[0]
+    # token 0's query · the key of row 0 of X (the target sentence), with the group's W_K
+    pairs = list(zip(X.cells[0], W_K.cells, strict=True))
+    key = [sum(x.exact * w[c].exact for x, w in pairs) for c in range(2)]
+    wrong = sum(a.exact * b for a, b in zip(q, key, strict=True))
+    assert abs(wrong - scores.cells[0][0].exact) > 1
+    found = judge_for(d).slips(scores, 0, 0, read_answer(f"{float(wrong):.2f}"))
+    assert [s.name for s in found] == ["target-keys"]
+
+
 @pytest.mark.parametrize("text", random_grouped(10, 8), ids=lambda t: str(hash(t) % 1000))
 def test_random_grouped_lessons_validate_against_the_schema(text: str) -> None:
     import jsonschema

@@ -407,10 +407,10 @@ def test_progress_json(run, home: Path) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_every_slip_the_judge_names_has_a_reminder() -> None:
-    import tutor.assess.judge as jd
+    import tutor.assess.catalogue as catalogue
     from tutor.assess.slips import REMINDERS
 
-    source = Path(jd.__file__).read_text(encoding="utf-8")
+    source = Path(catalogue.__file__).read_text(encoding="utf-8")
     named = set(re.findall(r'Slip\(\s*"([a-z][\w-]*)"', source))
     named |= {f"used-{w}" for w in ("W_Q", "W_K", "W_V")}
     named |= set(re.findall(r'\(\w+(?: \* \w+)?, "([a-z-]+)"\)', source))

@@ -187,7 +187,7 @@ class StepValues(Shown):
         """A sympy Matrix of the exact values (−oo where the mask hides a score)."""
         import sympy
 
-        from tutor.assess.judge import exact_value
+        from tutor.assess.exact import exact_value
 
         return sympy.Matrix([[exact_value(c) for c in row] for row in self.step.cells])
 
@@ -240,7 +240,7 @@ class Derivation:
 
     def cell(self, name: str, places: int | None = None) -> Cell:
         """A cell by its name, as ``walk --cell`` takes it (``Z[cats, 1]``, ``head2.Q[it, 1]``)."""
-        from tutor.assess.judge import exact_value
+        from tutor.assess.exact import exact_value
         from tutor.text import working as wk
         from tutor.text.cells import cell_name, parse_cell
 

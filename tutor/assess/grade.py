@@ -36,7 +36,10 @@ import sympy
 
 from tutor.assess import honest as hn
 from tutor.assess import judge as jd
+from tutor.assess.catalogue import Slip
+from tutor.assess.exact import cell_from, exact_value
 from tutor.assess.honest import Interval, Range
+from tutor.assess.ranges import Lookup, answer_range, written_places, written_range
 from tutor.assess.sheet import Entry, Sheet, fill_steps
 from tutor.core.engine import Cell, Derivation, Exact, Kit, Ref, Step, T
 from tutor.core.rounding import scaled_half_up
@@ -57,7 +60,7 @@ class Graded:
     entry: Entry
     verdict: str  # one of VERDICTS
     carried: bool = False  # made from the student's own wrong (but usable) answers
-    slips: tuple[jd.Slip, ...] = ()  # the slips that explain a wrong answer (one, or a tie)
+    slips: tuple[Slip, ...] = ()  # the slips that explain a wrong answer (one, or a tie)
     attempt: bool = False  # a wrong answer that is a recognisable attempt at the cell
 
     @property
@@ -69,7 +72,7 @@ class Graded:
         return int(self.verdict in EARNS)
 
     @property
-    def slip(self) -> jd.Slip | None:
+    def slip(self) -> Slip | None:
         """The slip that explains the answer, when exactly one does."""
         return self.slips[0] if len(self.slips) == 1 else None
 
@@ -119,7 +122,7 @@ class Report:
 
     def own_value(self, g: Graded) -> sympy.Expr | None:
         """What the student's own earlier answers give for a cell made from their wrong ones."""
-        return jd.cell_from(g.step, g.i, g.j, self.own) if g.carried else None
+        return cell_from(g.step, g.i, g.j, self.own) if g.carried else None
 
     def own_shown(self, g: Graded) -> str | None:
         """``own_value`` rounded to the lesson's places, as shown. Worked in enclosures
@@ -143,7 +146,7 @@ class Report:
     @functools.cached_property
     def _own_enclosed(self) -> tuple[hn.Enclosure, Callable[[Ref], Range]]:
         kit = hn.Enclosure()  # one per report: it remembers its softmax rows
-        return kit, self.own_in(kit, jd.answer_range)
+        return kit, self.own_in(kit, answer_range)
 
     @property
     def score(self) -> int:
@@ -221,12 +224,12 @@ class _Grader:
         if fill is None or fill.masked or not self._attempts.get(id(ref.step)):
             return None
         entry = self.sheet.entry(ref.step, ref.i, ref.j)
-        if entry.answer is None or entry.answer.value == jd.exact_value(fill):
+        if entry.answer is None or entry.answer.value == exact_value(fill):
             return None
         return entry
 
     def own(self, ref: Ref) -> Range:
-        """A ``judge.Lookup``: the student's usable entry as a range; for a blank, what honest
+        """A ``Lookup``: the student's usable entry as a range; for a blank, what honest
         work from the student's own answers gives; else (no attempt) the true value."""
         key = (id(ref.step), ref.i, ref.j)
         got = self._own.get(key)
@@ -251,7 +254,7 @@ class _Grader:
             self._now = state, jd.Remembered(self.own)
         return self._now[1]
 
-    def _worked(self, ref: Ref, base: jd.Lookup | None) -> Range:
+    def _worked(self, ref: Ref, base: Lookup | None) -> Range:
         """A cell the student did not (usably) write, as honest work gives it from ``base``
         (the true inputs when None), carried as a student may carry it."""
         J = self.judge
@@ -270,7 +273,7 @@ class _Grader:
             r = self.judge.range(ref.step, ref.i, ref.j, self.own)
             if isinstance(r, Interval) and r.lo == r.hi == answer.value:
                 return Interval(r.lo)
-        return jd.written_range(answer, self.judge.places)
+        return written_range(answer, self.judge.places)
 
     def wrong_inputs(self, step: Step, i: int, j: int) -> list[Ref]:
         """The student's own wrong (but usable) answers that cell (i, j) is made from."""
@@ -314,7 +317,7 @@ class _Grader:
         explained = (
             bool(slips)
             or J.pen_slip(step, i, j, answer)
-            or (verdict.kind == "fewer" and (jd.written_places(answer) or 0) >= 1)
+            or (verdict.kind == "fewer" and (written_places(answer) or 0) >= 1)
         )
         slips_ = tuple(slips)
         return Graded(step, i, j, entry, "wrong", carried=own, slips=slips_, attempt=explained)

@@ -47,7 +47,7 @@ class StepWords:
     colour: str  # the step's colour wherever it is named (theme.PALETTE's families)
     words: Words
     forms: Mapping[str, Words] = field(default_factory=dict)
-    slips: str | None = None  # the family of slips the judge knows for it (judge.SLIP_RULES)
+    slips: str | None = None  # the family of slips the judge knows for it (catalogue.SLIP_RULES)
 
 
 W, S = Words, StepWords
