@@ -45,6 +45,7 @@ class Kind:
     # the lesson's field holding a given matrix (a head's, a token's); Q, K and V only when the
     # lesson gives them (qkv: held as the head's W's, X = I)
     held: str | None = None
+    instead: str | None = None  # the step shown in its place when a lesson has none (X_src: X)
 
 
 K = Kind
@@ -56,7 +57,7 @@ KINDS: tuple[Kind, ...] = (
     K("E", editable=True, held="X"),
     K("P", editable=True, held="P"),
     K("X", asked=True, priority=10, sheet="first", token_rows=True, editable=True, held="X"),
-    K("X_src", editable=True, held="X_src"),
+    K("X_src", editable=True, held="X_src", instead="X"),
     K("W_Q", per_head=True, editable=True, held="W_Q"),
     K("W_K", per_head=True, editable=True, held="W_K", grouped=True),
     K("W_V", per_head=True, editable=True, held="W_V", grouped=True),
@@ -98,6 +99,54 @@ KINDS: tuple[Kind, ...] = (
 )
 del K, WORKED, HEAD, NEW
 BY_NAME = {k.name: k for k in KINDS}
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One of the explorer's tabs: rows of steps side by side (a step the lesson lacks is left
+    out, or shown as its ``instead``), and the steps it is home to: following a cell of theirs
+    goes there, and the first the lesson has takes the cursor."""
+
+    id: str
+    title: str
+    rows: tuple[tuple[str, ...], ...]
+    home: tuple[str, ...]
+    when: str | None = None  # the tab is there only when the lesson has this step
+
+
+# the explorer's tabs, in order: where each step is shown (tutor.explore.views)
+TABS: tuple[Tab, ...] = (
+    Tab("x", "X = E + P", (("E", "P", "X"),), ("X", "E", "P"), when="E"),
+    Tab("q", "Q", (("X", "W_Q", "Q"), ("Q_rot",)), ("Q", "W_Q", "X", "Q_rot")),
+    Tab("k", "K", (("X_src", "W_K", "K"), ("K_rot",)), ("K", "W_K", "K_rot", "X_src")),
+    Tab("v", "V", (("X_src", "W_V", "V"),), ("V", "W_V")),
+    Tab("scores", "scores", (("Q_rot", "K_rot"), ("Q", "K"), ("scores",)), ("scores",)),
+    Tab(
+        "scaled",
+        "scaled",
+        (("scores", "scaled"), ("tempered", "masked")),
+        ("scaled", "tempered", "masked"),
+    ),
+    Tab("weights", "weights · Z", (("weights",), ("V", "Z")), ("weights", "Z")),
+    Tab("output", "output", (("concat",), ("W_O", "output")), ("concat", "output"), when="concat"),
+    Tab(
+        "next",
+        "next token",
+        (
+            ("x_new", "q_new", "k_new", "v_new"),
+            ("K_cache", "V_cache"),
+            ("scores_new", "scaled_new", "masked_new"),
+            ("weights_new", "z_new"),
+            ("concat_new", "output_new"),
+        ),
+        (
+            *("x_new", "q_new", "k_new", "v_new", "K_cache", "V_cache"),
+            *("scores_new", "scaled_new", "masked_new", "weights_new", "z_new"),
+            *("concat_new", "output_new"),
+        ),
+        when="x_new",
+    ),
+)
 
 
 def names(**flags: object) -> tuple[str, ...]:
