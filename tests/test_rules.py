@@ -100,6 +100,61 @@ def test_no_module_reads_an_op_string() -> None:
     assert offenders == []
 
 
+# the modules that ask kinds, the words table or the rule about a step instead of naming it
+ASKING = (
+    *("explore/model.py", "explore/views.py", "explore/app.py", "explore/widgets.py"),
+    *("teach/walk.py", "teach/focus.py", "core/lessonfile.py", "author/variants.py"),
+    *("author/check.py", "assess/codecheck.py", "export/worksheet.py", "export/typst_doc.py"),
+    *("text/words.py", "text/cells.py"),
+)
+# genuine look-ups of a step by its name (none yet: ``d.step("scaled", h)`` is no comparison)
+LOOK_UPS: set[str] = set()
+
+
+def step_name_lists(text: str) -> list[tuple[int, str]]:
+    """Where code compares a step's name with literal step names (``step.name == "Z"``,
+    ``name in ("K", "V")``) or lists two or more of them (a tuple, list or set literal)."""
+    from tutor.core.kinds import KINDS
+
+    names = {k.name for k in KINDS}
+
+    def named(n: ast.AST) -> bool:
+        return (isinstance(n, ast.Name) and n.id in ("name", "step_name")) or (
+            isinstance(n, ast.Attribute) and n.attr == "name"
+        )
+
+    def literal(n: ast.AST) -> list[str]:
+        items = n.elts if isinstance(n, (ast.Tuple, ast.List, ast.Set)) else [n]
+        return [e.value for e in items if isinstance(e, ast.Constant) and e.value in names]
+
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(named(x) for x in sides) and any(literal(x) for x in sides):
+                found.add((node.lineno, ast.unparse(node)))
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(literal(node)) >= 2:
+            found.add((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def test_the_scanner_sees_a_list_of_step_names() -> None:
+    text = 'if step.name in ("Q", "K"):\n    pass\nok = name == "Z"\nd.step("scaled", h)\n'
+    assert [n for n, _ in step_name_lists(text)] == [1, 1, 3]
+
+
+def test_no_asking_module_lists_step_names() -> None:
+    """A step is asked what it is (kinds' flags, the words table, its rule), never named in a
+    list or compared by name: a new kind of step needs its kinds and words entries only."""
+    offenders = [
+        f"{path}:{n}: {code}"
+        for path in ASKING
+        for n, code in step_name_lists((TUTOR / path).read_text())
+        if f"{path}:{n}" not in LOOK_UPS
+    ]
+    assert offenders == []
+
+
 DIAGONAL = re.compile(r"\b([ijk]|row|col)\s*(<=|>=|<|>)\s*([ijk]|row|col)\b(\s*\+\s*\w+)?")
 
 

@@ -51,6 +51,7 @@ class Call:
     head: int | None
     inputs: dict[str, np.ndarray | None]  # X, W_Q, W_K, W_V, mask
     truth: dict[str, np.ndarray]  # step name -> its exact values
+    unmasked: str | None = None  # the step the mask is put on (returned with its −∞, or not)
 
 
 def calls(d: Derivation) -> list[Call]:
@@ -69,19 +70,22 @@ def calls(d: Derivation) -> list[Call]:
     out = []
     for h in heads:
         truth = {name: floats(d.step(name, h)) for name in ORDER if d.has(name, h)}
+        unmasked = None
         if d.has("masked", h):  # scaled may be returned with the mask's −∞ in it
-            truth["masked"] = floats(d.step("masked", h))
-        for name in ("K", "V"):  # grouped heads: a later head of a group reads the group's
-            if name not in truth:
+            masked = d.step("masked", h)
+            truth[masked.name] = floats(masked)
+            unmasked = masked.args[0].name
+        for name in ORDER:  # grouped heads: a later head of a group reads the group's K, V
+            if name in kinds.GROUPED and name not in truth:
                 owner = d.lesson.group_heads(d.lesson.group_of(h or 1))[0]
                 truth[name] = floats(d.step(name, owner))
         inputs: dict[str, np.ndarray | None] = {"X": X, "mask": mask}
-        for w in ("W_Q", "W_K", "W_V"):
+        for w in kinds.WEIGHTS:
             owner = h
             if not d.has(w, h):
                 owner = d.lesson.group_heads(d.lesson.group_of(h or 1))[0]
             inputs[w] = floats(d.step(w, owner))
-        out.append(Call(h, inputs, truth))
+        out.append(Call(h, inputs, truth, unmasked))
     return out
 
 
@@ -201,7 +205,7 @@ def compare(d: Derivation, results: list[dict[str, np.ndarray]]) -> CodeReport:
                 continue
             mine, true = got[name], call.truth[name]
             mask = call.inputs["mask"]
-            hidden = name == "scaled" and mask is not None and mine.shape == mask.shape
+            hidden = name == call.unmasked and mask is not None and mine.shape == mask.shape
             if hidden and np.all(np.isneginf(mine[~mask])):  # scaled with the mask's −∞ in it
                 true = call.truth["masked"]
             if _close(mine, true):
@@ -227,7 +231,8 @@ def _difference(d: Derivation, call: Call, name: str, mine: np.ndarray, true: np
         if name not in alt:
             return False
         theirs = alt[name]
-        return _close(mine, theirs) or (name == "scaled" and _close(mine, _masked(theirs, mask)))
+        masked = name == call.unmasked and _close(mine, _masked(theirs, mask))
+        return _close(mine, theirs) or masked
 
     slip = next((s for s, alt in alternatives(call).items() if fits(alt)), None)
     return Difference(

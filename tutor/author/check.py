@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.core import kinds
 from tutor.core.catalog import is_dir, resolve_lesson
 from tutor.core.engine import Derivation, Step, derive, rational
 from tutor.core.errors import LessonError, Problem
@@ -199,21 +200,31 @@ def fmt_degrees(x) -> str:  # type: ignore[no-untyped-def]
 
 
 def _matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
-    """Every given matrix: (position key prefix, name in messages, matrix)."""
+    """Every given matrix, in the order kinds has them: (position key prefix, name in
+    messages, matrix)."""
     x = "E" if lesson.embedded else "X"
     if not lesson.qkv:  # given Q, K, V: X is the identity the lesson does not write
         yield x, x, lesson.X
-    if lesson.P is not None:
-        yield "P", "P", lesson.P
-    if lesson.X_src is not None:
-        yield "X_src", "X_src", lesson.X_src
+    heads = False
+    for kind in kinds.KINDS:
+        if not kind.editable or kind.decoding or kind.held == kinds.BY_NAME[x].held:
+            continue
+        if not kind.per_head:
+            m = getattr(lesson, kind.held or kind.name)
+            if m is not None:
+                yield kind.name, kind.name, m
+        elif not heads:  # each head's W's, head by head
+            heads = True
+            yield from _head_matrices(lesson)
+
+
+def _head_matrices(lesson: Lesson) -> Iterator[tuple[str, str, Matrix]]:
     for h, head in enumerate(lesson.heads, 1):
         key, shown = (f"heads.{h}.", f" of head {h}") if lesson.multi_head else ("", "")
-        for name in ("Q", "K", "V"):  # given Q, K, V are held as the W's
-            written = name if lesson.qkv else f"W_{name}"
-            yield f"{key}{written}", f"{written}{shown}", getattr(head, f"W_{name}")
-    if lesson.W_O is not None:
-        yield "W_O", "W_O", lesson.W_O
+        for w in kinds.WEIGHTS:  # given Q, K, V are held as the W's
+            written = next(k for k in kinds.KINDS if k.held == w and not k.editable).name
+            written = written if lesson.qkv else w
+            yield f"{key}{written}", f"{written}{shown}", getattr(head, w)
 
 
 def hard_entry(entry: Entry) -> str | None:

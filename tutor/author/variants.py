@@ -33,6 +33,7 @@ from pathlib import Path
 
 from tutor.author.new import faults_of, notes_of
 from tutor.core import engine as en
+from tutor.core import kinds
 from tutor.core.decode import Append
 from tutor.core.engine import Cell, Derivation, Product, Step
 from tutor.core.errors import TutorError
@@ -44,7 +45,7 @@ from tutor.text.lessonyaml import entry_text, yaml_text
 TRIES = 20  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
 WORK_SPREAD = 0.15  # a variant's non-zero products stay within this share of the original's
-N_BY_N = ("scores", "scaled", "masked", "weights")  # the steps whose columns are tokens
+N_BY_N = kinds.SQUARE  # the steps whose columns are tokens
 
 
 @dataclass(frozen=True)
@@ -228,13 +229,9 @@ class Work:
 
 def work_of(d: Derivation) -> Work:
     scaled = [
-        s.cells[i][j]
-        for s in d.steps
-        if s.name == "scaled"
-        for i, j in d.asked(s)
-        if not s.cells[i][j].masked
+        s.cells[i][j] for s in d.every("scaled") for i, j in d.asked(s) if not s.cells[i][j].masked
     ]
-    z = [c for s in d.steps if s.name == "Z" for row in s.cells for c in row]
+    z = [c for s in d.every("Z") for row in s.cells for c in row]
     by_size = sorted(scaled, key=lambda c: abs(c.value))
     by_value = sorted(z, key=lambda c: c.value)
     return Work(work(d), (by_size[0], by_size[-1]), (by_value[0], by_value[-1]))
@@ -256,9 +253,7 @@ def decoding_rows(d: Derivation) -> list:
     from tutor.author.check import Row, _same
 
     rows = []
-    for s in d.steps:
-        if s.name != "weights_new":
-            continue
+    for s in d.every("weights_new"):
         scaled = s.args[0]
         first = scaled.cells[0][0]
         seen = tuple(range(len(s.cols)))
@@ -323,14 +318,16 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
 
 def _shown(name: str, lesson: Lesson) -> str:
     """A ``numbers_of`` name as the lesson's reader knows it."""
-    if name == "X" and lesson.embedded:
-        return "E"
-    if name == "x_new":
-        return "the next token's x"
     key, _, n = name.partition(".")
+    kind = kinds.BY_NAME[key]
+    if kind.decoding:
+        return f"the next token's {kind.held}"
+    if lesson.embedded:  # the lesson's X holds E (X = E + P): the first step held there
+        key = kinds.names(held=kind.held)[0]
     if not n or not lesson.multi_head:
         return key
-    return f"{key} of group {n}" if lesson.kv_groups and key != "W_Q" else f"{key} of head {n}"
+    grouped = lesson.kv_groups and kinds.BY_NAME[key].grouped
+    return f"{key} of group {n}" if grouped else f"{key} of head {n}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -567,7 +564,8 @@ def variant_yaml(variant: Variant, original: Lesson, command: str, seed: int) ->
     edits: list[tuple[int, int, str]] = []  # (start, end, new text), by character index
     before, after = numbers_of(original), numbers_of(variant.lesson)
     for name, node in _matrix_nodes(root, original).items():
-        rows = node.value if name != "x_new" else [node]
+        is_row = all(isinstance(v, yaml.ScalarNode) for v in node.value)  # x_new: one row
+        rows = [node] if is_row else node.value
         for row_node, old_row, new_row in zip(rows, before[name], after[name], strict=True):
             for cell, old, new in zip(row_node.value, old_row, new_row, strict=True):
                 if old != new:

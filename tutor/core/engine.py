@@ -538,6 +538,10 @@ class Derivation:
     def has(self, name: str, head: int | None = None) -> bool:
         return any(s.name == name and s.head == head for s in self.steps)
 
+    def every(self, name: str) -> list[Step]:
+        """The step ``name`` of every head that has it (or the lesson's one), in order."""
+        return [s for s in self.steps if s.name == name]
+
     @property
     def head_count(self) -> int:
         return len(self.lesson.heads)

@@ -39,6 +39,13 @@ class Kind:
     square: bool = False  # a column per token too (N × N, or N × N_src)
     code: bool = False  # a step a student's NumPy function returns (``check-code``)
     editable: bool = False  # the explorer lets you change its numbers
+    grouped: bool = False  # the keys' and values' side: one per group when heads are grouped
+    causal: bool = False  # only in a lesson with a causal mask
+    columns: str | None = None  # the given matrix whose width it has (concat: every head's)
+    # the lesson's field holding a given matrix (a head's, a token's); Q, K and V only when the
+    # lesson gives them (qkv: held as the head's W's, X = I)
+    held: str | None = None
+    instead: str | None = None  # the step shown in its place when a lesson has none (X_src: X)
 
 
 K = Kind
@@ -47,46 +54,99 @@ WORKED = {"per_head": True, "asked": True, "sheet": "head", "points": True}
 HEAD = WORKED | {"chosen": True, "focus": True, "token_rows": True, "code": True}
 NEW = WORKED | {"decoding": True}
 KINDS: tuple[Kind, ...] = (
-    K("E", editable=True),
-    K("P", editable=True),
-    K("X", asked=True, priority=10, sheet="first", token_rows=True, editable=True),
-    K("X_src", editable=True),
-    K("W_Q", per_head=True, editable=True),
-    K("W_K", per_head=True, editable=True),
-    K("W_V", per_head=True, editable=True),
-    K("Q", **HEAD, priority=4),
-    K("K", **HEAD, priority=7),
-    K("V", **HEAD, priority=6),
-    K("Q_rot", per_head=True, asked=True, priority=8, sheet="head"),
-    K("K_rot", per_head=True, asked=True, priority=9, sheet="head"),
+    K("E", editable=True, held="X"),
+    K("P", editable=True, held="P"),
+    K("X", asked=True, priority=10, sheet="first", token_rows=True, editable=True, held="X"),
+    K("X_src", editable=True, held="X_src", instead="X"),
+    K("W_Q", per_head=True, editable=True, held="W_Q"),
+    K("W_K", per_head=True, editable=True, held="W_K", grouped=True),
+    K("W_V", per_head=True, editable=True, held="W_V", grouped=True),
+    K("Q", **HEAD, priority=4, columns="W_Q", held="W_Q"),
+    K("K", **HEAD, priority=7, grouped=True, columns="W_K", held="W_K"),
+    K("V", **HEAD, priority=6, grouped=True, columns="W_V", held="W_V"),
+    K("Q_rot", per_head=True, asked=True, priority=8, sheet="head", columns="W_Q"),
+    K("K_rot", per_head=True, asked=True, priority=9, sheet="head", grouped=True, columns="W_K"),
     K("scores", **HEAD, priority=2, square=True),
     K("scaled", **HEAD, priority=3, square=True),
     K("tempered", lesson=False, per_head=True),  # the explorer's scaled × t
-    K("masked", per_head=True, focus=True, token_rows=True, square=True),
+    K("masked", per_head=True, focus=True, token_rows=True, square=True, causal=True),
     K("weights", **HEAD, priority=1, square=True),
-    K("Z", **HEAD, priority=0),
-    K("concat", sheet="top", points=True, focus=True, token_rows=True),
-    K("W_O", editable=True),
-    K("output", **(HEAD | {"per_head": False, "sheet": "top", "code": False}), priority=5),
+    K("Z", **HEAD, priority=0, columns="W_V"),
+    K("concat", sheet="top", points=True, focus=True, token_rows=True, columns="W_V"),
+    K("W_O", editable=True, held="W_O"),
+    K(
+        "output",
+        **(HEAD | {"per_head": False, "sheet": "top", "code": False}),
+        priority=5,
+        columns="W_O",
+    ),
     # one decoding step with the KV cache (next:; tutor.core.decode): x_new is given, the
     # caches are read (the earlier rows) and extended (the new row), the rest repeat a step
-    K("x_new", decoding=True, editable=True),
-    K("q_new", **NEW, repeats="Q", priority=15),
-    K("k_new", **NEW, repeats="K", priority=17),
-    K("v_new", **NEW, repeats="V", priority=16),
+    K("x_new", decoding=True, editable=True, held="x"),
+    K("q_new", **NEW, repeats="Q", priority=15, columns="W_Q"),
+    K("k_new", **NEW, repeats="K", priority=17, columns="W_K"),
+    K("v_new", **NEW, repeats="V", priority=16, columns="W_V"),
     K("K_cache", decoding=True, per_head=True),
     K("V_cache", decoding=True, per_head=True),
     K("scores_new", **NEW, repeats="scores", priority=13),
     K("scaled_new", **NEW, repeats="scaled", priority=14),
     # several new tokens at once (next: as a list): each sees the cache and the new ones before it
-    K("masked_new", decoding=True, repeats="masked", per_head=True),
+    K("masked_new", decoding=True, repeats="masked", per_head=True, causal=True),
     K("weights_new", **NEW, repeats="weights", priority=12),
-    K("z_new", **NEW, repeats="Z", priority=11),
-    K("concat_new", decoding=True, repeats="concat", sheet="top", points=True),
-    K("output_new", decoding=True, repeats="output", sheet="top", points=True),
+    K("z_new", **NEW, repeats="Z", priority=11, columns="W_V"),
+    K("concat_new", decoding=True, repeats="concat", sheet="top", points=True, columns="W_V"),
+    K("output_new", decoding=True, repeats="output", sheet="top", points=True, columns="W_O"),
 )
 del K, WORKED, HEAD, NEW
 BY_NAME = {k.name: k for k in KINDS}
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One of the explorer's tabs: rows of steps side by side (a step the lesson lacks is left
+    out, or shown as its ``instead``), and the steps it is home to: following a cell of theirs
+    goes there, and the first the lesson has takes the cursor."""
+
+    id: str
+    title: str
+    rows: tuple[tuple[str, ...], ...]
+    home: tuple[str, ...]
+    when: str | None = None  # the tab is there only when the lesson has this step
+
+
+# the explorer's tabs, in order: where each step is shown (tutor.explore.views)
+TABS: tuple[Tab, ...] = (
+    Tab("x", "X = E + P", (("E", "P", "X"),), ("X", "E", "P"), when="E"),
+    Tab("q", "Q", (("X", "W_Q", "Q"), ("Q_rot",)), ("Q", "W_Q", "X", "Q_rot")),
+    Tab("k", "K", (("X_src", "W_K", "K"), ("K_rot",)), ("K", "W_K", "K_rot", "X_src")),
+    Tab("v", "V", (("X_src", "W_V", "V"),), ("V", "W_V")),
+    Tab("scores", "scores", (("Q_rot", "K_rot"), ("Q", "K"), ("scores",)), ("scores",)),
+    Tab(
+        "scaled",
+        "scaled",
+        (("scores", "scaled"), ("tempered", "masked")),
+        ("scaled", "tempered", "masked"),
+    ),
+    Tab("weights", "weights · Z", (("weights",), ("V", "Z")), ("weights", "Z")),
+    Tab("output", "output", (("concat",), ("W_O", "output")), ("concat", "output"), when="concat"),
+    Tab(
+        "next",
+        "next token",
+        (
+            ("x_new", "q_new", "k_new", "v_new"),
+            ("K_cache", "V_cache"),
+            ("scores_new", "scaled_new", "masked_new"),
+            ("weights_new", "z_new"),
+            ("concat_new", "output_new"),
+        ),
+        (
+            *("x_new", "q_new", "k_new", "v_new", "K_cache", "V_cache"),
+            *("scores_new", "scaled_new", "masked_new", "weights_new", "z_new"),
+            *("concat_new", "output_new"),
+        ),
+        when="x_new",
+    ),
+)
 
 
 def names(**flags: object) -> tuple[str, ...]:
@@ -120,6 +180,9 @@ SQUARE = names(square=True)
 PER_HEAD = frozenset(names(per_head=True))
 CODE_STEPS = names(code=True)
 EDITABLE = names(editable=True)
+WEIGHTS = names(per_head=True, editable=True)  # a head's given weights: W_Q, W_K, W_V
+GROUPED = names(grouped=True)  # what the heads of a group share (kv_groups)
+KEY_ROWS = tuple(n for n in GROUPED if n in TOKEN_ROWS)  # a row per key (a token looked at)
 # where a sheet has each step a student fills: X worked as E + P before every head, the steps of
 # each head (and the decoding row's), then concat and output after the heads
 FILL_FIRST = names(sheet="first")

@@ -449,7 +449,7 @@ def _weights(
 ) -> Head | None:
     """W_Q, W_K, W_V of one head, checked against X and each other."""
     mats = {}
-    for key in ("W_Q", "W_K", "W_V"):
+    for key in kinds.WEIGHTS:
         node = node_of(key)
         if node is None:
             c.error(where, f"missing key {key!r}{prefix}; expected a d_model × d matrix")
@@ -479,7 +479,7 @@ def _weights(
 
 
 def _heads(c: Checker, keys: dict, root: yaml.Node, d_model: int | None) -> list[Head]:
-    single = [k for k in ("W_Q", "W_K", "W_V") if k in keys]
+    single = [k for k in kinds.WEIGHTS if k in keys]
     if "heads" in keys and single:
         c.error(
             keys[single[0]][0],
@@ -643,21 +643,20 @@ def _focus(
 
 
 def _has_step(step: str, mask: str, shared: bool, head: int | None) -> bool:
-    if step == "masked":
+    kind = kinds.BY_NAME[step]
+    if kind.causal:
         return mask == "causal"
-    if step in ("concat", "output"):
+    if not kind.per_head:  # concat, output: after the heads, when they are joined
         return shared and head is None
     return True
 
 
 def _width(step: str, heads: list[Head], W_O: object) -> int:
     """The narrowest width that step has over ``heads`` (a lesson's focus fits every head)."""
-    if step in ("Q", "K"):
-        return min(len(h.W_Q[0]) for h in heads)
-    if step in ("V", "Z"):
-        return min(len(h.W_V[0]) for h in heads)
-    if step == "concat":
-        return sum(len(h.W_V[0]) for h in heads)
+    kind = kinds.BY_NAME[step]
+    if kind.columns in kinds.WEIGHTS:  # as wide as a head's W_Q, W_K or W_V
+        widths = [len(getattr(h, kind.columns)[0]) for h in heads]
+        return min(widths) if kind.per_head else sum(widths)  # concat: every head's side by side
     return len(W_O[0]) if W_O else 1  # type: ignore[index]
 
 

@@ -57,29 +57,23 @@ EDITABLE = kinds.EDITABLE
 
 
 def given_matrix(lesson: Lesson, name: str, head: int | None) -> Matrix:
-    """The given matrix ``name`` (X or E, P, X_src, W_Q, W_K, W_V, W_O, x_new) of ``head``
-    (1-based, or None); raise ``AnswerError`` for one the explorer cannot edit."""
-    name = _held_as(lesson, name)
-    if name in ("X", "E"):
-        return lesson.X
-    if name == "P" and lesson.P is not None:
-        return lesson.P
-    if name == "X_src" and lesson.X_src is not None:
-        return lesson.X_src
-    if name == "W_O" and lesson.W_O is not None:
-        return lesson.W_O
-    if name == "x_new" and lesson.next is not None:
-        return tuple(t.x for t in lesson.decoding)  # a row per new token
-    if name in ("W_Q", "W_K", "W_V"):
-        return getattr(lesson.heads[(head or 1) - 1], name)
-    if name == "P":
-        raise AnswerError("P is the sin/cos table of positions: worked from its formula, not typed")
+    """The given matrix ``name`` (X or E, P, X_src, W_Q, W_K, W_V, W_O, x_new; Q, K, V when the
+    lesson gives them) of ``head`` (1-based, or None); raise ``AnswerError`` for one the
+    explorer cannot edit."""
+    kind = kinds.BY_NAME.get(name)
+    held = kind.held if kind is not None and (kind.editable or lesson.qkv) else None
+    if kind is not None and held is not None:
+        if kind.decoding and lesson.next is not None:
+            return tuple(getattr(t, held) for t in lesson.decoding)  # a row per new token
+        if kind.per_head:
+            return getattr(lesson.heads[(head or 1) - 1], held)  # type: ignore[no-any-return]
+        if not kind.decoding and getattr(lesson, held) is not None:
+            return getattr(lesson, held)  # type: ignore[no-any-return]
+        if held == "P":  # the lesson's P is empty: its sinusoidal positions are worked
+            raise AnswerError(
+                f"{name} is the sin/cos table of positions: worked from its formula, not typed"
+            )
     raise AnswerError(f"{name} cannot be edited here; edit {', '.join(EDITABLE)}")
-
-
-def _held_as(lesson: Lesson, name: str) -> str:
-    """Where a lesson holds a given matrix: given Q, K, V are held as a head's W's (X = I)."""
-    return f"W_{name}" if lesson.qkv and name in ("Q", "K", "V") else name
 
 
 def _replaced(m: Matrix, i: int, j: int, entry: tuple[int, int]) -> Matrix:
@@ -94,22 +88,24 @@ def with_entry(
 ) -> Lesson:
     """The lesson with one entry of one given matrix replaced."""
     m = _replaced(given_matrix(lesson, name, head), i, j, entry)
-    name = _held_as(lesson, name)
-    if name in ("X", "E"):
-        return dataclasses.replace(lesson, X=m)
-    if name in ("P", "X_src", "W_O"):
-        return dataclasses.replace(lesson, **{name: m})
-    if name == "x_new":
+    kind = kinds.BY_NAME[name]
+    held = kind.held
+    assert held is not None  # (given_matrix found it)
+    if kind.decoding:  # the new tokens' rows
         assert lesson.next is not None
-        new = [dataclasses.replace(t, x=row) for t, row in zip(lesson.decoding, m, strict=True)]
+        new = [
+            dataclasses.replace(t, **{held: row}) for t, row in zip(lesson.decoding, m, strict=True)
+        ]
         return dataclasses.replace(lesson, next=new[0], next_after=tuple(new[1:]))
+    if not kind.per_head:
+        return dataclasses.replace(lesson, **{held: m})
     # a head's matrix; with grouped heads, W_K and W_V belong to the group: every head of it
     number = head or 1
     edited = (number,)
-    if name in ("W_K", "W_V") and lesson.kv_groups is not None:
+    if kind.grouped and lesson.kv_groups is not None:
         edited = lesson.group_heads(lesson.group_of(number))
     heads = [
-        dataclasses.replace(h, **{name: m}) if k in edited else h
+        dataclasses.replace(h, **{held: m}) if k in edited else h
         for k, h in enumerate(lesson.heads, 1)
     ]
     return dataclasses.replace(lesson, heads=tuple(heads))
@@ -201,8 +197,8 @@ class Move(NamedTuple):
 def moves(old: Derivation, new: Derivation) -> list[Move]:
     """Every row of weights whose strongest key moved."""
     out = []
-    for s in new.steps:
-        if s.name != "weights" or not old.has("weights", s.head):
+    for s in new.every("weights"):
+        if not old.has("weights", s.head):
             continue
         o = old.step("weights", s.head)
         if o is s:

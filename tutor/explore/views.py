@@ -44,38 +44,22 @@ class Page:
 
 
 def pages(d: Derivation) -> list[Page]:
-    """The pipeline, a tab a step, for every lesson kind: the views a lesson has no step for
-    are left out (positions, rotations, a source sentence, the tempered and masked scores, the
-    decoding row)."""
-    source = "X_src" if d.has("X_src") else "X"  # cross-attention: keys and values from here
-    out = []
-    if d.has("E"):
-        out.append(Page("x", "X = E + P", (("E", "P", "X"),), ("X", "E", "P")))
-    out += [
-        Page("q", "Q", (("X", "W_Q", "Q"), ("Q_rot",)), ("Q", "W_Q", "X", "Q_rot")),
-        Page("k", "K", ((source, "W_K", "K"), ("K_rot",)), ("K", "W_K", "K_rot", source)),
-        Page("v", "V", ((source, "W_V", "V"),), ("V", "W_V")),
-        Page("scores", "scores", (("Q_rot", "K_rot"), ("Q", "K"), ("scores",)), ("scores",)),
-        Page(
-            "scaled",
-            "scaled",
-            (("scores", "scaled"), ("tempered", "masked")),
-            ("scaled", "tempered", "masked"),
-        ),
-        Page("weights", "weights · Z", (("weights",), ("V", "Z")), ("weights", "Z")),
+    """The pipeline, a tab a step, for every lesson kind (``kinds.TABS``): the views a lesson has
+    no step for are left out (positions, rotations, a source sentence, the tempered and masked
+    scores, the decoding row), and keys and values come from X where there is no X_src."""
+
+    def shown(names: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for name in names:
+            instead = kinds.BY_NAME[name].instead
+            out.append(instead if instead is not None and not d.has(name) else name)
+        return tuple(out)
+
+    return [
+        Page(t.id, t.title, tuple(shown(row) for row in t.rows), shown(t.home))
+        for t in kinds.TABS
+        if t.when is None or d.has(t.when)
     ]
-    if d.lesson.multi_head:
-        out.append(Page("output", "output", (("concat",), ("W_O", "output")), ("concat", "output")))
-    if d.has("x_new"):
-        rows = (
-            ("x_new", "q_new", "k_new", "v_new"),
-            ("K_cache", "V_cache"),
-            ("scores_new", "scaled_new", "masked_new"),
-            ("weights_new", "z_new"),
-            ("concat_new", "output_new"),
-        )
-        out.append(Page("next", "next token", rows, tuple(n for r in rows for n in r)))
-    return out
 
 
 PER_HEAD = kinds.PER_HEAD
@@ -99,10 +83,11 @@ def sources(step: Step, i: int, j: int) -> list[Ref]:
 def title(step: Step, settings: Settings) -> str:
     """A view's heading: what the step is, and its shape."""
     n, m = step.shape
-    what = {  # the explorer's own variations of the divisor and the factor
-        "scaled": f"scores ÷ {DIVISOR_TEXT[settings.divisor]}",
-        "tempered": f"scaled × {factor_text(settings)}",
-    }.get(step.name) or steps.say(step, "short")
+    what = steps.say(step, "short")
+    if isinstance(step, Times):  # the explorer's own variations: the factor and the divisor
+        what = f"{step.args[0].name} × {factor_text(settings)}"
+    elif isinstance(step, Scale) and not kinds.BY_NAME[step.name].decoding:
+        what = f"{step.args[0].name} ÷ {DIVISOR_TEXT[settings.divisor]}"
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.given else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"

@@ -48,6 +48,7 @@ from tutor.export.worksheet import (
     fill_steps,
     given_cells,
     input_steps,
+    mask_note,
     shape_text,
 )
 from tutor.text import format as fmt
@@ -601,7 +602,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> _SheetText:
         out.append(f"#block(breakable: {'false' if small else 'true'})[")
         out.append(_heading(step, level, lesson, d.step_points(step)))
         out.append(txt(f"Shape: {shape_text(step)}."))
-        if step.name == "weights" and lesson.mask == "causal":
+        if mask_note(lesson, step):
             out.append(" " + txt(MASK_NOTE))
         out.append("")
         if answers:

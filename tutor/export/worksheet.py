@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from tutor.core import kinds
-from tutor.core.engine import Derivation, Given, Step
+from tutor.core.engine import Derivation, Given, Softmax, Step
 from tutor.core.exact_size import too_long
 from tutor.core.lesson import Lesson
 from tutor.text import format as fmt
@@ -29,6 +29,17 @@ MASK_NOTE = (
     "Causal mask: before the softmax, every entry of scaled above the diagonal becomes −∞ "
     "(a token may not look at the tokens after it), so its weight is exactly 0."
 )
+
+
+def mask_note(lesson: Lesson, step: Step) -> bool:
+    """The note on the causal mask goes under the lesson's own weights (not the decoding row's)."""
+    return (
+        lesson.mask == "causal"
+        and isinstance(step, Softmax)
+        and not kinds.BY_NAME[step.name].decoding
+    )
+
+
 FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
 
 
@@ -405,7 +416,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         level = "####" if lesson.multi_head else "###"
         out += _md_step_heading(d, step, level)
         out += [f"Shape: {shape_text(step)}{_turned_note(d, step)}", ""]
-        if step.name == "weights" and lesson.mask == "causal":
+        if mask_note(lesson, step):
             out += [MASK_NOTE, ""]
         out += [*md_table(_turn(d, step), places, answers, given_cells(d, step)), ""]
         if answers and not step.given:
@@ -531,7 +542,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
             out.append(rf"\subsubsection*{{{tex_text(words.head_label(d.lesson, step.head))}}}")
         out += _tex_heading(step, r"\paragraph", lesson)
         out.append(f"Shape: {tex_text(shape_text(step))}.")
-        if step.name == "weights" and lesson.mask == "causal":
+        if mask_note(lesson, step):
             out.append(tex_text(MASK_NOTE))
         out += _tex_block(_turn(d, step), places, answers, given_cells(d, step))
         if answers and not step.given:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tutor.core.lesson import Focus as LessonFocus
 
 N_BY_N, TOKEN_ROWS = kinds.SQUARE, kinds.TOKEN_ROWS  # a column per token; a row per token
+KEY_ROWS = kinds.KEY_ROWS  # a row per key (the tokens a query looks at)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def worked_cell(step: Step, focus: Focus) -> tuple[int, int]:
     """The cell of ``step`` that the walk works under ``focus`` (whose row is set)."""
     row = focus.row or 0
     col = focus.col if focus.step == step.name and focus.col is not None else 0
-    if step.name in ("K", "V"):
+    if step.name in KEY_ROWS:
         return (focus.key if focus.key is not None else row), col
     if step.name in N_BY_N:
         return row, (focus.key if focus.key is not None else _largest(step, row))

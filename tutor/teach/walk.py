@@ -20,7 +20,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from tutor.core import exact_size
+from tutor.core import exact_size, kinds
 from tutor.core.decode import Append
 from tutor.core.engine import (
     Cell,
@@ -165,7 +165,7 @@ def _tables(
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
     colour = COLOURS.get(step.name, PLAIN)
-    heat = step.name == "weights"
+    heat = _lessons_own(step, Softmax)  # the weights as a heatmap (not the decoding row's)
     if heat:
         shown = [c.value for row in step.cells for c in row if not c.masked]
         low, high = min(shown), max(shown)
@@ -272,14 +272,14 @@ def work_matmul(
             *matrix_tables(step, places, width, exact, cell=(i, j)),
         ]
     out = [side_by_side(parts, width), *_matmul_working(step, i, j, places)]
-    if step.name == "scores" and (point := rope.relative_note(step, i, j, places)):
+    if point := rope.relative_note(step, i, j, places):  # scores of turned Q and K
         out.append(Text(point, style="italic"))
     return out
 
 
 def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableType]:
     out: list[RenderableType] = []
-    if step.name == "Z":
+    if _lessons_own(step, Product) and isinstance(step.args[0], Softmax):  # Z = weights · V
         out.extend(blend_working(step, i, places))
         return out
     w = wk.working(step, i, j, places)
@@ -292,6 +292,11 @@ def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableT
     if w.rounded:
         out.append(_rounding_note(places))
     return out
+
+
+def _lessons_own(step: Step, rule: type[Step]) -> bool:
+    """A step of the lesson's own pipeline made by ``rule`` (not the decoding row's)."""
+    return isinstance(step, rule) and not kinds.BY_NAME[step.name].decoding
 
 
 def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
@@ -451,7 +456,8 @@ def work_append(
         *matrix_tables(step, places, width, exact, rows=list(range(n, len(step.rows)))),
     ]
     out: list[RenderableType] = [side_by_side(parts, width), Text(nextstep.reuse_line(step))]
-    if step.name == "V_cache":
+    appended = [s for s in d.steps if isinstance(s, Append) and s.head == step.head]
+    if step is appended[-1]:  # the head's caches are made: what they save
         out.append(Text(nextstep.saving_line(d.lesson), style="bold"))
     return out
 
@@ -564,7 +570,8 @@ def work_given(
     step: Given, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """A given matrix as it is (a sinusoidal P with one of its cells worked)."""
-    if step.name == "P" and not step.whole and any(c.q is None for r in step.cells for c in r):
+    # the sin/cos table (P): every number a lesson gives is a fraction
+    if not step.whole and any(c.q is None for r in step.cells for c in r):
         return work_sinusoidal(step, places, width, exact)
     return list(matrix_tables(step, places, width, exact))
 
