@@ -43,3 +43,15 @@ def test_development_section_uses_the_same_test_command() -> None:
     _, tests = quick_start()
     development = README.split("## Development", 1)[1]
     assert tests in development
+    assert tests in (ROOT / "docs" / "how-to" / "develop.md").read_text(encoding="utf-8")
+    assert quick_start()[0] in (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_fits_on_a_screen_and_its_links_lead_somewhere() -> None:
+    """At most 150 lines (issue 42): the rest lives in the docs site, which the README links."""
+    assert len(README.splitlines()) <= 150
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    assert any(link.startswith("docs/") for link in links)
+    for link in links:
+        if not link.startswith("http"):
+            assert (ROOT / link).exists(), link

@@ -245,8 +245,8 @@ def test_schema_and_list_do_not_import_sympy_or_numpy() -> None:
     assert out.strip().splitlines()[-1] == "[]"
 
 
-def test_the_readme_examples_are_valid_lessons(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_lesson_examples_are_valid_lessons(tmp_path: Path) -> None:
+    readme = (ROOT / "docs" / "how-to" / "write-a-lesson.md").read_text()
     examples = [e for e in re.findall(r"```yaml\n(.*?)```", readme, re.DOTALL) if "W_Q" in e]
     single, multi = examples[0], examples[1]
     multi = "title: t\ntokens: [a, b, c]\nX: [[1, 0, 1, 0], [0, 2, 0, 1], [1, 1, 0, 0]]\n" + multi

@@ -585,8 +585,8 @@ def test_a_variant_of_a_variant_does_not_keep_the_first_student(run, tmp_path: P
     assert load_lesson(tmp_path / "2" / "variant-01.yaml").variant.of == made.stem
 
 
-def test_the_readme_shows_what_variants_prints(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    readme = (LESSONS.parent / "README.md").read_text()
+def test_the_docs_show_what_variants_prints(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    readme = (LESSONS.parent / "docs" / "how-to" / "variants.md").read_text()
     block = readme.split("(`attn-tutor variants cats-chase-mice --count 30 --seed 7 -o v/`):")[1]
     shown = block.split("```text\n")[1].split("```")[0].splitlines()
     out = run("variants", "cats-chase-mice", "--count", "30", "--seed", "7", "-o", str(tmp_path))
