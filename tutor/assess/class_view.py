@@ -139,6 +139,9 @@ def summary_view(s: ClassSummary) -> list[RenderableType]:
             f"{st.points:.4g}/{st.worth}",
         )
     out.append(steps)
+    if s.held:
+        out.append(Text(f"Grades held ({len(s.held)}), left blank in the gradebook", style="bold"))
+        out += [Text(visible(f"{who}: {why}")) for who, why in s.held]
     out.append(_slips_table(s))
     if s.hardest:
         hard = Table(title="Cells most often wrong", title_justify="left", show_edge=False)
@@ -221,6 +224,9 @@ def markdown(s: ClassSummary) -> str:
     if s.set_aside:
         lines += ["", f"## Sheets not graded ({len(s.set_aside)})", ""]
         lines += [f"- {_md(path)}: {_md(' '.join(reason.split()))}" for path, reason in s.set_aside]
+    if s.held:
+        lines += ["", f"## Grades held ({len(s.held)}), left blank in the gradebook", ""]
+        lines += [f"- {_md(who)}: {_md(why)}" for who, why in s.held]
     lines += ["", "## Named slips", ""]
     if s.slips:
         lines += [
@@ -304,6 +310,10 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
     if s.set_aside:
         parts.append(f"<h2>Sheets not graded ({len(s.set_aside)})</h2><ul>")
         parts += [f"<li>{_h(path)}: {_h(reason)}</li>" for path, reason in s.set_aside]
+        parts.append("</ul>")
+    if s.held:
+        parts.append(f"<h2>Grades held ({len(s.held)}), left blank in the gradebook</h2><ul>")
+        parts += [f"<li>{_h(who)}: {_h(why)}</li>" for who, why in s.held]
         parts.append("</ul>")
     parts.append("<h2>Named slips</h2>")
     if s.slips:

@@ -119,6 +119,7 @@ class ClassSummary:
     mean_percent: float
     students: tuple[StudentLine, ...] = ()  # one per sheet, in the order graded
     set_aside: tuple[tuple[str, str], ...] = ()  # (sheet, reason) of each sheet not graded
+    held: tuple[tuple[str, str], ...] = ()  # (who, why) of each grade held (--hold-flagged)
 
 
 def student_line(r: Report) -> StudentLine:
@@ -143,8 +144,11 @@ def _who(r: Report) -> str:
     return r.sheet.student or (h.student_id if h else "") or r.sheet.path
 
 
-def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()) -> ClassSummary:
-    """The class's summary; the cells of variants are matched by step, row and column."""
+def summarize(
+    reports: list[Report], set_aside: tuple[tuple[str, str], ...] = (), hold: bool = False
+) -> ClassSummary:
+    """The class's summary; the cells of variants are matched by step, row and column. With
+    ``hold``, each flagged sheet is listed as a grade held (who, and the flags' words)."""
     got: dict[tuple[str, int, int], list[int]] = {}  # (step key, i, j) -> [got, of, wrong]
     steps: dict[str, dict] = {}  # step key -> facts
     slip_students: dict[str, int] = {}
@@ -237,4 +241,17 @@ def summarize(reports: list[Report], set_aside: tuple[tuple[str, str], ...] = ()
         round(mean, 1),
         tuple(student_line(r) for r in reports),
         set_aside,
+        tuple(held_lines(reports) if hold else ()),
     )
+
+
+def held_lines(reports: list[Report]) -> list[tuple[str, str]]:
+    """``(who, why)`` for each flagged sheet, whose grade ``--hold-flagged`` leaves blank."""
+    out = []
+    for r in reports:
+        if r.flags:
+            h = r.sheet.header
+            sid = h.student_id if h else ""
+            who = (r.sheet.student or r.sheet.path) + (f" (id {sid})" if sid else "")
+            out.append((who, "; ".join(f.message for f in r.flags)))
+    return out

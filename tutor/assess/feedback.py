@@ -3,7 +3,8 @@ per step, every cell they lost with the working from their own inputs, the cells
 follow-through, each named slip in one sentence), and as one short line for a gradebook.
 
 Pure: a ``Report`` in, text out (``tutor.cli`` writes the files). Integrity flags are for the
-instructor and are left out.
+instructor and are left out; a flagged sheet's feedback only says that the instructor reviews it
+before its grade counts (``REVIEW``), and never "Every cell right".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tutor.text.words import visible
 
 LOST = ("wrong", "blank")
 LINE_CELLS = 4  # cells named in the one-line feedback; the rest are counted
+REVIEW = "Your instructor will review this sheet before its grade counts."
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Feedback:
     lost: tuple[LostCell, ...]
     followed: tuple[str, ...]  # cells right by follow-through
     slips: tuple[tuple[str, str], ...]  # (slip id, one sentence)
+    review: str = ""  # REVIEW for a flagged sheet: its score is not yet the student's
 
 
 def slip_sentence(slip: str) -> str:
@@ -98,12 +101,15 @@ def feedback(r: gr.Report) -> Feedback:
         tuple(lost),
         tuple(g.name for g in r.cells if g.verdict == "follow-through"),
         tuple((s, slip_sentence(s)) for s in named),
+        REVIEW if r.flags else "",
     )
 
 
 def feedback_line(r: gr.Report) -> str:
     """One short line for a gradebook's feedback column: the cells lost, the slips named."""
     lost = [g.name for g in r.cells if g.verdict in LOST]
+    if r.flags:  # a sheet that may not be the student's own: no praise, no cells
+        return REVIEW
     if not lost:
         return "Every cell right."
     shown = ", ".join(lost[:LINE_CELLS]) + (
@@ -166,6 +172,7 @@ def markdown(f: Feedback) -> str:
         "",
         f"**Score: {f.points}/{f.out_of} ({f.percent:g}%)**",
         "",
+        *([f.review, ""] if f.review else []),
         "## Score per step",
         "",
         "| Step | Cells right | Of which follow-through | Points |",
@@ -226,6 +233,7 @@ pre {{ background: #f4f4f4; padding: 0.5rem 0.8rem; overflow-x: auto; }}
         + (f", id {_h(f.student_id)}" if f.student_id else "")
         + "</p>",
         f"<p><strong>Score: {f.points}/{f.out_of} ({f.percent:g}%)</strong></p>",
+        *([f"<p>{_h(f.review)}</p>"] if f.review else []),
         "<h2>Score per step</h2>",
         "<table><tr><th>Step</th><th>Cells right</th><th>Of which follow-through</th>"
         "<th>Points</th></tr>",

@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 import sympy
 
 from tutor.assess import grade as gr
-from tutor.assess.classgrade import Bad, ClassGrades, gradebook_csv
+from tutor.assess.classgrade import Bad, ClassGrades, gradebook_csv, gradebook_rows
 from tutor.assess.classgrade import safe_cell as _cell
 from tutor.assess.feedback import feedback_line
 from tutor.core.errors import TutorError
@@ -171,20 +171,27 @@ def canvas_export(
     assignment: str | None,
     out_of: sympy.Rational | None,
     set_aside: list[Bad] | tuple[Bad, ...] = (),
+    hold: bool = False,
 ) -> Book:
     """The instructor's Canvas export written back: every row and column as it was, the
     assignment's column filled (scaled to its Points Possible, or ``out_of``), blank for a
-    student with no sheet."""
+    student with no sheet (and, with ``hold``, for a flagged sheet). The file's own
+    conventions stay: separator, line ending, BOM, and its decimal mark (``decimal_comma``)."""
     keys = [h.strip().lower() for h in table.header]
-    missing = [c for c in ("Student", "ID") if c.lower() not in keys]
+    # the exporter's name columns: Student (sortable name), or LastName, FirstName when the
+    # instructor shows split names (canvas-lms lib/gradebook_exporter.rb)
+    names = ["student"] if "student" in keys else ["lastname", "firstname"]
+    missing = [c for c in (*names, "id") if c not in keys]
     if missing:
+        shown = {"student": "Student", "lastname": "LastName", "firstname": "FirstName", "id": "ID"}
         raise TutorError(
-            f"{table.path} is not a Canvas gradebook export: it has no {' or '.join(missing)} "
-            f"column (its header: {', '.join(h.strip() for h in table.header)}); export the "
-            "gradebook from Canvas (Grades → Export), or leave out --roster for the minimal import"
+            f"{table.path} is not a Canvas gradebook export: it has no "
+            f"{' or '.join(shown[c] for c in missing)} column (its header: "
+            f"{', '.join(h.strip() for h in table.header)}); export the gradebook from Canvas "
+            "(Grades → Export), or leave out --roster for the minimal import"
         )
     col = assignment_column(table.header, assignment, table.path)
-    first = keys.index("student")
+    first = keys.index(names[0])
     possible_row = next(
         (
             f
@@ -202,6 +209,7 @@ def canvas_export(
                 "give the assignment's points with --out-of N"
             )
         scale = number(given, f"{table.path}: Points Possible of {table.header[col].strip()}")
+    comma = decimal_comma(table, possible_row)
     students = students_of(table)
     sheets, problems = match(reports, students)
     by_line = {s.line: s for s in students}
@@ -212,7 +220,8 @@ def canvas_export(
         if line in by_line:  # a student (not Points Possible, not the test student)
             row += [""] * (col + 1 - len(row))
             r = sheets.get(line)
-            row[col] = "" if r is None else str(scaled(r, scale))
+            grade = "" if r is None or held(r, hold) else str(scaled(r, scale))
+            row[col] = grade.replace(".", ",") if comma else grade
             if r is None:
                 blank.append(by_line[line].shown)
         out.append(row)
@@ -228,6 +237,23 @@ def canvas_export(
     return Book(text, notes, problems)
 
 
+def decimal_comma(table: RosterTable, possible_row: list[str] | None) -> bool:
+    """Whether the export writes numbers with a decimal comma: Canvas formats every number with
+    the user's locale (``I18n.n(x, precision: 2)``: ``20,00``) and then separates fields with
+    ``;``. Read from the Points Possible row, else from the students' numbers."""
+    cells = possible_row if possible_row is not None else [c for _, f in table.rows for c in f]
+    marks = {m.group(1) for c in cells if (m := _DECIMAL.match(c.strip()))}
+    return marks == {","}
+
+
+_DECIMAL = re.compile(r"^-?\d+([.,])\d+$")
+
+
+def held(r: gr.Report, hold: bool) -> bool:
+    """Whether ``--hold-flagged`` keeps this sheet's grade out of the gradebook."""
+    return hold and bool(r.flags)
+
+
 def _sent(student: Student, set_aside: list[Bad] | tuple[Bad, ...]) -> bool:
     """Whether a sheet set aside says it is this student's (by id, else by name)."""
     ids = {i.casefold() for i in student.ids} | ({student.id.casefold()} if student.id else set())
@@ -239,21 +265,21 @@ def _sent(student: Student, set_aside: list[Bad] | tuple[Bad, ...]) -> bool:
 
 
 def canvas_minimal(
-    reports: list[gr.Report], assignment: str, out_of: sympy.Rational | None
+    reports: list[gr.Report], assignment: str, out_of: sympy.Rational | None, hold: bool = False
 ) -> Book:
     """Canvas's minimal import: the five columns it requires, then the assignment's."""
     rows = [[*CANVAS_FIRST, assignment]]
     for r in reports:
         h = r.sheet.header
-        rows.append([_cell(r.sheet.student), h.student_id if h else "", "", "", "",
-                     str(scaled(r, out_of))])  # fmt: skip
+        grade = "" if held(r, hold) else str(scaled(r, out_of))
+        rows.append([_cell(r.sheet.student), h.student_id if h else "", "", "", "", grade])
     return Book(_write(rows))
 
 
 # ---------------------------------------------------------------------------------------------
 # Moodle
 
-MOODLE_IDS = ("ID number", "Email address")
+MOODLE_IDS = ("ID number", "Email address", "Email")  # Gradescope writes Email
 
 
 def moodle(
@@ -261,9 +287,11 @@ def moodle(
     table: RosterTable | None,
     item: str,
     out_of: sympy.Rational | None,
+    hold: bool = False,
 ) -> Book:
     """Moodle's CSV import: the users' ``ID number`` (or ``Email address``, whichever the roster
-    has), the grade on the item's scale and a feedback line per student."""
+    has), the grade on the item's scale (blank for a flagged sheet with ``hold``: Moodle's
+    import leaves a blank grade alone) and a feedback line per student."""
     header = [MOODLE_IDS[0], item, f"{item} feedback"]
     if table is None:
         rows, problems = [], []
@@ -274,7 +302,8 @@ def moodle(
                     f"{r.sheet.path}: {_who(r)} has no student_id; not in the gradebook"
                 )
                 continue
-            rows.append([_cell(h.student_id), str(scaled(r, out_of)), _cell(feedback_line(r))])
+            grade = "" if held(r, hold) else str(scaled(r, out_of))
+            rows.append([_cell(h.student_id), grade, _cell(feedback_line(r))])
         return Book(_write([header, *rows]), [], problems)
     students = students_of(table)
     sheets, problems = match(reports, students)
@@ -289,7 +318,8 @@ def moodle(
     for line, fields in table.rows:
         r = sheets.get(line)
         if r is not None:
-            rows.append([fields[k].strip(), str(scaled(r, out_of)), _cell(feedback_line(r))])
+            grade = "" if held(r, hold) else str(scaled(r, out_of))
+            rows.append([fields[k].strip(), grade, _cell(feedback_line(r))])
     return Book(_write(rows), [], problems)
 
 
@@ -299,22 +329,48 @@ def gradebook(
     table: RosterTable | None = None,
     assignment: str | None = None,
     out_of: sympy.Rational | None = None,
+    hold: bool = False,
 ) -> Book:
     """A class's gradebook in the format of the platform ``lms`` (``plain``: a spreadsheet,
     ``canvas``: the roster ``table`` exported from Canvas written back, or without one the
     minimal import; ``moodle``), each grade scaled to ``out_of`` points when given. The
     assignment is named ``assignment``, else after the lesson the variants were made from,
-    else the lesson."""
+    else the lesson. With ``hold`` a flagged sheet's grade is left blank (``flags_csv`` says
+    who and why, in a file of its own)."""
     graded = grades.graded
     name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
     name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
     if lms == "canvas" and table is not None:
-        return canvas_export(table, graded, assignment, out_of, grades.bad)
+        return canvas_export(table, graded, assignment, out_of, grades.bad, hold)
     if lms == "canvas":
-        return canvas_minimal(graded, name, out_of)
+        return canvas_minimal(graded, name, out_of, hold)
     if lms == "moodle":
-        return moodle(graded, table, name, out_of)
+        return moodle(graded, table, name, out_of, hold)
+    if hold:  # the spreadsheet: Total and Percent blank (the steps' points stay, for review)
+        rows = gradebook_rows(grades)
+        total, percent = rows[0].index("Total"), rows[0].index("Percent")
+        for row, r in zip(rows[1:], graded, strict=True):
+            if r.flags:
+                row[total] = row[percent] = ""
+        return Book(_write([[_cell(x) for x in row] for row in rows]))
     return Book(gradebook_csv(grades))
+
+
+FLAGS_HEADER = ("Student", "ID", "Sheet", "Flag", "Why", "Grade")
+
+
+def flags_csv(grades: ClassGrades, hold: bool) -> str | None:
+    """The instructor's list of flagged sheets (one row per flag: who, which sheet, the flag,
+    why, and whether the grade was held), or None when nothing is flagged. A file of its own:
+    a platform's import would take any extra column of the gradebook for an assignment."""
+    rows: list[list[str]] = [list(FLAGS_HEADER)]
+    for r in grades.graded:
+        h = r.sheet.header
+        for f in r.flags:
+            rows.append([_cell(r.sheet.student), _cell(h.student_id if h else ""),
+                         _cell(r.sheet.path), f.kind, _cell(f.message),
+                         "held (blank)" if hold else "given"])  # fmt: skip
+    return _write(rows) if len(rows) > 1 else None
 
 
 def _id_column(table: RosterTable, sheets: dict[int, gr.Report]) -> tuple[str, int] | None:

@@ -48,6 +48,9 @@ def roster_flag(r: gr.Report) -> Flag | None:
     if variant.student_id and header.student_id:
         if _same_person(variant.student_id, header.student_id):
             return None
+        # another of the student's own ids (Canvas's SIS User ID for its ID), under their name
+        if variant.student and header.student and _same_person(variant.student, header.student):
+            return None
     elif not (variant.student and header.student) or _same_person(variant.student, header.student):
         return None
     made_for = variant.student or "another student"

@@ -334,16 +334,35 @@ def _shown(name: str, lesson: Lesson) -> str:
 # making variants
 
 
+def student_key(student: Student) -> str:
+    """What a student's numbers are drawn from, with the seed: their id, else their name,
+    normalised as the platforms compare them (NFKC, case-folded, runs of spaces as one)."""
+    text = student.id or student.name
+    return ("id:" if student.id else "name:") + " ".join(
+        unicodedata.normalize("NFKC", text).casefold().split()
+    )
+
+
 def make_variants(
     lesson: Lesson,
     students: list[Student] | None,
     count: int,
     seed: int,
     entries: tuple[Entry, ...] | None = None,
+    first: int = 1,
+    width: int | None = None,
+    taken: frozenset[tuple] = frozenset(),
 ) -> list[Variant]:
     """One variant per student (or ``count`` of them), the same for the same seed; raise
     ``TutorError`` naming the constraints that could not be met rather than return a poor one.
-    ``entries``: the values entries may take (default: the lesson's own)."""
+    ``entries``: the values entries may take (default: the lesson's own).
+
+    A student's numbers depend only on the seed and their id (``student_key``), never on their
+    place in the roster: adding, removing or reordering students changes no one else's. (Only
+    when two students' walks meet on the same numbers does the one later in id order walk
+    again.) Without a roster, variant k's numbers come from the seed and k. ``first`` and
+    ``width`` number the variants (``variants --add`` goes on from a folder's last one);
+    ``taken``: numbers already handed out (``_key``)."""
     if lesson.qkv:  # a variant is written as new numbers for X and the W's
         raise TutorError(
             f"{lesson.path}: variants cannot yet make new numbers for a lesson with Q, K and V "
@@ -358,21 +377,22 @@ def make_variants(
             "by hand"
         )
     total = len(students) if students else count
-    width = max(2, len(str(total)))
+    width = width or max(2, len(str(first - 1 + total)))
     values = entry_values(lesson, entries)
     from tutor.author.check import _derived
 
     unmet = faults(lesson)
     base = work(_derived(lesson))
     start = numbers_of(lesson)
-    taken = {_key(start)}
-    out = []
-    for k in range(1, total + 1):
-        vid = f"variant-{k:0{width}d}"
+    seen = {_key(start), *taken}
+    keys = [student_key(s) for s in students] if students else [str(k) for k in range(1, total + 1)]
+    chosen: dict[int, Lesson] = {}
+    for k in sorted(range(total), key=lambda k: keys[k]):  # collisions settled in id order
+        vid = f"variant-{first + k:0{width}d}"
         found = None
         left: list[str] = []
         for attempt in range(TRIES):
-            rng = random.Random(f"{seed}:{k}:{attempt}")  # str seeds are stable across runs
+            rng = random.Random(f"{seed}:{keys[k]}:{attempt}")  # str seeds: stable across runs
             numbers, away = start, 0
             for _ in range(STEPS):  # a walk that never leaves the lessons that meet them all
                 candidate = _tweak(rng, lesson, numbers, values)
@@ -387,15 +407,21 @@ def make_variants(
                 if further > away and rng.random() < 0.8:
                     continue
                 numbers, away = candidate, further
-            if _key(numbers) not in taken:
+            if _key(numbers) not in seen:
                 found = with_numbers(lesson, numbers)
                 break
         if found is None:
             raise TutorError(_unmet(lesson, vid, left, values))
-        taken.add(_key(numbers_of(found)))
-        variant = Variant(vid, students[k - 1] if students else None, found)
+        seen.add(_key(numbers_of(found)))
+        chosen[k] = found
+    out = []
+    for k in range(total):
+        variant = Variant(
+            f"variant-{first + k:0{width}d}", students[k] if students else None, chosen[k]
+        )
         name = Path(variant.file_name).stem  # as the file will be loaded
-        out.append(replace(variant, lesson=replace(found, name=name, path=variant.file_name)))
+        lesson_k = replace(chosen[k], name=name, path=variant.file_name)
+        out.append(replace(variant, lesson=lesson_k))
     return out
 
 
@@ -683,6 +709,49 @@ def earlier_variants(folder: Path, of: str) -> list[Path]:
         if lesson.variant is not None and lesson.variant.of == of:
             found.append(path)
     return found
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder's variants of one lesson, as ``variants --add`` goes on from them."""
+
+    keys: frozenset[str]  # ``student_key`` of each student who has a variant
+    seeds: frozenset[int]  # the seeds their headers name
+    last: int  # the highest variant number (0: none)
+    width: int  # its digits (variant-07: 2)
+    taken: frozenset[tuple]  # their numbers (``_key``), so no new variant repeats one
+
+
+def folder_of(folder: Path, original: Lesson) -> Folder:
+    """What ``folder`` already holds of ``original``'s variants; raise ``TutorError`` when it
+    holds none (``--add`` goes on from a class, it does not start one)."""
+    from tutor.core.lessonfile import load_lesson
+
+    paths = earlier_variants(folder, original.name)
+    if not paths:
+        raise TutorError(
+            f"{folder} holds no variants of {original.name}; make the class's first with "
+            "--roster FILE, then add late students with --add FILE"
+        )
+    keys, seeds, numbers, taken, width = set(), set(), [], set(), 2
+    for path in paths:
+        lesson = load_lesson(path, name=path.stem)
+        v = lesson.variant
+        assert v is not None  # earlier_variants keeps only variants
+        keys.add(student_key(Student(v.student or "", v.student_id or "", 0)))
+        taken.add(_key(numbers_of(lesson)))
+        digits = v.id.rpartition("-")[2]
+        if digits.isdigit():
+            numbers.append(int(digits))
+            width = len(digits)
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            key, _, value = line[1:].partition(":")
+            if key.strip() == "seed" and value.strip().isdigit():
+                seeds.add(int(value))
+    return Folder(frozenset(keys), frozenset(seeds), max(numbers, default=0), width,
+                  frozenset(taken))  # fmt: skip
 
 
 @dataclass(frozen=True)

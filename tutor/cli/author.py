@@ -165,6 +165,15 @@ def variants(
         bool,
         typer.Option("--force", help="Replace the folder's earlier variants of this lesson."),
     ] = False,
+    add: Annotated[
+        Path | None,
+        typer.Option(
+            "--add",
+            help="The class's roster again, with late students: write only the missing "
+            "students' variants (same seed; every file already written stays).",
+            metavar="FILE",
+        ),
+    ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Write one variant of a lesson per student: new numbers, the same teaching intent and
@@ -178,11 +187,18 @@ def variants(
     from tutor.core.roster import read_roster
     from tutor.text.format import plural
 
-    if (count is None) == (roster is None):
-        raise UsageError("give either --count N or --roster FILE (a CSV of students)")
-    students = read_roster(roster) if roster is not None else None
+    if [count, roster, add].count(None) != 2:
+        raise UsageError(
+            "give either --count N or --roster FILE (a CSV of students); or --add FILE (the "
+            "roster again, with late students)"
+        )
+    if add is not None and force:
+        raise UsageError("--add keeps every variant already written; it goes without --force")
+    students = read_roster(roster or add) if (roster or add) is not None else None
     original = open_lesson(lesson, lessons_dir)
     values = vr.parse_entries(entries, original) if entries is not None else None
+    if add is not None:
+        return _add_variants(original, students or [], output, seed, values, entries, add, lesson)
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
     made = vr.make_variants(original, students, count or 0, seed, values)
     how = f"--roster {shlex.quote(str(roster))}" if roster is not None else f"--count {count}"
@@ -216,6 +232,55 @@ def variants(
         Text(
             f"wrote {plural(len(made), 'variant')} of {original.name} to {output} (seed {seed}); "
             f"same seed, same variants"
+        ),
+        soft_wrap=True,
+    )
+
+
+def _add_variants(original, students, output, seed, values, entries, add, lesson) -> None:  # type: ignore[no-untyped-def]
+    """``variants --add ROSTER``: the roster's students who have no variant in ``output`` yet,
+    each with the numbers their id gives under the folder's seed."""
+    import shlex
+
+    from rich.text import Text
+
+    from tutor.author import variants as vr
+    from tutor.text.format import plural
+
+    folder = vr.folder_of(output, original)
+    if len(folder.seeds) != 1:
+        found = ", ".join(str(s) for s in sorted(folder.seeds)) or "none"
+        raise UsageError(
+            f"{output}'s variants of {original.name} name {len(folder.seeds)} seeds ({found}); "
+            "--add goes on from one class made with one seed"
+        )
+    (own,) = folder.seeds
+    if seed is not None and seed != own:
+        raise UsageError(f"--seed {seed}: {output}'s variants were made with seed {own}")
+    missing = [s for s in students if vr.student_key(s) not in folder.keys]
+    console = make_console()
+    if not missing:
+        console.print(
+            Text(f"every student of {add} has a variant in {output}; nothing written"),
+            soft_wrap=True,
+        )
+        return
+    made = vr.make_variants(original, missing, 0, own, values, folder.last + 1, folder.width,
+                            folder.taken)  # fmt: skip
+    wide = f" --entries {shlex.quote(entries)}" if entries is not None else ""
+    command = (
+        f"attn-tutor variants {shlex.quote(lesson)} --add {shlex.quote(str(add))}{wide} "
+        f"--seed {own} --output {shlex.quote(str(output))}"
+    )
+    vr.write_variants(made, original, output, command, own)
+    lines, _ = vr.spread(made, original)
+    for line in lines:
+        console.print(Text(line), soft_wrap=True)
+    console.print(
+        Text(
+            f"added {plural(len(made), 'variant')} of {original.name} to {output} (seed {own}) "
+            f"for the students of {add} who had none; the {len(folder.keys)} already written "
+            "are unchanged"
         ),
         soft_wrap=True,
     )

@@ -102,6 +102,14 @@ def grade(
             metavar="DIR",
         ),
     ] = None,
+    hold_flagged: Annotated[
+        bool,
+        typer.Option(
+            "--hold-flagged",
+            help="Leave a flagged sheet's grade blank in the --csv gradebook (who and why: on "
+            "screen, in the --report and in FILE-flags.csv).",
+        ),
+    ] = False,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
@@ -111,6 +119,8 @@ def grade(
     kind, scale = _grade_options(
         json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
     )
+    if hold_flagged and csv_out is None:
+        raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
     if roster is not None:
         from tutor.core.roster import read_table
@@ -127,7 +137,8 @@ def grade(
         *(Path(x.path) for x in lessons.lessons if x.path),
         *([roster] if roster else []),
     ]
-    for target, option in ((csv_out, "--csv"), (output, "--output")):
+    flags_out = _flags_file(csv_out)
+    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv")):
         _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
     if single and csv_out is None and not report and feedback_dir is None:
@@ -137,11 +148,13 @@ def grade(
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
-        problems += _write_gradebook(grades, csv_out, lms, table, assignment, scale)
+        problems += _write_gradebook(
+            grades, csv_out, lms, table, assignment, scale, hold_flagged, flags_out
+        )
     if feedback_dir is not None:
         _write_feedback(grades, feedback_dir, inputs)
     if report:
-        _class_report(grades, output, kind)
+        _class_report(grades, output, kind, hold_flagged)
     if grades.bad or problems:
         raise typer.Exit(EXIT_INPUT)
 
@@ -201,29 +214,52 @@ def _print_class(grades, json_out: bool) -> None:  # type: ignore[no-untyped-def
             console.print(part)
 
 
-def _write_gradebook(grades, csv_out: Path, lms: str, table, assignment, scale) -> list[str]:  # type: ignore[no-untyped-def]
-    """The --csv gradebook, in the --lms platform's format; the problems it had (said)."""
+def _flags_file(csv_out: Path | None) -> Path | None:
+    """Where the flagged sheets go: ``grades.csv`` → ``grades-flags.csv`` beside it."""
+    if csv_out is None or str(csv_out) == "-":
+        return None
+    return csv_out.with_name(f"{csv_out.stem}-flags.csv")
+
+
+def _write_gradebook(  # type: ignore[no-untyped-def]
+    grades, csv_out: Path, lms: str, table, assignment, scale, hold, flags_out
+) -> list[str]:
+    """The --csv gradebook, in the --lms platform's format, and the flagged sheets in a file of
+    their own; the problems it had (said)."""
     from rich.text import Text
 
-    from tutor.assess.gradebooks import gradebook
+    from tutor.assess.classreport import held_lines
+    from tutor.assess.gradebooks import flags_csv, gradebook
     from tutor.text.words import visible
 
     err = make_console(stderr=True)
-    book = gradebook(grades, lms, table, assignment, scale)
+    book = gradebook(grades, lms, table, assignment, scale, hold)
     for note in book.notes:
         err.print(Text(f"note: {visible(note)}"), soft_wrap=True)
     for problem in book.problems:
         err.print(Text(visible(problem)), soft_wrap=True)
     write_output(book.text, csv_out, force=True)
+    flagged = held_lines(grades.graded) if hold else []
+    if flagged:
+        err.print(Text(f"held {len(flagged)} flagged grade(s), left blank in {csv_out}:"))
+        for who, why in flagged:
+            err.print(Text(visible(f"  {who}: {why}")), soft_wrap=True)
+    text = flags_csv(grades, hold)
+    if text is not None and flags_out is not None:
+        write_output(text, flags_out, force=True)
+        err.print(
+            Text(f"wrote {flags_out}: the flagged sheets, for you (not for the platform's import)"),
+            soft_wrap=True,
+        )
     return list(book.problems)
 
 
-def _class_report(grades, output: Path | None, kind: str | None) -> None:  # type: ignore[no-untyped-def]
+def _class_report(grades, output: Path | None, kind: str | None, hold: bool = False) -> None:  # type: ignore[no-untyped-def]
     """What the class got wrong: at the terminal, or to a .md or .html file."""
     from tutor.assess import class_view
     from tutor.assess.classreport import summarize
 
-    summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad))
+    summary = summarize(grades.graded, tuple((b.path, b.reason) for b in grades.bad), hold)
     if output is None:
         console = make_console()
         for part in class_view.summary_view(summary):

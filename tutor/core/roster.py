@@ -22,9 +22,11 @@ MAX_STUDENTS = 1000
 
 # platform -> (the name columns, the id columns, what else to know), as each exports a roster
 PLATFORMS = (
-    ("Canvas", "Student", "ID (then SIS User ID, SIS Login ID)",
-     "the Points Possible row and the test student (Student, Test) are skipped"),
-    ("Moodle", "First name + Last name", "ID number (then Email address)", ""),
+    ("Canvas", "Student, or LastName + FirstName", "ID (then SIS User ID, SIS Login ID)",
+     "the Points Possible row, the Manual Posting (muted) row and the test student "
+     "(Student, Test) are skipped"),
+    ("Moodle", "First name + Last name, or Full name", "ID number (then Email address; "
+     "Identifier: Participant N)", ""),
     ("Gradescope", "Name, or First Name + Last Name", "SID (then Email)", ""),
     ("PrairieLearn", "Name", "UID (then UIN)", "UID is the login, UIN the institution's number"),
     ("any other", "name, full name, student; or first name + last name / surname",
@@ -37,9 +39,14 @@ LAST_COLUMNS = ("last name", "lastname", "surname", "family name")
 # most telling first: the column a platform itself matches students by
 ID_COLUMNS = (
     "id", "sis user id", "student id", "student number", "sid", "id number", "uid", "uin",
-    "sis login id", "user id", "login id", "username", "email", "email address",
+    "sis login id", "user id", "login id", "username", "email", "email address", "identifier",
 )  # fmt: skip
 SKIPPED_NAMES = ("points possible", "student, test", "test student")  # Canvas's own rows
+# Canvas's exporter (lib/gradebook_exporter.rb) writes a row of empty name and id cells under
+# the header when an assignment's grades are posted by hand: "Manual Posting" (untranslated, so
+# its importer can skip it; "(scores hidden from instructors)" may follow) under such
+# assignments; older Canvas wrote "Muted"
+MUTED = ("manual posting", "muted")
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,8 @@ def students_of(table: RosterTable) -> list[Student]:
         student = student_of(fields, columns, id_columns, line)
         if student is None:
             continue
+        if not student.name and not student.id and not student.ids and _muted(fields):
+            continue  # Canvas's Manual Posting row
         if not student.name and not student.id:
             raise LessonError.at(shown, line, 1, "this row has neither a name nor an id")
         key = (student.name.lower(), student.id.lower())
@@ -190,6 +199,12 @@ def student_of(
         return None
     ids = tuple(x for x in (get(k) for k in id_columns) if x)
     return Student(name, get(columns["id"]), line, ids)
+
+
+def _muted(fields: list[str]) -> bool:
+    """Whether a row holds nothing but Canvas's Manual Posting (or Muted) marks."""
+    filled = [f.strip().lower() for f in fields if f.strip()]
+    return bool(filled) and all(f.startswith(MUTED) for f in filled)
 
 
 def _one_line(text: str) -> str:
