@@ -306,6 +306,13 @@ def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> N
         console.print(part)
 
 
+def _seconds(value: float) -> float:
+    """--timeout: a finite number of seconds from 1 to 600 (click's range lets nan through)."""
+    if not 1 <= value <= 600:  # False for nan as for anything out of range
+        raise typer.BadParameter(f"{value:g} is not a number of seconds from 1 to 600")
+    return value
+
+
 def check_code(
     lesson: Annotated[
         str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
@@ -319,7 +326,11 @@ def check_code(
     ] = "attention",
     timeout: Annotated[
         float,
-        typer.Option(help="Seconds your file may take.", min=1, max=600, metavar="SECONDS"),
+        typer.Option(
+            help="Seconds your file may take (1 to 600).",
+            metavar="SECONDS",
+            callback=_seconds,
+        ),
     ] = 20,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -336,9 +347,9 @@ def check_code(
         raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
     report, printed = cc.check_file(d, str(file), function, timeout)
     console = make_console()
-    if printed.strip():
+    if printed.strip():  # already cut to its first few KB, with how much more there was
         console.print(Text("Your code printed:", style="dim"))
-        console.print(Text(visible(printed.rstrip()[-2000:], keep="\n"), style="dim"))
+        console.print(Text(visible(printed.rstrip(), keep="\n"), style="dim"))
     for line in cc.report_text(report):
         console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:
