@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,20 +202,38 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
 def gradebook_csv(grades: ClassGrades) -> str:
     """The gradebook as CSV (comma-separated, a header row, UTF-8, points with a decimal point)
     for Canvas's and Moodle's grade import."""
+    return csv_text(gradebook_rows(grades))
+
+
+def csv_text(
+    rows: list[list[object]], delimiter: str = ",", newline: str = "\n", bom: bool = False
+) -> str:
+    """Every CSV the tool writes: each cell through ``safe_cell``, a cell holding a CR or LF
+    quoted whatever the line end (the csv module quotes only the line end's own characters)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    for row in gradebook_rows(grades):
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")  # quotes \r and \n
+    out = []
+    for row in rows:
         writer.writerow([safe_cell(x) for x in row])
-    return buf.getvalue()
+        out.append(buf.getvalue().removesuffix("\r\n") + newline)
+        buf.seek(0)
+        buf.truncate()
+    return ("\ufeff" if bom else "") + "".join(out)
 
 
 def safe_cell(x: object) -> str:
-    """A CSV cell no spreadsheet runs as a formula."""
+    """A CSV cell no spreadsheet runs as a formula: the one escape of every cell the tool writes
+    (gradebooks of every platform, the roster's own cells written back, headers)."""
     text = str(x)
-    # a spreadsheet runs a cell that starts with = + - @ as a formula: a student's name must not
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not isinstance(x, int | float):
+    # a spreadsheet runs a cell that starts with = + - @ (or a tab or CR before one) as a
+    # formula: a student's name or id must not; a plain number such as -2.5 stays a number
+    if text[:1] in FORMULA_START and not PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")  # -2.5, never +cmd
 
 
 def lessons_from_folder(folder: Path) -> Lessons:

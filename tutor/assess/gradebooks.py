@@ -11,8 +11,6 @@ in, text and notes out; the command line writes the file and says the notes.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -20,8 +18,7 @@ from decimal import Decimal, InvalidOperation
 import sympy
 
 from tutor.assess import grade as gr
-from tutor.assess.classgrade import ClassGrades, gradebook_csv
-from tutor.assess.classgrade import safe_cell as _cell
+from tutor.assess.classgrade import ClassGrades, csv_text, gradebook_csv
 from tutor.assess.feedback import feedback_line
 from tutor.core.errors import TutorError
 from tutor.core.roster import RosterTable, Student, students_of
@@ -129,10 +126,7 @@ def _who(r: gr.Report) -> str:
 def _write(
     rows: list[list[str]], delimiter: str = ",", newline: str = "\n", bom: bool = False
 ) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
-    writer.writerows(rows)
-    return ("\ufeff" if bom else "") + buf.getvalue()
+    return csv_text(rows, delimiter, newline, bom)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,7 +225,7 @@ def canvas_minimal(
     rows = [[*CANVAS_FIRST, assignment]]
     for r in reports:
         h = r.sheet.header
-        rows.append([_cell(r.sheet.student), h.student_id if h else "", "", "", "",
+        rows.append([r.sheet.student, h.student_id if h else "", "", "", "",
                      str(scaled(r, out_of))])  # fmt: skip
     return Book(_write(rows))
 
@@ -260,7 +254,7 @@ def moodle(
                     f"{r.sheet.path}: {_who(r)} has no student_id; not in the gradebook"
                 )
                 continue
-            rows.append([_cell(h.student_id), str(scaled(r, out_of)), _cell(feedback_line(r))])
+            rows.append([h.student_id, str(scaled(r, out_of)), feedback_line(r)])
         return Book(_write([header, *rows]), [], problems)
     students = students_of(table)
     sheets, problems = match(reports, students)
@@ -275,7 +269,7 @@ def moodle(
     for line, fields in table.rows:
         r = sheets.get(line)
         if r is not None:
-            rows.append([fields[k].strip(), str(scaled(r, out_of)), _cell(feedback_line(r))])
+            rows.append([fields[k].strip(), str(scaled(r, out_of)), feedback_line(r)])
     return Book(_write(rows), [], problems)
 
 
