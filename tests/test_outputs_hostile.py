@@ -1,0 +1,48 @@
+"""Outputs that mean what was typed (issue 43, item 5): ``-o DIR/`` is a folder wherever a folder
+can be meant, and a class folder's links are followed only inside it, never quoted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def variants(run, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "v"
+    result = run("variants", "cats-chase-mice", "--count", "2", "--seed", "1", "-o", str(folder))
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.mark.parametrize("format", ["typ", "md", "sheet"])
+def test_o_dir_slash_is_a_folder_of_variants(run, variants, tmp_path, format) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "newdir"
+    result = run("export", str(variants), "--format", format, "-o", f"{out}/")
+    assert result.exit_code == 0, result.output
+    assert out.is_dir()
+    assert len(list(out.iterdir())) == 2
+
+
+def test_o_file_joins_a_class_into_one_typst_document(run, variants, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "class.typ"
+    result = run("export", str(variants), "--format", "typ", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.is_file()
+
+
+def test_o_dir_slash_for_slides_is_a_folder_even_named_like_a_picture(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "one.svg"
+    result = run("export", "cats-chase-mice", "-f", "svg", "--step", "weights", "-o", f"{out}/")
+    assert result.exit_code == 0, result.output
+    assert out.is_dir() and len(list(out.glob("*.svg"))) == 1
+
+
+def test_o_dir_slash_for_one_document_is_refused_not_written_as_a_file(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "newdir"
+    for format in ("md", "typ", "sheet"):
+        result = run("export", "cats-chase-mice", "-f", format, "-o", f"{out}/")
+        assert result.exit_code == 2, result.output
+        assert "names a folder" in result.stderr
+        assert not out.exists()
