@@ -403,7 +403,7 @@ def test_json_heads_are_numbered(run, tmp_path) -> None:  # type: ignore[no-unty
         ("lesson: the-cake\n", "1:9", "this sheet is for lesson 'the-cake'"),
         ("a: &x [1]\nb: *x\n", "1:4", "anchors"),
         ("Q: !!python/object:os.system [1]\n", "1:4", "tag"),
-        ("- 1\n", "1:1", "should be a mapping"),
+        ("- 1\n", "1:1", "a sheet is a mapping of keys, this file is a list"),
         ("", "1:1", "the sheet is empty"),
         ("Q: " + "[" * 5000 + "\n", "1:", "nested more than"),
     ],

@@ -46,3 +46,38 @@ def test_o_dir_slash_for_one_document_is_refused_not_written_as_a_file(run, tmp_
         assert result.exit_code == 2, result.output
         assert "names a folder" in result.stderr
         assert not out.exists()
+
+
+SECRET = "root:$y$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+
+
+def test_a_class_folder_follows_links_only_inside_itself_and_quotes_nothing(  # type: ignore[no-untyped-def]
+    run, variants, tmp_path
+) -> None:
+    import os
+
+    sheets = tmp_path / "sheets"
+    assert run("export", str(variants), "-f", "sheet", "-o", f"{sheets}/").exit_code == 0
+    outside = tmp_path / "shadow"
+    outside.write_text(SECRET)
+    (sheets / "aa-inside.yaml").symlink_to(sheets / "variant-01-sheet.yaml")  # followed
+    (sheets / "bb-outside.yaml").symlink_to(outside)
+    (sheets / "cc-dangling.yaml").symlink_to(tmp_path / "nothing")
+    (sheets / "dd-loop.yaml").symlink_to(sheets / "dd-loop.yaml")
+    (sheets / "ee-device.yaml").symlink_to("/dev/zero")
+    os.mkfifo(sheets / "ff-fifo.yaml")
+    (sheets / "gg-copy.yaml").write_text(SECRET)  # a file that is no sheet, in the folder
+    (sheets / "hh-text.yaml").write_text("SECRETHASH all on one line\n")
+    result = run("grade", str(variants), str(sheets))
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "SECRETHASH" not in result.output and "daemon" not in result.output
+    said = " ".join(result.output.split())
+    assert "bb-outside.yaml: skipped: a link to a file outside the class folder" in said
+    assert "cc-dangling.yaml: skipped: a link to nothing" in said
+    assert "dd-loop.yaml: skipped: a loop of links" in said
+    assert "ee-device.yaml: skipped:" in said
+    assert "ff-fifo.yaml: skipped: a device or pipe" in said
+    assert "gg-copy.yaml:1:1: not an answer sheet" in said
+    assert "hh-text.yaml:1:1: not an answer sheet" in said
+    assert "aa-inside.yaml" in said  # the link inside the folder is graded (given twice: noted)

@@ -86,15 +86,25 @@ class Lessons:
         return self._derived[key]
 
 
-def sheet_files(paths: list[Path]) -> list[Path]:
-    """The sheets given: files as given, and the sheet files in each folder (sorted)."""
+def sheet_files(paths: list[Path]) -> tuple[list[Path], list[Bad]]:
+    """The sheets given: files as given, and the sheet files in each folder (sorted); and the
+    folder's entries skipped, each named with why (a link leading outside the folder, nowhere
+    or round in a loop, a device or pipe), never read."""
     out: list[Path] = []
+    skipped: list[Bad] = []
     for p in paths:
         if is_dir(p):
-            found = sorted(
-                f for f in p.iterdir() if f.suffix.lower() in SHEET_SUFFIXES and f.is_file()
-            )
-            if not found:
+            inside = p.resolve()
+            found = []
+            for f in sorted(p.iterdir()):
+                if f.suffix.lower() not in SHEET_SUFFIXES:
+                    continue
+                why = _not_followed(f, inside)
+                if why:
+                    skipped.append(Bad(str(f), f"{f}: skipped: {why}"))
+                else:
+                    found.append(f)
+            if not found and not skipped:
                 raise TutorError(
                     f"{p} is a folder; expected an answer sheet file (.yaml) or a folder of "
                     "them, but it holds none"
@@ -102,12 +112,45 @@ def sheet_files(paths: list[Path]) -> list[Path]:
             out += found
         else:
             out.append(p)
-    return out
+    return out, skipped
 
 
-def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> ClassGrades:
-    """Grade every sheet; one that cannot be read or matched is set aside with its reason."""
+def _not_followed(f: Path, inside: Path) -> str | None:
+    """Why a class folder's entry ``f`` is not read as a sheet, or None: a link is followed only
+    to a regular file inside the folder (``inside``, resolved)."""
+    import errno
+    import stat
+
+    try:
+        mode = f.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            try:
+                target = f.resolve(strict=True)
+            except FileNotFoundError:
+                return "a link to nothing (its target does not exist)"
+            except RuntimeError:
+                return "a loop of links"
+            if not target.is_relative_to(inside):
+                return "a link to a file outside the class folder (not followed)"
+            mode = target.stat().st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a loop of links"
+        return f"cannot be read ({err.strerror or err})"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a sheet"
+    if not stat.S_ISREG(mode):
+        return "a device or pipe, not a file"
+    return None
+
+
+def grade_class(
+    lessons: Lessons, paths: list[Path], force: bool = False, skipped: list[Bad] | None = None
+) -> ClassGrades:
+    """Grade every sheet; one that cannot be read or matched is set aside with its reason, as
+    are the folder entries ``sheet_files`` ``skipped``."""
     out = ClassGrades()
+    out.bad += skipped or []
     files: dict[Path, Path] = {}  # each file once, however often it is given
     ids: dict[str, Path] = {}  # a student id: the sheet that gave it first
     for path in paths:

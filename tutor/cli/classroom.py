@@ -120,7 +120,7 @@ def grade(
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
-    files = cg.sheet_files(sheets)
+    files, skipped = cg.sheet_files(sheets)
     inputs = [
         *files,
         *(Path(x.path) for x in lessons.lessons if x.path),
@@ -128,10 +128,10 @@ def grade(
     ]
     for target, option in ((csv_out, "--csv"), (output, "--output")):
         _not_an_input(target, option, inputs)
-    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
+    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
     if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
-    grades = cg.grade_class(lessons, files, force)
+    grades = cg.grade_class(lessons, files, force, skipped)
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
