@@ -250,3 +250,18 @@ def test_a_save_to_an_unknown_users_home_says_why_and_keeps_the_edits(
 
     drive(kept, script, tmp_path)
     assert load_lesson(tmp_path / "good.yaml").X[0][0] == (5, 1)
+
+
+@pytest.mark.parametrize(("typed", "value"), [("1e30", (10**30, 1)), ("1e-30", (1, 10**30))])
+def test_an_entry_the_explorer_accepts_can_be_saved(
+    tmp_path: Path, kept: Path, typed: str, value: tuple[int, int]
+) -> None:
+    """Issue 43: 1e-30 and 1e30 were written out to 31 digits, which the loader refuses."""
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await edit_x(app, pilot, typed)
+        assert await save_as(app, pilot, "big.yaml") == ""
+        assert app.saved
+
+    drive(kept, script, tmp_path)
+    assert load_lesson(tmp_path / "big.yaml").X[0][0] == value
