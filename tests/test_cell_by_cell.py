@@ -64,10 +64,10 @@ def test_sheet_files_as_a_library(tmp_path: Path) -> None:
     (tmp_path / "a.yaml.txt").write_text(sheet_text())
     (tmp_path / "b.txt").write_text("hello: world\n")
     (tmp_path / ".hidden").write_text("x")
-    skipped: list[str] = []
-    assert cg.sheet_files([tmp_path], skipped) == [tmp_path / "a.yaml.txt"]
-    assert skipped == [f"{tmp_path / 'b.txt'}: skipped, not an answer sheet (none of its keys "
-                       "is a step or a sheet's header (lesson, fingerprint, student))"]  # fmt: skip
+    notes: list[str] = []
+    assert cg.sheet_files([tmp_path], notes) == ([tmp_path / "a.yaml.txt"], [])
+    assert notes == [f"{tmp_path / 'b.txt'}: skipped, not an answer sheet (none of its keys "
+                       "is a sheet's (lesson, student, Q, …))"]  # fmt: skip
 
 
 def test_a_row_too_long_and_a_comma_in_one_sheet_lose_only_their_cells(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

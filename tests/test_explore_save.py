@@ -68,6 +68,18 @@ async def save_as(app: ExploreApp, pilot, name: str) -> str:  # type: ignore[no-
     return str(app.query_one("#refusal").render())
 
 
+async def refused_then_saved(app: ExploreApp, pilot, name: str) -> str:  # type: ignore[no-untyped-def]
+    """Edit, save as ``name`` (refused: the app runs on, the edits and the entry kept), then
+    save as good.yaml; the refusal."""
+    await edit_x(app, pilot)
+    refusal = await save_as(app, pilot, name)
+    assert app.is_running and app.model.edited and app.entry_for == "save"
+    await pilot.press("ctrl+u", *"good.yaml", "enter")
+    await pilot.pause()
+    assert app.entry_for is None and app.saved
+    return refusal
+
+
 @pytest.fixture
 def kept(tmp_path: Path) -> Path:
     path = tmp_path / "kept.yaml"
@@ -87,13 +99,8 @@ def test_a_save_that_fails_keeps_the_app_and_its_edits(
     tmp_path: Path, kept: Path, name: str, says: str
 ) -> None:
     async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
-        await edit_x(app, pilot)
-        refusal = await save_as(app, pilot, name)
+        refusal = await refused_then_saved(app, pilot, name)
         assert refusal.startswith("refused: cannot write in") and says in refusal
-        assert app.is_running and app.model.edited and app.entry_for == "save"
-        await pilot.press("ctrl+u", *"good.yaml", "enter")
-        await pilot.pause()
-        assert app.entry_for is None and app.saved
 
     drive(kept, script, tmp_path)
     assert load_lesson(tmp_path / "good.yaml").X[0][0] == (5, 1)
@@ -227,3 +234,34 @@ def test_the_save_line_fits_its_row_and_shows_what_is_typed(tmp_path: Path) -> N
     assert len(seen["long"]) <= width and seen["long"].endswith("xxx▏")
     assert "…" in seen["long"]
     assert load_lesson(tmp_path / "mine.yaml").title == "Kept"
+
+
+@pytest.mark.parametrize("name", ["~nosuchuser/x.yaml", "~nosuchuser"])
+def test_a_save_to_an_unknown_users_home_says_why_and_keeps_the_edits(
+    tmp_path: Path, kept: Path, name: str
+) -> None:
+    """Issue 43: ``Path.expanduser`` raised RuntimeError, the explorer exited 70 and the edits
+    were lost."""
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        refusal = " ".join((await refused_then_saved(app, pilot, name)).split())
+        assert "refused: cannot save as ~nosuchuser" in refusal
+        assert "no user 'nosuchuser'" in refusal
+
+    drive(kept, script, tmp_path)
+    assert load_lesson(tmp_path / "good.yaml").X[0][0] == (5, 1)
+
+
+@pytest.mark.parametrize(("typed", "value"), [("1e30", (10**30, 1)), ("1e-30", (1, 10**30))])
+def test_an_entry_the_explorer_accepts_can_be_saved(
+    tmp_path: Path, kept: Path, typed: str, value: tuple[int, int]
+) -> None:
+    """Issue 43: 1e-30 and 1e30 were written out to 31 digits, which the loader refuses."""
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        await edit_x(app, pilot, typed)
+        assert await save_as(app, pilot, "big.yaml") == ""
+        assert app.saved
+
+    drive(kept, script, tmp_path)
+    assert load_lesson(tmp_path / "big.yaml").X[0][0] == value

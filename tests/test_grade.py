@@ -429,7 +429,7 @@ def test_a_matrix_of_the_wrong_size_costs_only_its_own_cells(
         ("lesson: the-cake\n", "1:9", "this sheet is for lesson 'the-cake'"),
         ("a: &x [1]\nb: *x\n", "1:4", "anchors"),
         ("Q: !!python/object:os.system [1]\n", "1:4", "tag"),
-        ("- 1\n", "1:1", "should be a mapping"),
+        ("- 1\n", "1:1", "a sheet is a mapping of keys, this file is a list"),
         ("", "1:1", "the sheet is empty"),
         ("Q: " + "[" * 5000 + "\n", "1:", "nested more than"),
     ],

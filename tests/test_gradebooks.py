@@ -19,6 +19,7 @@ import yaml
 
 from tests import students
 from tests.test_classroom import expected_points, lesson_with_points
+from tutor.assess.classgrade import safe_cell
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
 
@@ -125,8 +126,9 @@ def test_a_canvas_export_is_written_back_with_the_assignment_filled(klass) -> No
     col = after[0].index("Attention HW (4411)")
     assert len(after) == len(before) == CLASS + 3  # header, Points Possible, test student
     for old, new in zip(before, after, strict=True):
-        # every cell but the assignment's is untouched; Points Possible and the test student too
-        assert old[:col] + old[col + 1 :] == new[:col] + new[col + 1 :]
+        # every cell but the assignment's is untouched (a formula escaped, as every cell the
+        # tool writes: "=cmd, Eve" is written "'=cmd, Eve"); Points Possible, the test student too
+        assert [safe_cell(c) for c in old[:col] + old[col + 1 :]] == new[:col] + new[col + 1 :]
         if old[0].strip() in ("Points Possible", "Student, Test"):
             assert old == new
     for row in after[1:-1]:
@@ -353,3 +355,51 @@ def test_a_sheet_set_aside_is_not_counted_as_no_sheet(klass, tmp_path: Path) -> 
     err = " ".join(result.stderr.split())
     assert "1 of the roster sent a sheet that was not graded (see Sheets not graded)" in err
     assert "3 of the roster have no sheet" in err  # the absent ones only
+
+
+FORMULAS = ["=1+1", "+cmd|calc", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "-"]
+
+
+def _no_formula(text: str) -> None:
+    """No cell a spreadsheet would run: each starting with = + - @ tab or CR is quoted with ',
+    unless it is a plain number."""
+    import re
+
+    for row in csv.reader(io.StringIO(text)):
+        for cell in row:
+            if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                assert re.fullmatch(r"-?\d+(\.\d+)?", cell), (cell, row)
+
+
+@pytest.mark.parametrize("value", FORMULAS)
+@pytest.mark.parametrize("lms", ["plain", "canvas", "canvas-roster", "moodle", "moodle-roster"])
+def test_every_cell_of_every_gradebook_is_escaped(run, tmp_path, lms, value) -> None:  # type: ignore[no-untyped-def]
+    """One escape for every cell the tool writes: the student, the ID (Canvas's too), the
+    assignment's header, the roster's own cells written back (issue 43)."""
+    from tests.test_classroom import single_lesson_sheet
+
+    lesson, sheet = single_lesson_sheet(run, tmp_path)
+    data = json.loads(json.dumps(yaml.safe_load(sheet.read_text())))
+    sheet.write_text(json.dumps({**data, "student": f"{value}, Ann", "student_id": value}))
+    book = tmp_path / "b.csv"
+    more = ["--lms", lms.split("-")[0], "--out-of", "10"] if lms != "plain" else []
+    if lms == "canvas-roster":
+        roster = tmp_path / "canvas.csv"
+        rows = [CANVAS_HEADER, [f"{value}, Ann", value, value, value, value, "", "", "", ""]]
+        buf = io.StringIO()
+        csv.writer(buf).writerows(rows)
+        roster.write_text(buf.getvalue())
+        more += ["--roster", str(roster), "--assignment", "Attention HW (4411)"]
+    elif lms == "moodle-roster":
+        roster = tmp_path / "moodle.csv"
+        buf = io.StringIO()
+        csv.writer(buf).writerows([["First name", "Last name", "ID number"], ["Ann", value, value]])
+        roster.write_text(buf.getvalue())
+        more += ["--roster", str(roster)]
+    elif lms != "plain":
+        more += ["--assignment", f"{value} (4411)"]
+    result = run("grade", str(lesson), str(sheet), "--csv", str(book), *more)
+    assert result.exit_code in (0, 1), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 0:
+        _no_formula(book.read_text(encoding="utf-8-sig"))

@@ -294,3 +294,41 @@ def test_a_course_can_reorder_and_add_stages(run, tmp_path: Path) -> None:  # ty
     r = run("learn", "--course", str(path), input="")
     assert "To pass: 2 right in a row" in r.stdout
     assert re.search(r"Question 1/4: Q_rot\[ha#[23], [12]\]", r.stdout)
+
+
+RACE = """
+import sys, time
+from pathlib import Path
+from tutor.assess import learn as ln
+from tutor.core.course import load_course
+
+course = load_course()
+path, stage, start = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+before, _ = ln.load_passed(course, path)  # what this session read at its start
+while time.time() < start:
+    pass
+sys.exit(1 if ln.save_passed(course, [*before, stage], path, before=before) else 0)
+"""
+
+
+def test_twenty_sessions_saving_at_once_lose_no_stage(tmp_path: Path) -> None:
+    """Issue 43: read, merge and replace without a lock lost passed stages (12 of 20 races).
+    Twenty processes, each passing one stage, all saving at the same moment."""
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    path = tmp_path / "course.json"
+    ids = [s.id for s in COURSE.stages]
+    start = time.time() + 4  # every process started and waiting before any saves
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE, str(path), ids[k % len(ids)], str(start)], cwd=root
+        )
+        for k in range(20)
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    passed, problems = ln.load_passed(COURSE, path)
+    assert problems == []
+    assert sorted(passed) == sorted(set(ids[k % len(ids)] for k in range(20)))

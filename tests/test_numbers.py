@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.in_a_process import read_answers
 from tutor.core.errors import AnswerError
 from tutor.core.numbers import parse_answer, parse_entry
+from tutor.text.lessonyaml import entry_text
 
 
 @pytest.mark.parametrize(
@@ -152,3 +155,58 @@ def test_an_expression_sympy_cannot_factor_is_refused_not_a_crash(run) -> None: 
     result = run("quiz", "--seed", "1", "--count", "1", input=f"{text}\n")
     assert result.exit_code == 0, result.stderr
     assert "not a number I can check" in result.stdout
+
+
+# --- every number the loader accepts, the writer writes back (issue 43) -----------------------
+
+_digits = st.text("0123456789", min_size=0, max_size=30)
+ENTRY_TEXTS = st.one_of(
+    st.builds(
+        lambda sign, whole, frac, exp: f"{sign}{whole or '0'}{'.' + frac if frac else ''}{exp}",
+        st.sampled_from(["", "-", "+"]),
+        _digits,
+        _digits,
+        st.one_of(st.just(""), st.integers(-30, 30).map(lambda e: f"e{e}")),
+    ),
+    st.builds(lambda p, q: f"{p}/{q}", st.integers(0, 10**15), st.integers(1, 10**15)),
+)
+
+
+def _accepted(text: str) -> tuple[int, int] | None:
+    try:
+        return parse_entry(text)
+    except AnswerError:
+        return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(ENTRY_TEXTS)
+def test_every_entry_the_loader_accepts_is_written_back_so_it_reads_the_same(text: str) -> None:
+    value = _accepted(text)
+    if value is None:
+        return
+    written = entry_text(value)
+    assert parse_entry(written.strip('"')) == value, (text, written)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e-30",
+        "1e30",
+        "-1e30",
+        "1.23456789e-25",
+        "0.0000000000000000000000001e-30",
+        "123456789012345678901234567e3",
+        "1000000000000000000000000000.5",
+    ],
+)
+def test_extreme_entries_round_trip(text: str) -> None:
+    value = parse_entry(text)
+    written = entry_text(value)
+    assert parse_entry(written.strip('"')) == value, written
+
+
+@pytest.mark.parametrize("text", ["0", "2", "-3", "0.5", "0.125", "1.25", "-0.75"])
+def test_ordinary_entries_are_written_as_before(text: str) -> None:
+    assert entry_text(parse_entry(text)) == text

@@ -593,3 +593,19 @@ def test_the_docs_show_what_variants_prints(run, tmp_path: Path) -> None:  # typ
     assert out.exit_code == 0, out.stderr
     lines = out.stdout.splitlines()
     assert (shown[0], shown[-1]) == (lines[0], lines[30])
+
+
+def test_variants_of_a_lesson_with_1e_30_entries_pass_check(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 43: the writer expanded 1e-30 to 31 digits, which the loader refuses, so every
+    variant failed ``check``."""
+    lesson = tmp_path / "tiny.yaml"
+    lesson.write_text(
+        "title: Tiny\ntokens: [a, b, c]\nX: [[1e-30, 0], [0, 1], [1, 1e30]]\n"
+        "W_Q: [[1, 0], [0, 1]]\nW_K: [[1, 0], [0, 1]]\nW_V: [[1, 2], [3, 4]]\n"
+    )
+    out = tmp_path / "out"
+    result = run("variants", str(lesson), "--count", "3", "--seed", "7", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    checked = run("check", str(out))
+    assert checked.exit_code == 0, checked.output
+    assert "all valid" in checked.stdout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,34 +89,43 @@ class Lessons:
         return self._derived[key]
 
 
-def sheet_files(paths: list[Path], skipped: list[str] | None = None) -> list[Path]:
+def sheet_files(paths: list[Path], notes: list[str] | None = None) -> tuple[list[Path], list[Bad]]:
     """The sheets given: files as given, and the sheet files in each folder (sorted). In a
     folder, a file named as a sheet (``.yaml``, ``.yml``, ``.json``, in any case, also doubled:
-    ``x-sheet.yaml.txt``) is a sheet; any other file is read, and taken when it holds a sheet;
-    the rest are named in ``skipped`` (hidden files aside)."""
+    ``x-sheet.yaml.txt``) is a sheet; any other file is read, and taken when it holds a sheet,
+    else named in ``notes`` (hidden files aside). A link is followed only to a regular file
+    inside the folder: the entries not followed (a link outside the folder, to nothing or round
+    in a loop, a device or pipe) are returned set aside, each with why, never read."""
     out: list[Path] = []
+    skipped: list[Bad] = []
     for p in paths:
         if is_dir(p):
-            found, passed = _folder_sheets(p)
-            if not found:
+            found, passed = _folder_sheets(p, skipped)
+            if not found and not skipped:
                 holds = f" ({'; '.join(passed)})" if passed else ""
                 raise TutorError(
                     f"{p} is a folder; expected an answer sheet file (.yaml) or a "
                     f"folder of them, but it holds none{holds}"
                 )
             out += found
-            if skipped is not None:
-                skipped += passed
+            if notes is not None:
+                notes += passed
         else:
             out.append(p)
-    return out
+    return out, skipped
 
 
-def _folder_sheets(folder: Path) -> tuple[list[Path], list[str]]:
-    """A folder's sheets, and a line for each other file saying why it is not one."""
+def _folder_sheets(folder: Path, skipped: list[Bad]) -> tuple[list[Path], list[str]]:
+    """A folder's sheets, and a line for each other file saying why it is not one; the entries
+    a link would take outside the folder (or nowhere) go to ``skipped``, unread."""
+    inside = folder.resolve()
     found, passed = [], []
     for f in sorted(folder.iterdir()):
-        if f.name.startswith(".") or not f.is_file():
+        if f.name.startswith(".") or (f.is_dir() and not f.is_symlink()):
+            continue
+        why = _not_followed(f, inside)
+        if why:
+            skipped.append(Bad(str(f), f"{f}: skipped: {why}"))
             continue
         if named_as_sheet(f):
             found.append(f)
@@ -138,8 +148,8 @@ def not_a_sheet(path: Path) -> str | None:
     of a sheet's keys), whatever its name."""
     try:
         _, root = read_header(path)
-    except TutorError as err:
-        return str(err).split(": ", 1)[-1].splitlines()[0]
+    except TutorError as err:  # (the reader says "not an answer sheet: …" itself)
+        return str(err).split(": ", 1)[-1].splitlines()[0].removeprefix("not an answer sheet: ")
     keys = {k.value for k, _ in root.value if hasattr(k, "value") and isinstance(k.value, str)}
     if keys & SHEET_KEYS:
         return None
@@ -150,9 +160,42 @@ SHEET_KEYS = {*HEADER_KEYS, "heads", "layout", *FILL_FIRST, *FILL, *FILL_TOP, *N
 SHEET_KEYS |= set(NEXT_FILL_TOP)
 
 
-def grade_class(lessons: Lessons, paths: list[Path], force: bool = False) -> ClassGrades:
-    """Grade every sheet; one that cannot be read or matched is set aside with its reason."""
+def _not_followed(f: Path, inside: Path) -> str | None:
+    """Why a class folder's entry ``f`` is not read as a sheet, or None: a link is followed only
+    to a regular file inside the folder (``inside``, resolved)."""
+    import errno
+    import stat
+
+    try:
+        mode = f.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            try:
+                target = f.resolve(strict=True)
+            except FileNotFoundError:
+                return "a link to nothing (its target does not exist)"
+            except RuntimeError:
+                return "a loop of links"
+            if not target.is_relative_to(inside):
+                return "a link to a file outside the class folder (not followed)"
+            mode = target.stat().st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a loop of links"
+        return f"cannot be read ({err.strerror or err})"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a sheet"
+    if not stat.S_ISREG(mode):
+        return "a device or pipe, not a file"
+    return None
+
+
+def grade_class(
+    lessons: Lessons, paths: list[Path], force: bool = False, skipped: list[Bad] | None = None
+) -> ClassGrades:
+    """Grade every sheet; one that cannot be read or matched is set aside with its reason, as
+    are the folder entries ``sheet_files`` ``skipped``."""
     out = ClassGrades()
+    out.bad += skipped or []
     files: dict[Path, Path] = {}  # each file once, however often it is given
     ids: dict[str, Path] = {}  # a student id: the sheet that gave it first
     for path in paths:
@@ -254,20 +297,38 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
 def gradebook_csv(grades: ClassGrades) -> str:
     """The gradebook as CSV (comma-separated, a header row, UTF-8, points with a decimal point)
     for Canvas's and Moodle's grade import."""
+    return csv_text(gradebook_rows(grades))
+
+
+def csv_text(
+    rows: list[list[object]], delimiter: str = ",", newline: str = "\n", bom: bool = False
+) -> str:
+    """Every CSV the tool writes: each cell through ``safe_cell``, a cell holding a CR or LF
+    quoted whatever the line end (the csv module quotes only the line end's own characters)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    for row in gradebook_rows(grades):
+    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")  # quotes \r and \n
+    out = []
+    for row in rows:
         writer.writerow([safe_cell(x) for x in row])
-    return buf.getvalue()
+        out.append(buf.getvalue().removesuffix("\r\n") + newline)
+        buf.seek(0)
+        buf.truncate()
+    return ("\ufeff" if bom else "") + "".join(out)
 
 
 def safe_cell(x: object) -> str:
-    """A CSV cell no spreadsheet runs as a formula."""
+    """A CSV cell no spreadsheet runs as a formula: the one escape of every cell the tool writes
+    (gradebooks of every platform, the roster's own cells written back, headers)."""
     text = str(x)
-    # a spreadsheet runs a cell that starts with = + - @ as a formula: a student's name must not
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not isinstance(x, int | float):
+    # a spreadsheet runs a cell that starts with = + - @ (or a tab or CR before one) as a
+    # formula: a student's name or id must not; a plain number such as -2.5 stays a number
+    if text[:1] in FORMULA_START and not PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")  # -2.5, never +cmd
 
 
 def lessons_from_folder(folder: Path) -> Lessons:

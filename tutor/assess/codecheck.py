@@ -14,6 +14,7 @@ separate process, with a time limit); ``check_function`` here calls a function i
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -168,26 +169,78 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     )
 
 
+def describe(err: BaseException, bare: bool = False) -> str:
+    """An exception as ``Kind: message``, without trusting it: a ``__str__`` that raises or
+    returns no text gives a safe description, and a long message is cut. ``bare``: the message
+    alone (the tutor's own errors)."""
+    try:
+        kind = str(type(err).__name__)
+    except BaseException:
+        kind = "an exception"
+    try:
+        text = str(err)
+        if not isinstance(text, str):
+            raise TypeError
+    except BaseException:
+        text = "(its message cannot be shown: its __str__ fails)"
+    if len(text) > MESSAGE_CAP:
+        text = f"{text[:MESSAGE_CAP]}… ({len(text) - MESSAGE_CAP:,} more characters)"
+    if bare:
+        return text
+    return f"{kind}: {text}" if text else kind
+
+
+MESSAGE_CAP = 500  # characters of an exception's message shown
+
+
+def as_array(name: str, value: object) -> np.ndarray:
+    """One returned step as a float64 matrix; a ``TutorError`` naming what it is otherwise
+    (complex, text or objects, ragged rows, not two dimensions)."""
+    import warnings
+
+    what = f"the function's {name}"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            raw = np.asarray(value)
+    except Exception as err:
+        if isinstance(value, list | tuple):
+            raise TutorError(f"{what} is ragged: its rows have different lengths") from None
+        raise TutorError(f"{what} is not an array of numbers ({describe(err)})") from None
+    if raw.dtype.kind == "c":
+        raise TutorError(
+            f"{what} holds complex numbers (dtype {raw.dtype}); attention's values are real"
+        )
+    if raw.dtype.kind not in "biuf":
+        numbers = raw.dtype.kind == "O" and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in raw.flat
+        )  # Python numbers in an object array are numbers after all
+        if not numbers or raw.size == 0:
+            first = next(iter(raw.flat), None) if raw.dtype.kind == "O" else None
+            kind = {"U": "text", "S": "bytes", "M": "dates", "m": "durations"}.get(
+                raw.dtype.kind, f"{type(first).__name__} objects"
+            )
+            raise TutorError(f"{what} is not an array of numbers: it holds {kind}")
+    arr = raw.astype(np.float64)
+    if arr.ndim != 2:
+        raise TutorError(f"{what} has {arr.ndim} dimensions; expected 2")
+    return arr
+
+
 def steps_of(result: object) -> dict[str, np.ndarray]:
     """The steps a function returned: Z, (Z, steps) or a dict of steps; raise ``TutorError``."""
     steps: dict[str, object]
     if isinstance(result, dict):
         steps = dict(result)
-    elif isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+    elif isinstance(result, tuple | list) and len(result) == 2 and isinstance(result[1], dict):
         steps = {**result[1], "Z": result[0]}
     else:
         steps = {"Z": result}
     out = {}
     for name, value in steps.items():
-        if name not in ORDER:
+        if not isinstance(name, str) or name not in ORDER:
             continue  # other keys are the student's own
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TutorError(f"the function's {name} is not an array of numbers") from None
-        if arr.ndim != 2:
-            raise TutorError(f"the function's {name} has {arr.ndim} dimensions; expected 2")
-        out[name] = arr
+        out[name] = as_array(name, value)
     if not out:
         raise TutorError(
             "the function returned none of Q, K, V, scores, scaled, weights or Z; return Z, "
@@ -258,10 +311,17 @@ def check_function(d: Derivation, fn: Callable[..., object]) -> CodeReport:
         except TutorError as err:
             return CodeReport(d.lesson.name, problem=str(err))
         except Exception as err:  # the student's code: whatever it raises is theirs to see
-            return CodeReport(
-                d.lesson.name, problem=f"the function raised {type(err).__name__}: {err}"
-            )
+            return CodeReport(d.lesson.name, problem=f"the function raised {describe(err)}")
     return compare(d, results)
+
+
+def _shown(x: float) -> str:
+    """A value for the report: NaN and the infinities named, as the student may not know them."""
+    if x != x:
+        return "NaN (not a number)"
+    if x in (float("inf"), float("-inf")):
+        return f"{'−' if x < 0 else ''}inf (infinite)"
+    return f"{x:.6g}"
 
 
 def report_text(r: CodeReport) -> list[str]:
@@ -277,8 +337,8 @@ def report_text(r: CodeReport) -> list[str]:
         head = f" (head {diff.head})" if diff.head else ""
         if diff.row:
             lines.append(
-                f"✗ {where}{head}: your code gives {diff.got:.6g}; the lesson's is "
-                f"{diff.expected:.6g}"
+                f"✗ {where}{head}: your code gives {_shown(diff.got)}; the lesson's is "
+                f"{_shown(diff.expected)}"
             )
         else:
             lines.append(f"✗ {where}{head}: {diff.why}")
@@ -291,20 +351,33 @@ def report_text(r: CodeReport) -> list[str]:
 
 ROOT = str(__import__("pathlib").Path(__file__).resolve().parents[2])  # the folder holding tutor/
 TIME_LIMIT = 20  # seconds for the student's file to import and answer every call
+PRINT_CAP = 4000  # bytes of what the student's code prints that are kept and shown
 
 
 def check_file(d: Derivation, path: str, function: str = "attention", limit: float = TIME_LIMIT):  # type: ignore[no-untyped-def]
     """Run the student's file in a separate process (a time limit, their prints kept apart)
-    and compare what their function returns. Returns (report, what their code printed)."""
+    and compare what their function returns. Returns (report, what their code printed).
+
+    The answer comes back on a pipe of its own, framed with a nonce and its length, so nothing
+    the student's code prints or forges is taken for it; their prints are read as they come and
+    kept up to ``PRINT_CAP`` bytes; their process starts a session of its own, and its whole
+    group is ended when the answer is in, the time is up, or the command is interrupted."""
     import json
     import os
-    import subprocess
+    import secrets
     import sys
 
-    payload = [
-        {k: (None if v is None else v.tolist()) for k, v in call.inputs.items()}
-        for call in calls(d)
-    ]
+    todo = calls(d)
+    biggest = max(t.size for c in todo for t in c.truth.values())
+    job = {
+        "nonce": secrets.token_hex(16),
+        "limit": biggest,  # a step larger than any of the lesson's comes back as its shape
+        "calls": [
+            {k: (None if v is None else v.tolist()) for k, v in call.inputs.items()}
+            for call in todo
+        ],
+    }
+    cap = 4096 + 40 * biggest * len(ORDER) * len(todo)  # the answer's bytes, at most
     here = os.path.dirname(os.path.abspath(path))
     # the tutor first (a student's own numpy.py or tutor/ must not shadow it), their folder last
     boot = (
@@ -312,30 +385,167 @@ def check_file(d: Derivation, path: str, function: str = "attention", limit: flo
         f"sys.path.insert(0, {ROOT!r}); sys.path.append({here!r}); "
         "from tutor.assess.run_student import main; main()"
     )
+    argv = [sys.executable, "-c", boot, os.path.abspath(path), function]
+    run = _run_child(argv, json.dumps(job).encode(), here, limit, job["nonce"], cap)
+    printed = run.printed.decode(errors="replace")
+    if run.cut:
+        printed += f"\n… and {run.cut:,} more bytes it printed, not shown"
+    name = d.lesson.name
+    if run.timed_out:
+        why = f"your code did not finish within {limit:g} s (a loop that never ends?)"
+        return CodeReport(name, problem=why), printed
+    if run.answer is None:
+        why = f"your code ended before answering{run.why}"
+        return CodeReport(name, problem=why), printed
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", boot, os.path.abspath(path), function],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            cwd=here,
-        )
-    except subprocess.TimeoutExpired as err:
-        printed = err.stderr.decode(errors="replace") if isinstance(err.stderr, bytes) else ""
-        return CodeReport(
-            d.lesson.name,
-            problem=f"your code did not finish within {limit:g} s (a loop that never ends?)",
-        ), printed
-    printed = done.stderr
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    try:
-        doc = json.loads(lines[-1])
-    except (IndexError, ValueError):
-        return CodeReport(
-            d.lesson.name, problem=f"your code ended before answering (exit {done.returncode})"
-        ), printed
-    if "problem" in doc:
-        return CodeReport(d.lesson.name, problem=doc["problem"]), printed
-    results = [{k: np.array(v, dtype=np.float64) for k, v in r.items()} for r in doc["results"]]
+        doc = json.loads(run.answer)
+        if isinstance(doc, dict) and isinstance(doc.get("problem"), str):
+            return CodeReport(name, problem=doc["problem"][: 4 * MESSAGE_CAP]), printed
+        results = _results(doc, len(todo))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        why = "the answer of your code's process could not be read (did your code change json?)"
+        return CodeReport(name, problem=why), printed
     return compare(d, results), printed
+
+
+def _results(doc: object, count: int) -> list[dict[str, np.ndarray]]:
+    """The steps of each call from the child's answer; ValueError when it is not one."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ValueError("no results")
+    if len(doc["results"]) != count:
+        raise ValueError("a result per call")
+    out = []
+    for r in doc["results"]:
+        steps = {}
+        for k, v in r.items():
+            if k not in ORDER:
+                raise ValueError(k)
+            shape = tuple(v["shape"])
+            if len(shape) != 2 or not all(type(n) is int and n >= 0 for n in shape):
+                raise ValueError("shape")
+            if v["values"] is None:  # larger than any step of the lesson: its shape is enough
+                steps[k] = np.broadcast_to(np.float64(np.nan), shape)
+                continue
+            arr = np.array(v["values"], dtype=np.float64).reshape(shape)
+            steps[k] = arr
+        if not steps:
+            raise ValueError("no steps")
+        out.append(steps)
+    return out
+
+
+@dataclass
+class _Run:
+    answer: bytes | None = None  # the answer record's body, when one came
+    printed: bytes = b""  # the first PRINT_CAP bytes the student's code printed
+    cut: int = 0  # how many more bytes it printed
+    timed_out: bool = False
+    why: str = ""  # why no answer came: the exit status, a wrong record
+
+
+def _run_child(argv: list[str], job: bytes, cwd: str, limit: float, nonce: str, cap: int) -> _Run:
+    """Run the child until its answer record is in (or it ends, or the time is up), reading
+    its prints as they come; then end its whole process group."""
+    import os
+    import selectors
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    run = _Run()
+    answer_r, answer_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [*argv, str(answer_w)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # fd 1 and 2 alike: the student's output, nothing more
+            pass_fds=(answer_w,),
+            start_new_session=True,  # its own group: ended whole, and Ctrl-C reaches the tutor
+            cwd=cwd,
+        )
+    finally:
+        os.close(answer_w)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(job)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass  # the child ended without reading: its exit says why
+
+    threading.Thread(target=feed, daemon=True).start()
+    out_fd = proc.stdout.fileno()
+    record = bytearray()
+    header = None
+    sel = selectors.DefaultSelector()
+    for fd in (out_fd, answer_r):
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+
+    def printed(chunk: bytes) -> None:
+        room = max(0, PRINT_CAP - len(run.printed))
+        run.printed += chunk[:room]
+        run.cut += len(chunk) - min(room, len(chunk))
+
+    def drain(fd: int) -> bool:
+        """Read what is there; False at the end of the stream."""
+        nonlocal header
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
+            if fd == out_fd:
+                printed(chunk)
+                continue
+            record.extend(chunk)
+            if header is None and b"\n" in record[:200]:
+                line, _, rest = bytes(record).partition(b"\n")
+                parts = line.split(b" ")
+                ok = len(parts) == 3 and parts[0] == b"ATTN-TUTOR" and parts[2].isdigit()
+                if not ok or parts[1] != nonce.encode() or int(parts[2]) > cap:
+                    run.why = " (its answer was not the tutor's record)"
+                    return False
+                header = int(parts[2])
+                record[:] = rest
+            elif header is None and len(record) >= 200:
+                run.why = " (its answer was not the tutor's record)"
+                return False
+            if header is not None and len(record) >= header:
+                run.answer = bytes(record[:header])
+                return False
+
+    deadline = time.monotonic() + limit
+    try:
+        open_fds = {out_fd, answer_r}
+        while run.answer is None and not run.why and answer_r in open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                run.timed_out = True
+                break
+            for key, _ in sel.select(timeout=min(left, 0.1)):
+                if not drain(key.fd):  # type: ignore[arg-type]
+                    sel.unregister(key.fd)
+                    open_fds.discard(key.fd)  # type: ignore[arg-type]
+            if proc.poll() is not None and answer_r in open_fds:  # ended: what is left is all
+                if drain(answer_r):  # still open: a child it forked holds the pipe
+                    break
+                open_fds.discard(answer_r)
+        if out_fd in open_fds:
+            drain(out_fd)  # what it printed before its answer is already in the pipe
+    finally:
+        ended = proc.poll()  # before the kill: whether it ended on its own
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the child, its threads and what it forked
+        proc.wait()
+        sel.close()
+        os.close(answer_r)
+        proc.stdout.close()
+    if run.answer is None and not run.timed_out and not run.why and ended is not None:
+        run.why = f" (exit {ended})" if ended >= 0 else f" (ended by signal {-ended})"
+    return run

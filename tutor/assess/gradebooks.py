@@ -11,8 +11,6 @@ in, text and notes out; the command line writes the file and says the notes.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -20,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 import sympy
 
 from tutor.assess import grade as gr
-from tutor.assess.classgrade import Bad, ClassGrades, gradebook_csv, gradebook_rows
+from tutor.assess.classgrade import Bad, ClassGrades, csv_text, gradebook_csv, gradebook_rows
 from tutor.assess.classgrade import safe_cell as _cell
 from tutor.assess.feedback import feedback_line
 from tutor.core.errors import TutorError
@@ -129,10 +127,7 @@ def _who(r: gr.Report) -> str:
 def _write(
     rows: list[list[str]], delimiter: str = ",", newline: str = "\n", bom: bool = False
 ) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
-    writer.writerows(rows)
-    return ("\ufeff" if bom else "") + buf.getvalue()
+    return csv_text(rows, delimiter, newline, bom)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -108,25 +108,32 @@ def save_passed(
     not then was passed in another session meanwhile, and is kept (the later save merges).
     A file damaged since it was read is set aside, never written over blind."""
     path = path or state_path()
-    problems = []
-    try:
-        data = _read_state(path)
-    except (OSError, ValueError) as err:
-        problems.append(history.set_aside(path, err, "the course progress"))
-        data = {}
-    courses = data.get("courses", {})
-    if before is not None:
-        meanwhile = [s for s in _passed_in(data, course) if s not in before and s not in passed]
-        passed = [s.id for s in course.stages if s.id in {*passed, *meanwhile}]
-    courses[course_key(course)] = {"passed": passed}
-    text = json.dumps({"version": 1, "courses": courses}, ensure_ascii=False, indent=1)
-    from tutor.core.files import replace_file
+    from tutor.core.files import locked, replace_file
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, text + "\n")  # all or nothing: never half a file
     except OSError as err:
-        return [*problems, f"could not save the course progress to {path}: {err.strerror or err}"]
+        return [f"could not save the course progress to {path}: {err.strerror or err}"]
+    with locked(path):  # read, merge and replace in turn with another session saving
+        problems = []
+        try:
+            data = _read_state(path)
+        except (OSError, ValueError) as err:
+            problems.append(history.set_aside(path, err, "the course progress"))
+            data = {}
+        courses = data.get("courses", {})
+        if before is not None:
+            meanwhile = [s for s in _passed_in(data, course) if s not in before and s not in passed]
+            passed = [s.id for s in course.stages if s.id in {*passed, *meanwhile}]
+        courses[course_key(course)] = {"passed": passed}
+        text = json.dumps({"version": 1, "courses": courses}, ensure_ascii=False, indent=1)
+        try:
+            replace_file(path, text + "\n")  # all or nothing: never half a file
+        except OSError as err:
+            return [
+                *problems,
+                f"could not save the course progress to {path}: {err.strerror or err}",
+            ]
     return problems
 
 

@@ -170,14 +170,32 @@ def _root(shown: str) -> yaml.Node:
     root = compose(read_text(shown, "answer sheet"), shown)
     if root is None:
         raise LessonError.at(shown, 1, 1, "the sheet is empty; make one with attn-tutor export")
-    if not isinstance(root, yaml.MappingNode):
+    if not isinstance(root, yaml.MappingNode):  # named, never quoted: it may be any file
+        found = "a list" if isinstance(root, yaml.SequenceNode) else "text"
+        raise LessonError.at(
+            shown, 1, 1, f"not an answer sheet: a sheet is a mapping of keys, this file is {found}"
+        )
+    if not any(_sheet_key(k) for k, _ in root.value):
         raise LessonError.at(
             shown,
-            root.start_mark.line + 1,
-            root.start_mark.column + 1,
-            f"the answer sheet should be a mapping of keys, but found {describe(root)}",
+            1,
+            1,
+            "not an answer sheet: none of its keys is a sheet's (lesson, student, Q, …)",
         )
     return root
+
+
+def _sheet_key(node: yaml.Node) -> bool:
+    """A key a sheet may have, or a slip of one (``weigths``): its header, its layout, a step,
+    a head's or the next token's."""
+    from tutor.core.kinds import BY_NAME
+    from tutor.core.yamlsrc import suggest
+
+    key = node.value if isinstance(node, yaml.ScalarNode) else ""
+    known = (*HEADER_KEYS, "layout", *BY_NAME)
+    low = key.lower()
+    hit = key in known or low in known or low.startswith(("head", "next"))
+    return hit or bool(suggest(key[:40], known))
 
 
 def _header(root: yaml.Node, shown: str) -> Header:

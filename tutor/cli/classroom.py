@@ -130,8 +130,8 @@ def grade(
         lessons = cg.lessons_from_folder(Path(lesson))
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
-    skipped: list[str] = []  # files in the folders given that hold no sheet: named
-    files = cg.sheet_files(sheets, skipped)
+    notes: list[str] = []  # files in the folders given that hold no sheet: named
+    files, skipped = cg.sheet_files(sheets, notes)
     inputs = [
         *files,
         *(Path(x.path) for x in lessons.lessons if x.path),
@@ -140,11 +140,11 @@ def grade(
     flags_out = _flags_file(csv_out)
     for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv")):
         _not_an_input(target, option, inputs)
-    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0]
+    single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
     if single and csv_out is None and not report and feedback_dir is None:
         return _grade_one(lessons, files[0], json_out, force)
-    grades = cg.grade_class(lessons, files, force)
-    grades.notes[:0] = skipped
+    grades = cg.grade_class(lessons, files, force, skipped)
+    grades.notes[:0] = notes
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
@@ -344,6 +344,13 @@ def _grade_one(lessons: "Lessons", path: Path, json_out: bool, force: bool) -> N
         console.print(part)
 
 
+def _seconds(value: float) -> float:
+    """--timeout: a finite number of seconds from 1 to 600 (click's range lets nan through)."""
+    if not 1 <= value <= 600:  # False for nan as for anything out of range
+        raise typer.BadParameter(f"{value:g} is not a number of seconds from 1 to 600")
+    return value
+
+
 def check_code(
     lesson: Annotated[
         str, typer.Argument(help="A bundled lesson's name or a path to a .yaml file.")
@@ -357,7 +364,11 @@ def check_code(
     ] = "attention",
     timeout: Annotated[
         float,
-        typer.Option(help="Seconds your file may take.", min=1, max=600, metavar="SECONDS"),
+        typer.Option(
+            help="Seconds your file may take (1 to 600).",
+            metavar="SECONDS",
+            callback=_seconds,
+        ),
     ] = 20,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
@@ -374,9 +385,9 @@ def check_code(
         raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
     report, printed = cc.check_file(d, str(file), function, timeout)
     console = make_console()
-    if printed.strip():
+    if printed.strip():  # already cut to its first few KB, with how much more there was
         console.print(Text("Your code printed:", style="dim"))
-        console.print(Text(visible(printed.rstrip()[-2000:], keep="\n"), style="dim"))
+        console.print(Text(visible(printed.rstrip(), keep="\n"), style="dim"))
     for line in cc.report_text(report):
         console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:

@@ -43,9 +43,15 @@ def export(
         list[Path] | None,
         typer.Option("--font-path", help="pdf: look for fonts here too (CJK).", metavar="DIR"),
     ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file, not stdout; - for stdout."),
+    output: Annotated[  # the text as typed: a trailing / means a folder, and Path drops it
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write to this file, not stdout; - for stdout; DIR/ for a folder (a folder "
+            "of variants, slides).",
+            metavar="PATH",
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file.")] = False,
     step: Annotated[
@@ -82,15 +88,23 @@ def export(
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
     from tutor.export.folder import SUFFIXES
 
-    if Path(lesson).is_dir() and format in SUFFIXES and _per_variant(format, output):
+    as_folder = output is not None and output.endswith(("/", os.sep))  # -o DIR/ is a folder
+    out = None if output is None else Path(output)
+    if Path(lesson).is_dir() and format in SUFFIXES and _per_variant(format, out, as_folder):
         if (paper != "a4" or font_path) and format not in ("pdf", "typ"):
             raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
         return export_variants(
-            Path(lesson), format, not no_answers, paper, font_path or [], output, force
+            Path(lesson), format, not no_answers, paper, font_path or [], out, force
+        )
+    slides = bool(step or per_step) and format in ("svg", "html")
+    if as_folder and not slides:
+        raise UsageError(
+            f"--output {output} names a folder; this export is one file: give a file "
+            "name (a folder is for a folder of variants, or slides with --step/--per-step)"
         )
     if format in ("pdf", "typ"):
         return export_typst(
-            lesson, format, not no_answers, paper, font_path or [], lessons_dir, output, force
+            lesson, format, not no_answers, paper, font_path or [], lessons_dir, out, force
         )
     if paper != "a4" or font_path:
         raise UsageError(f"--paper and --font-path apply to pdf and typ, not {format}")
@@ -103,7 +117,7 @@ def export(
         from tutor.teach import pictures
 
         names = check_steps(step, list(dict.fromkeys(s.name for s in d.steps)))
-        write_pictures(pictures.slides(d, format, names), output, force)
+        write_pictures(pictures.slides(d, format, names), out, force, as_folder)
         return
     if format == "md":
         text = worksheet.markdown(d, answers=not no_answers)
@@ -119,15 +133,16 @@ def export(
         from tutor.teach.pictures import walk_document
 
         text = walk_document(d, format)
-    write_output(text, output, force)
+    write_output(text, out, force)
 
 
-def _per_variant(format: str, output: Path | None) -> bool:
+def _per_variant(format: str, output: Path | None, as_folder: bool) -> bool:
     """A folder of variants is exported one file per variant, except pdf and typ written to a
-    file (or stdout): those join the class into one document."""
+    file (or stdout): those join the class into one document. ``as_folder``: the --output was
+    typed with a trailing slash (``-o newdir/``), which ``Path`` drops."""
     if format not in ("pdf", "typ"):
         return True
-    return output is not None and (output.is_dir() or str(output).endswith(("/", os.sep)))
+    return output is not None and (as_folder or output.is_dir())
 
 
 def export_variants(
@@ -190,11 +205,15 @@ def export_variants(
     print(f"wrote {plural(len(targets), what.get(format, format.upper() + ' file'))} to {output}")
 
 
-def write_pictures(pictures: "list[Picture]", output: Path | None, force: bool) -> None:
+def write_pictures(
+    pictures: "list[Picture]", output: Path | None, force: bool, as_folder: bool = False
+) -> None:
     """Slides into the ``output`` folder (made if missing; default: here); a single one may go
-    to stdout (-) or to a file named like it (``-o weights.svg``). Nothing is written when any
-    file is in the way."""
-    one_file = output is not None and output.suffix == Path(pictures[0].name).suffix
+    to stdout (-) or to a file named like it (``-o weights.svg``, not ``-o slides.svg/``).
+    Nothing is written when any file is in the way."""
+    one_file = (
+        output is not None and not as_folder and output.suffix == Path(pictures[0].name).suffix
+    )
     if output is not None and (str(output) == "-" or (one_file and not output.is_dir())):
         if len(pictures) != 1:
             raise UsageError(f"--output {output} takes one picture, not {len(pictures)}")

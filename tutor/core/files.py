@@ -20,6 +20,29 @@ def write_file(path: Path, text: str | bytes, new: bool = False) -> None:
     replace_file(target, text, new)
 
 
+@contextlib.contextmanager
+def locked(target: Path):  # type: ignore[no-untyped-def]
+    """Hold an exclusive lock on ``target``'s lock file (``NAME.lock`` beside it) while a
+    read-merge-replace of ``target`` runs, so two processes saving at once take turns and
+    neither loses what the other wrote. Without ``fcntl`` (Windows) or a lock file that cannot
+    be made (a read-only folder: the write fails and says so), it runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the fd closes, even on a crash
+        yield
+    finally:
+        os.close(fd)
+
+
 def replace_file(target: Path, text: str | bytes, new: bool = False) -> None:
     """Write ``text`` (or bytes, as they are: a PDF) to a new file beside ``target``, then
     rename it over ``target``: a full disk or a crash leaves the old file (or none), never a

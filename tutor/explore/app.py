@@ -27,7 +27,7 @@ from tutor.explore.model import (
     given_matrix,
     typed_text,
 )
-from tutor.explore.save import default_path, save_lesson
+from tutor.explore.save import default_path, save_lesson, save_path
 from tutor.explore.widgets import Board, MatrixView
 from tutor.text.cells import cell_name
 
@@ -513,12 +513,14 @@ class ExploreApp(App[None]):
         self.open_entry("save", "save the lesson as:", str(path), "enter: save, esc: cancel")
 
     def submit_save(self, text: str) -> None:
-        path = Path(text.strip()).expanduser()
         if not text.strip():
             self.query_one("#refusal", Board).update("refused: type a file name")
             return
-        if not path.is_absolute():
-            path = self.folder / path
+        try:
+            path = save_path(text, self.folder)
+        except TutorError as err:  # ~nosuchuser/x.yaml: said, and the edits kept
+            self.query_one("#refusal", Board).update(Text(f"refused: {err}"))
+            return
         try:
             exists = path.exists()
         except OSError:  # a folder that may not be entered, a name too long: save_lesson says

@@ -36,6 +36,19 @@ def default_path(lesson: Lesson, folder: Path) -> Path:
     return path
 
 
+def save_path(text: str, folder: Path) -> Path:
+    """The file a typed name means: ``~`` and ``~user`` expanded, a relative name in ``folder``;
+    a ``TutorError`` saying why when it means none (``~nosuchuser``: no such user)."""
+    typed = text.strip()
+    try:
+        path = Path(typed).expanduser()
+    except (RuntimeError, KeyError, OSError):  # pathlib: "Could not determine home directory"
+        user = typed[1:].split("/", 1)[0]
+        who = f"no user {user!r} on this machine" if user else "no home folder is known"
+        raise TutorError(f"cannot save as {typed}: {who}; type another name") from None
+    return path if path.is_absolute() else folder / path
+
+
 def _matrices(lesson: Lesson) -> list[tuple[str, str, Matrix, tuple[str, ...]]]:
     """Every matrix the explorer may edit: (its name in a change, its key in ``lesson.where``,
     its entries, its row labels)."""

@@ -10,9 +10,9 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping
-from decimal import Decimal
 
 from tutor.core.lesson import Entry, Lesson, Matrix, unique_labels
+from tutor.core.numbers import MAX_DIGITS, MAX_EXPONENT
 from tutor.text.format import decimal_places
 
 PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'. -]*")  # safe to write unquoted in YAML
@@ -34,14 +34,44 @@ def _commented(code: str, comment: str) -> str:
 
 
 def entry_text(entry: Entry) -> str:
-    """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes."""
+    """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes; a number
+    too long for the loader's digit limit in powers of ten (``1e-30``, ``1.5e30``), so every
+    entry the loader accepts is written back so that it accepts it again."""
     p, q = entry
-    if q == 1:
-        return str(p)
     places = decimal_places(q)
     if places is None:
         return f'"{p}/{q}"'
-    return f"{Decimal(p) / Decimal(q):.{places}f}"
+    plain = _decimal(p, q, places)
+    if _fits(plain):
+        return plain
+    return _scientific(p, q, places) or plain  # none fits: the loader says why
+
+
+def _decimal(p: int, q: int, places: int) -> str:
+    """p/q (q a divisor of 10^places) written out exactly, with ``places`` decimals."""
+    digits = str(abs(p) * 10**places // q).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}" if places else digits
+    return ("-" if p < 0 else "") + text
+
+
+def _fits(text: str) -> bool:
+    return sum(ch.isdigit() for ch in text) <= MAX_DIGITS
+
+
+def _scientific(p: int, q: int, places: int) -> str | None:
+    """p/q as ``m e E`` with |E| within the loader's limit and the fewest characters."""
+    n, e = abs(p) * 10**places // q, -places  # |p/q| = n × 10^e
+    while n and n % 10 == 0:
+        n, e = n // 10, e + 1
+    sign = "-" if p < 0 else ""
+    best = None
+    for exp in range(-MAX_EXPONENT, MAX_EXPONENT + 1):
+        shift = e - exp  # the mantissa is n × 10^shift
+        mantissa = f"{n}{'0' * shift}" if shift >= 0 else _decimal(n, 10**-shift, -shift)
+        text = f"{sign}{mantissa}e{exp}"
+        if _fits(text) and (best is None or len(text) < len(best)):
+            best = text
+    return best
 
 
 def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list[str]:
