@@ -242,7 +242,7 @@ class Lecture:
                 self.console.print(self._status(s, k, drawn, at_end), end="")
                 self.console.file.flush()
                 answer = (self.key() if self.key else self.read("")).strip().lower()
-                if not self.clear:
+                if not self.clear or self.key:  # a key is not echoed: end its line
                     self.console.print()
             else:  # nobody to wait for (input from a pipe): straight on
                 answer = ""
