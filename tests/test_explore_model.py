@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+import sympy
 
 from tests import lessongen, reference
 from tests.conftest import LESSONS, bundled_lessons
@@ -142,7 +143,7 @@ def test_undo_and_redo_walk_the_history() -> None:
         ("1/0", "division by zero"),
         ("1e99", "exponent 99"),
         ("9" * 40, "40 digits"),
-        ("sqrt(2)", "expected a number"),
+        ("sqrt(2)", "not a fraction; a lesson's given numbers are exact fractions"),
     ],
 )
 def test_a_bad_entry_is_refused_and_nothing_changes(text: str, fragment: str) -> None:
@@ -150,6 +151,15 @@ def test_a_bad_entry_is_refused_and_nothing_changes(text: str, fragment: str) ->
     with pytest.raises(AnswerError, match=fragment.replace("(", r"\(")):
         e.edit(e.derivation.step("X"), 0, 0, text)
     assert not e.edited and not e.done
+
+
+def test_an_entry_is_read_as_the_quiz_reads_numbers() -> None:
+    """Issue 40: one reader. What the quiz takes as a rational number the explorer takes."""
+    e = Explorer(load_lesson(LESSONS / "cats-chase-mice.yaml"))
+    X = e.derivation.step("X")
+    e.edit(X, 0, 1, "4/sqrt(4)")
+    e.edit(e.derivation.step("X"), 0, 2, "1/(2+1)")
+    assert [c.exact for c in e.derivation.step("X").cells[0][1:3]] == [2, sympy.Rational(1, 3)]
 
 
 def test_an_entry_that_makes_the_denominator_too_long_is_refused() -> None:

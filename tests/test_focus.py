@@ -187,3 +187,18 @@ def test_check_warns_about_a_focus_on_a_uniform_row(run, tmp_path: Path) -> None
     out = run("check", str(path), env={"COLUMNS": "300"}).stdout
     assert f"dull.yaml:{line}:12: warning: focus works the row of I (head 2)" in out
     assert "focus works the row" not in run("check", "the-cake-two-heads").stdout
+
+
+def test_a_row_as_the_walk_prints_it_is_a_cell_name(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 40: the walk prints ``Z[cats] = …`` for a worked row; --cell takes that name too,
+    and works the same row as --row; explain, which works one number, says to name a column."""
+    by_row = run("walk", "cats-chase-mice", "--row", "mice")
+    for name in ("Z[mice]", "weights[mice]", " Z [ mice ] "):
+        r = run("walk", "cats-chase-mice", "--cell", name)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == by_row.stdout
+    assert "Z[mice] = " in by_row.stdout
+    r = run("explain", "cats-chase-mice", "Z[mice]")
+    assert (
+        r.exit_code == 2 and "Z[mice] is a row; name one of its cells, like Z[mice, 1]" in r.stderr
+    )

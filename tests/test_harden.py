@@ -140,10 +140,10 @@ def test_the_lessons_next_notes_are_dropped_for_another_next_token(run) -> None:
     assert "cake's own" in own.stdout  # the lesson's note on z_new
     same = run("walk", lesson, "--step", "z_new", "--next-token", "cake", "--x", "[2, 0, 1]")
     assert same.exit_code == 0, same.output
-    assert "Instructor's note" in same.stdout  # the same token and row: the note still holds
+    assert "What to notice" in same.stdout  # the same token and row: the note still holds
     other = run("walk", lesson, "--step", "z_new", "--next-token", "dog", "--x", "[1, 0, 0]")
     assert other.exit_code == 0, other.output
-    assert "Instructor's note" not in other.stdout and "cake's own" not in other.stdout
+    assert "What to notice" not in other.stdout and "cake's own" not in other.stdout
 
 
 # ---------------------------------------------------------------------------------------------

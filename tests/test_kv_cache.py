@@ -152,6 +152,9 @@ def test_walk_next_token_on_the_command_line_equals_the_lessons_next(run) -> Non
     assert json.loads(run(*args).stdout) == by_file
     other = json.loads(run(*args[:-1], "[2, 0, 1/2]").stdout)
     assert other != by_file
+    assert json.loads(run(*args[:-1], "[4/sqrt(4), 0, 1]").stdout) == by_file  # the quiz's reader
+    r = run(*args[:-1], "[sqrt(2), 0, 1]")
+    assert r.exit_code == 2 and "--x entry 1: found 'sqrt(2)', which is not a fraction" in r.stderr
     assert "z_new" not in run("walk", plain, "--json").stdout
 
 
@@ -160,7 +163,7 @@ def test_walk_next_token_on_the_command_line_equals_the_lessons_next(run) -> Non
     [
         ("[1, 0]", "--x has 2 entries, but X has 3 columns"),
         ("[1, 0, __import__('os')]", "--x entry 3: found \"__import__('os')\""),
-        ("[1, 0, 9**9**9]", "--x entry 3: found '9**9**9'"),
+        ("[1, 0, 9**9**9]", "--x entry 3: could not read '9**9**9' as a number: that power is too"),
         ("[1, 0, 1", "a bracket is not closed"),
         ("[]", "--x is empty"),
         ("[1,,0]", "--x entry 2: found ''"),

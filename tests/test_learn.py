@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.conftest import FIXTURES, LESSONS
+from tests.conftest import FIXTURES, LESSONS, ROOT
 from tutor.assess import history, review
 from tutor.assess import learn as ln
 from tutor.assess import quiz as qz
@@ -27,6 +27,7 @@ from tutor.text import format as fmt
 from tutor.text.cells import parse_cell
 
 SMALL = FIXTURES / "courses" / "small.yaml"
+BUNDLED = ROOT / "courses" / "attention.yaml"
 CATS = derive(load_lesson(LESSONS / "cats-chase-mice.yaml", name="cats-chase-mice"))
 PROMPT = re.compile(r"(\S+\[[^\]\n]+\]) = $")
 
@@ -238,7 +239,7 @@ def test_learn_status_reset_and_course_progress_file(run, home: Path) -> None:  
     r = run("learn", "--course", str(SMALL), "--reset", "--yes")
     assert r.exit_code == 0 and "starting over" in r.stdout
     data = json.loads((home / "course.json").read_text())
-    assert data["courses"][str(SMALL.resolve())]["passed"] == []
+    assert data["courses"][load_course(SMALL).id]["passed"] == []  # by id, not by path
 
 
 def test_learn_records_each_stage_in_the_history(run, home: Path) -> None:  # type: ignore[no-untyped-def]
@@ -493,15 +494,62 @@ def test_a_damaged_course_progress_file_is_set_aside_not_written_over(run, home:
     assert aside.read_text() == damaged
 
 
-def test_course_progress_is_kept_per_course_file_not_per_name(home: Path, tmp_path: Path) -> None:
-    (tmp_path / "week1").mkdir()
-    (tmp_path / "week2").mkdir()
-    week1, week2 = tmp_path / "week1" / "small.yaml", tmp_path / "week2" / "small.yaml"
-    week1.write_text(SMALL.read_text())
-    week2.write_text(SMALL.read_text())
+def test_course_progress_is_kept_per_course_id_not_per_path(home: Path, tmp_path: Path) -> None:
+    """Issue 40: the same course installed at two paths (a reinstall, another venv) is one
+    course; two courses with ids of their own are two, wherever their files are."""
+    installs = [tmp_path / v / "lib/python3.11/site-packages/tutor/courses" for v in ("a", "b")]
+    for folder in installs:
+        folder.mkdir(parents=True)
+        (folder / "attention.yaml").write_text(BUNDLED.read_text())
+    first, second = (load_course(f / "attention.yaml") for f in installs)
+    ids = [s.id for s in first.stages]
+    assert ln.save_passed(first, ids[:2]) == []
+    assert ln.load_passed(second) == (ids[:2], [])
+    data = json.loads((home / "course.json").read_text())
+    assert list(data["courses"]) == ["attention"]
+    assert data["courses"]["attention"]["fingerprint"] == first.fingerprint
+    week1, week2 = tmp_path / "week1.yaml", tmp_path / "week2.yaml"
+    week1.write_text("id: week-1\n" + SMALL.read_text())
+    week2.write_text("id: week-2\n" + SMALL.read_text())
     assert ln.save_passed(load_course(week1), ["queries"]) == []
     assert ln.load_passed(load_course(week2)) == ([], [])
     assert ln.load_passed(load_course(week1)) == (["queries"], [])
+
+
+def test_progress_written_by_an_older_version_is_carried_over(home: Path) -> None:
+    """Older files keyed a course by the absolute path it was installed at: read under the
+    course's id on first read, and written under it (the old key gone) on the next save."""
+    course = load_course(BUNDLED)
+    ids = [s.id for s in course.stages]
+    old = "/old/venv/lib/python3.11/site-packages/tutor/courses/attention.yaml"
+    other = "/somewhere/else/my-course.yaml"
+    home.mkdir(parents=True)
+    (home / "course.json").write_text(json.dumps({"version": 1, "courses": {
+        old: {"passed": ids[:3]}, other: {"passed": ["x"]}}}))  # fmt: skip
+    assert ln.load_passed(course) == (ids[:3], [])
+    assert ln.save_passed(course, ids[:4]) == []
+    data = json.loads((home / "course.json").read_text())
+    assert data["courses"]["attention"]["passed"] == ids[:4]
+    assert old not in data["courses"] and data["courses"][other] == {"passed": ["x"]}
+
+
+def test_a_changed_course_or_lesson_is_noticed(home: Path, tmp_path: Path) -> None:
+    """The fingerprints kept beside the passed stages tell when the course or a lesson changed
+    since: the passed stages it still has are kept, and the student is told."""
+    course = load_course(SMALL)
+    assert ln.save_passed(course, ["queries"], lessons={"cats-chase-mice": "0123abcd"}) == []
+    changed = tmp_path / "small.yaml"
+    changed.write_text(SMALL.read_text().replace("count: 1", "count: 2", 1))
+    passed, notes = ln.load_passed(load_course(changed))
+    assert passed == ["queries"] and notes == [
+        "the course A small test course has changed since you last saved your progress; "
+        "the stages you passed that it still has are kept"
+    ]
+    assert ln.load_passed(course) == (["queries"], [])
+    passed, notes = ln.load_passed(course, lessons={"cats-chase-mice": "ffff0000"})
+    assert passed == ["queries"] and notes == [
+        "lesson cats-chase-mice has changed since you passed stage 1 on it; it stays passed"
+    ]
 
 
 def test_two_sessions_merge_their_progress(home: Path) -> None:

@@ -59,7 +59,7 @@ def test_new_check_walk_round_trip(run, here: Path, shape: str) -> None:  # type
         assert check.stdout == "checked 1 lesson: valid\n"  # and no teaching warnings
     walk = run("walk", str(path))
     assert walk.exit_code == 0, walk.stderr
-    assert "Instructor's note" in walk.stdout
+    assert "What to notice" in walk.stdout
     jsonschema.validate(yaml.safe_load(path.read_text()), SCHEMA)
 
     lesson = load_lesson(path)

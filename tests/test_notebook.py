@@ -1,5 +1,7 @@
-"""The example notebook (issue 29), run by a real Jupyter kernel (nbclient): every cell runs,
-and the tutor's objects display themselves as HTML and Markdown."""
+"""The example notebook (issues 29 and 40), run by a real Jupyter kernel (nbclient): every cell
+runs, and each cell shows what it should, once. The tutor's objects display themselves through
+``_repr_html_`` / ``_repr_markdown_`` only; the library never writes to a stream or calls
+``display`` (Rich's Console detects a kernel and displays what it renders unless told not to)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,66 @@ pytest.importorskip("ipykernel")
 
 NOTEBOOK = ROOT / "examples" / "cats-chase-mice.ipynb"
 
+# text only the library makes, run where the kernel is: nothing may show
+QUIET = """\
+v = tutor.judge(lesson, "Z[cats, 1]", "0.49")
+s = str(v)
+t = str(lesson.walk(step="weights")) + str(d["scores"])
+u = str(tutor.check_function(lesson, attention))
+h = v._repr_html_() + lesson.walk()._repr_html_()
+m = v._repr_markdown_() + lesson.walk()._repr_markdown_()
+"""
 
-def test_the_example_notebook_runs_and_shows_the_tutor() -> None:
+
+@pytest.fixture(scope="module")
+def ran() -> list:
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(QUIET))
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={
         "metadata": {"path": str(ROOT)}}).execute()  # fmt: skip
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    shown = [o["data"] for o in outputs if o.output_type == "execute_result"]
-    assert sum("text/html" in data for data in shown) >= 4  # walk, verdicts, the code check
-    text = "\n".join(data.get("text/markdown", "") for data in shown)
-    assert "Every step your function returns matches the lesson." in text
+    return [(cell.source, cell.outputs) for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _one(outputs: list) -> dict:
+    """The cell's one output, a result; no display_data, no stream, no error beside it."""
+    kinds = [o.output_type for o in outputs]
+    assert kinds == ["execute_result"], kinds
+    return outputs[0]["data"]
+
+
+def test_each_cell_shows_one_thing_once(ran) -> None:
+    shown = {source.splitlines()[-1]: outputs for source, outputs in ran}
+    assert len(ran) == 8
+    lesson = _one(ran[0][1])
+    assert "Cats chase mice" in lesson["text/markdown"]
+    walk = _one(ran[1][1])
+    assert {"text/html", "text/markdown"} <= set(walk)
+    assert walk["text/markdown"].count("scores[cats, chase]") <= 1  # one walk, not five
+    assert "cats" in walk["text/html"]
+    right = _one(ran[2][1])
+    assert right["text/markdown"].count("✓ scores[cats, chase] = 4") == 1
+    slip = _one(ran[3][1])
+    assert slip["text/markdown"].count("✗ weights[cats, chase]") == 1
+    assert "softmax of the raw scores" in slip["text/markdown"]
+    assert "text/plain" in _one(ran[4][1])  # the NumPy array
+    check = _one(ran[5][1])
+    assert check["text/markdown"].count("Every step your function returns matches the lesson.") == 1
+    assert "text/latex" in _one(ran[6][1])  # sympy's own display of the exact Z
+    assert ran[7][1] == [], shown  # building text shows nothing
+
+
+def test_the_notebooks_words_and_the_judge_agree(ran) -> None:
+    """Where the notebook says the judge names a forgotten √d_k, the judge names it."""
+    import json
+    import re
+
+    import tutor
+
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    words = "".join(c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                    for c in cells if c["cell_type"] == "markdown")  # fmt: skip
+    assert "forget √d_k" in words and "the judge names it" in words.lower()
+    cell, answer = re.search(r'tutor\.judge\(lesson, "(weights\[[^"]+)", "([^"]+)"\)',
+                             ran[3][0]).groups()  # fmt: skip
+    v = tutor.judge("cats-chase-mice", cell, answer)
+    assert not v.right and v.slips == ("softmax-of-raw-scores",)

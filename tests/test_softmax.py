@@ -110,3 +110,17 @@ def test_an_astronomical_input_is_worked_not_crashed(run) -> None:  # type: igno
     result = run("softmax", "1e30", "1")
     assert result.exit_code == 0, result.stderr
     assert "≈ 1.00" in result.stdout
+
+
+def test_softmax_reads_numbers_as_the_quiz_does(run) -> None:  # type: ignore[no-untyped-def]
+    """Issue 40: one reader for a person's numbers. The walk's scaled scores are 4/√2 and 2/√2:
+    typed as the quiz takes them, softmax works them (exactly, shown to the places asked)."""
+    result = run("softmax", "4/sqrt(2)", "2/sqrt(2)", "2/√2")
+    assert result.exit_code == 0, result.stderr
+    typed = run("softmax", "2.8284271247461903", "1.4142135623730951", "1.4142135623730951")
+    shares = [line for line in result.stdout.splitlines() if "share" in line.lower()]
+    assert "2.83" in result.stdout and "0.67" in result.stdout
+    assert shares == [line for line in typed.stdout.splitlines() if "share" in line.lower()]
+    assert run("softmax", "1", "2", "--times", "1/sqrt(2)").exit_code == 0
+    bad = run("softmax", "__import__('os')")
+    assert bad.exit_code == 2 and "Traceback" not in bad.stderr + bad.stdout

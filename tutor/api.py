@@ -58,10 +58,11 @@ def _record(parts: list[Any], width: int = 100) -> tuple[str, str]:
     fragment = (f"<style>{style[1]}</style>" if style else "") + (body[1] if body else page)
     from rich.console import Console
 
-    console = Console(width=width, file=io.StringIO(), color_system=None, record=True)
+    # not a Jupyter console: in a kernel Rich would display what it prints (issue 40)
+    console = Console(width=width, file=io.StringIO(), color_system=None, force_jupyter=False)
     for part in parts:
         console.print(part)
-    return fragment, console.export_text()
+    return fragment, console.file.getvalue()
 
 
 class Shown:
@@ -273,7 +274,11 @@ class Verdict(Shown):
 
         mark = "✓" if self.right else "✗"
         lines = [f"{mark} {self.cell} = {self.answer}: {self.message}"]
-        lines += [f"  slip: {s}" for s in self.slips]
+        from tutor.assess.slips import REMINDERS
+
+        for s in self.slips:  # the slip in words, and the right way (its id in ``slips``)
+            what, right = REMINDERS.get(s, (s, ""))
+            lines.append(f"  slip: {what}" + (f"; {right}" if right else ""))
         lines.append(self.working)
         return [Text("\n".join(lines))]
 

@@ -58,9 +58,9 @@ def newcomer() -> bool:
 
 
 def course_key(course: Course) -> str:
-    """Where a course's progress is kept in the file: its file's full path (``week1/course.yaml``
-    and ``week2/course.yaml`` are two courses), or its name when it has no file."""
-    return str(Path(course.path).resolve()) if course.path else course.name
+    """Where a course's progress is kept in the file: its id (issue 40: never the path it is
+    installed at, so a reinstall or another venv finds it)."""
+    return course.id or course.name
 
 
 def _read_state(path: Path) -> dict:  # type: ignore[type-arg]
@@ -81,32 +81,92 @@ def _read_state(path: Path) -> dict:  # type: ignore[type-arg]
     return data
 
 
-def _passed_in(data: dict, course: Course) -> list[str]:  # type: ignore[type-arg]
+def _older_keys(courses: dict, course: Course) -> list[str]:  # type: ignore[type-arg]
+    """Keys an older version kept this course under: the absolute path of its file, wherever
+    it was installed (``…/site-packages/tutor/courses/attention.yaml``), or its file's name."""
+    stem = Path(course.path).stem if course.path else course.name
+    return [
+        k
+        for k in courses
+        if k != course_key(course)
+        and (k == course.name or (Path(k).is_absolute() and Path(k).stem == stem))
+    ]
+
+
+def _entry(data: dict, course: Course) -> tuple[dict, list[str]]:  # type: ignore[type-arg]
+    """The course's progress, and the older keys it was carried over from (none once saved)."""
     courses = data.get("courses", {})
-    entry = courses.get(course_key(course)) or courses.get(course.name)  # (older files: name)
-    return [str(s) for s in entry["passed"]] if entry else []
+    if course_key(course) in courses:
+        return courses[course_key(course)], []
+    old = _older_keys(courses, course)
+    passed = [str(s) for k in old for s in courses[k]["passed"]]
+    return {"passed": list(dict.fromkeys(passed))} if old else {}, old
 
 
-def load_passed(course: Course, path: Path | None = None) -> tuple[list[str], list[str]]:
-    """The ids of the course's passed stages (in course order), and problems in words. A file
-    that cannot be read is set aside (renamed, as the quiz history is) and reported, and the
-    course starts afresh; it is never the reason ``learn`` fails."""
+def _passed_in(data: dict, course: Course) -> list[str]:  # type: ignore[type-arg]
+    return [str(s) for s in _entry(data, course)[0].get("passed", [])]
+
+
+def lesson_notes(
+    course: Course, passed: list[str], kept: object, lessons: dict[str, str]
+) -> list[str]:
+    """A line for each lesson whose numbers changed (its fingerprint, ``lessons``, is not the
+    one ``kept`` when its stages were passed): the stages stay passed, the student is told."""
+    if not isinstance(kept, dict):
+        return []
+    out = []
+    for name, fingerprint in lessons.items():
+        if kept.get(name) not in (None, fingerprint):
+            numbers = [
+                str(n)
+                for n, s in enumerate(course.stages, 1)
+                if s.lesson == name and s.id in passed
+            ]
+            if numbers:
+                stages = "stage" + ("s " if len(numbers) > 1 else " ") + ", ".join(numbers)
+                out.append(
+                    f"lesson {name} has changed since you passed {stages} on it; it stays passed"
+                )
+    return out
+
+
+def load_passed(
+    course: Course, path: Path | None = None, lessons: dict[str, str] | None = None
+) -> tuple[list[str], list[str]]:
+    """The ids of the course's passed stages (in course order), and problems or notes in words.
+    A file that cannot be read is set aside (renamed, as the quiz history is) and reported, and
+    the course starts afresh; it is never the reason ``learn`` fails. ``lessons``: the lessons'
+    fingerprints now, to notice one that changed since its stages were passed."""
     path = path or state_path()
     try:
-        done = _passed_in(_read_state(path), course)
+        entry, _ = _entry(_read_state(path), course)
     except (OSError, ValueError) as err:
         return [], [history.set_aside(path, err, "the course progress")]
-    return [s.id for s in course.stages if s.id in done], []  # in course order; others dropped
+    done = {str(s) for s in entry.get("passed", [])}
+    passed = [s.id for s in course.stages if s.id in done]  # in course order; others dropped
+    notes = []
+    if entry.get("fingerprint") not in (None, course.fingerprint):
+        notes.append(
+            f"the course {course.title} has changed since you last saved your progress; "
+            "the stages you passed that it still has are kept"
+        )
+    return passed, notes + lesson_notes(course, passed, entry.get("lessons"), lessons or {})
 
 
 def save_passed(
-    course: Course, passed: list[str], path: Path | None = None, before: list[str] | None = None
+    course: Course,
+    passed: list[str],
+    path: Path | None = None,
+    before: list[str] | None = None,
+    lessons: dict[str, str] | None = None,
 ) -> list[str]:
-    """Write the passed stages (the other courses' progress kept); problems in words.
+    """Write the passed stages (the other courses' progress kept) under the course's id, with
+    its fingerprint and its lessons' (``lessons``: name → fingerprint); problems in words.
 
     ``before``: the stages this session read at its start. A stage the file lists now but did
     not then was passed in another session meanwhile, and is kept (the later save merges).
-    A file damaged since it was read is set aside, never written over blind."""
+    A file damaged since it was read is set aside, never written over blind. Progress an older
+    version kept under the course's path moves to its id."""
     path = path or state_path()
     from tutor.core.files import locked, replace_file
 
@@ -122,11 +182,20 @@ def save_passed(
             problems.append(history.set_aside(path, err, "the course progress"))
             data = {}
         courses = data.get("courses", {})
+        entry, old = _entry(data, course)
         if before is not None:
             meanwhile = [s for s in _passed_in(data, course) if s not in before and s not in passed]
             passed = [s.id for s in course.stages if s.id in {*passed, *meanwhile}]
-        courses[course_key(course)] = {"passed": passed}
-        text = json.dumps({"version": 1, "courses": courses}, ensure_ascii=False, indent=1)
+        for key in old:
+            del courses[key]
+        kept = entry.get("lessons")
+        fingerprints = {**(kept if isinstance(kept, dict) else {}), **(lessons or {})}
+        courses[course_key(course)] = {
+            "passed": passed,
+            "fingerprint": course.fingerprint,
+            **({"lessons": fingerprints} if fingerprints else {}),
+        }
+        text = json.dumps({"version": 2, "courses": courses}, ensure_ascii=False, indent=1)
         try:
             replace_file(path, text + "\n")  # all or nothing: never half a file
         except OSError as err:

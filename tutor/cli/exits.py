@@ -72,7 +72,10 @@ def run_command(invoke: Callable[[], object]) -> int:
         # trailing one, and messages quote paths and values as the user wrote them; a control
         # character in a file name is spelled out, not sent to the terminal
         message = Text.assemble(("error:", f"bold {theme.BAD}"), " ", visible(err, keep="\n"))
-        make_console(stderr=True).print(message, soft_wrap=True)
+        console = make_console(stderr=True)
+        # at a terminal, wrapped at words to its width (the terminal itself would break words);
+        # a file or a pipe gets the message on one line, for grep
+        console.print(message, soft_wrap=not console.is_terminal)
     return code
 
 

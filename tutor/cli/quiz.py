@@ -145,7 +145,17 @@ def learn(
     if status or (only is None and ln.next_stage(crs, passed) is None and not due):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
-    ln.check_lessons(crs, lambda name: open_lesson(name, lessons_dir))
+    fingerprints: dict[str, str] = {}
+
+    def fingerprinted(name):  # type: ignore[no-untyped-def]
+        les = open_lesson(name, lessons_dir)
+        fingerprints[name] = les.fingerprint
+        return les
+
+    ln.check_lessons(crs, fingerprinted)
+    for note in ln.load_passed(crs, lessons=fingerprints)[1]:
+        if note not in problems:  # the course's own note was said above
+            err.print(Text(f"note: {note}"))
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]
@@ -164,7 +174,8 @@ def learn(
         when = datetime.now(UTC).isoformat(timespec="seconds")
         rec = {**qz.record(result, d.lesson.name, draw, when), "course": crs.name}
         problems.extend(history.append({**rec, "stage": stage.id}))
-        problems.extend(ln.save_passed(crs, now_passed, before=passed))
+        fingerprint = {d.lesson.name: d.lesson.fingerprint}
+        problems.extend(ln.save_passed(crs, now_passed, before=passed, lessons=fingerprint))
 
     gc.enable()
     problems = []

@@ -196,7 +196,7 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     from rich.text import Text
 
     from tutor.assess.predict import Predictions, StopPredicting
-    from tutor.teach.lecture import Lecture, line_reader
+    from tutor.teach.lecture import Lecture, key_reader, line_reader
     from tutor.teach.walk import worked_cell
 
     tty = stdin.isatty()
@@ -204,8 +204,9 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     places = opts.precision if opts.precision is not None else d.lesson.precision
     asks = Predictions(d, lambda step: worked_cell(d, step, opts), console, read, places, tty)
     lecture = Lecture(
-        console, pages, read, tty and console.is_terminal, asks if predict else None, tty
-    )
+        console, pages, read, tty and console.is_terminal, asks if predict else None, tty,
+        key_reader(stdin) if tty else None,
+    )  # fmt: skip
     try:
         lecture.run()
     except StopPredicting:

@@ -2,6 +2,7 @@
 lessons are, read with the same safe loader, and validated with file:line:col errors.
 
     version: 1
+    id: attention                  # optional: what progress is kept under (default: from title)
     title: Self-attention by hand
     stages:
       - title: One dot product     # what the student sees; the id is made from it
@@ -39,7 +40,7 @@ from tutor.core.yamlsrc import (
     whole_number,
 )
 
-COURSE_KEYS = ("version", "title", "stages")
+COURSE_KEYS = ("version", "id", "title", "stages")
 STAGE_KEYS = ("id", "title", "lesson", "about", "steps", "count", "show", "warmup")
 MAX_STAGES = 50
 MAX_COUNT = 20
@@ -71,6 +72,17 @@ class Course:
     title: str
     stages: tuple[Stage, ...]
     path: str = ""
+    id: str = ""  # what a student's progress is kept under: never the path it is installed at
+
+    @property
+    def fingerprint(self) -> str:
+        """Twelve hex digits that change when the stages change (their ids, lessons, steps and
+        counts; not the words), so progress can notice a course that changed since."""
+        import hashlib
+        import json
+
+        stages = [[s.id, s.lesson, list(s.steps), s.count] for s in self.stages]
+        return hashlib.sha256(json.dumps(stages).encode()).hexdigest()[:12]
 
     def lesson_order(self) -> dict[str, list[int]]:
         """Each lesson's stage numbers (1-based), in the order of the path."""
@@ -123,6 +135,11 @@ def _build(c: Checker, root: yaml.Node, name: str, path: str) -> Course | None:
     if "version" in keys and c.scalar(keys["version"][1], "version") not in ("1", None):
         c.error(keys["version"][1], f"version is {describe(keys['version'][1])}; expected 1")
     title = c.text(keys["title"][1], "the course title", one_line=True) if "title" in keys else ""
+    course_id = _slug(title or name)
+    if "id" in keys:
+        course_id = c.scalar(keys["id"][1], "the course id") or course_id
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,39}", course_id):
+            c.error(keys["id"][1], f"id {course_id!r}: expected lower-case letters, digits, -")
     stages: list[Stage] = []
     if "stages" in keys:
         node = keys["stages"][1]
@@ -144,7 +161,7 @@ def _build(c: Checker, root: yaml.Node, name: str, path: str) -> Course | None:
                     )
                 seen.setdefault(stage.id, stage.line)
                 stages.append(stage)
-    return Course(name, title or "", tuple(stages), path)
+    return Course(name, title or "", tuple(stages), path, course_id)
 
 
 def _names(c: Checker, node: yaml.Node, what: str, allowed: tuple[str, ...]) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from tutor.core.engine import (
 )
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
-from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.numbers import EXPECTED_ARGUMENT, LESSON_NUMBERS, read_rational
 from tutor.core.spec import MAX_DIM, NEXT_STEP_NAMES, refused
 
 NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
@@ -185,7 +185,7 @@ def read_row(text: str, width: int) -> tuple[Entry, ...]:
     out = []
     for k, part in enumerate(parts, 1):
         try:
-            out.append(parse_entry(part, EXPECTED_ARGUMENT))
+            out.append(read_rational(part, EXPECTED_ARGUMENT, LESSON_NUMBERS))
         except AnswerError as err:  # say which entry
             raise UsageError(f"--x entry {k}: {err}") from None
     if len(out) != width:

@@ -84,6 +84,40 @@ def parse_entry(text: str, expected: str = EXPECTED_NUMBER) -> tuple[int, int]:
     return sign * p // g, q // g
 
 
+def read_typed(text: str, expected: str = EXPECTED_ARGUMENT) -> tuple[int, int] | sympy.Expr:
+    """A number a person typed anywhere (``softmax``, ``--times``, ``--x``, the explorer's edit),
+    read as the quiz reads an answer: a plain number or fraction exactly as ``(p, q)``; anything
+    else (``4/sqrt(2)``, ``2/√2``, ``e^1.41``) through the answer reader (never eval), as
+    ``(p, q)`` when it is rational and as an exact sympy expression when it is not. The error
+    for text that is no number at all is the plain reader's (it says what was expected)."""
+    try:
+        return parse_entry(text, expected)
+    except AnswerError as plain:
+        if len(text) > MAX_ANSWER_CHARS or not re.search(r"[\d√π]|\be\b", text):
+            raise
+        first = plain
+    try:
+        value = parse_answer(text)
+    except AnswerError as err:  # an expression gets the answer reader's reason; a word, ours
+        written = re.search(r"sqrt|exp|√|\^|\*|\(", text)
+        raise (err if written else first) from None
+    if value.is_Rational:
+        return int(value.p), int(value.q)
+    return value
+
+
+LESSON_NUMBERS = "a lesson's given numbers are exact fractions, such as 1/3 or 0.25"
+
+
+def read_rational(text: str, expected: str, why: str) -> tuple[int, int]:
+    """``read_typed`` where only an exact fraction can go (a lesson's given numbers): an
+    irrational value is refused, saying ``why``."""
+    value = read_typed(text, expected)
+    if isinstance(value, tuple):
+        return value
+    raise AnswerError(f"found {text!r}, which is not a fraction; {why}")
+
+
 # ---------------------------------------------------------------------------------------------
 # answers
 

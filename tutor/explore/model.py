@@ -20,7 +20,7 @@ from tutor.core import kinds
 from tutor.core.engine import Cell, Derivation, Step
 from tutor.core.errors import AnswerError
 from tutor.core.lesson import Lesson, Matrix
-from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.numbers import EXPECTED_ARGUMENT, LESSON_NUMBERS, read_rational
 from tutor.core.spec import MAX_DENOMINATOR_DIGITS
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
@@ -116,7 +116,7 @@ def read_entry(text: str, m: Matrix, i: int, j: int, name: str) -> tuple[int, in
     raises ``AnswerError`` saying what was found and what is expected."""
     if not text.strip():
         raise AnswerError(f"nothing typed; expected {EXPECTED_ARGUMENT}")
-    entry = parse_entry(text, EXPECTED_ARGUMENT)
+    entry = read_rational(text, EXPECTED_ARGUMENT, LESSON_NUMBERS)
     den = 1
     for r, row in enumerate(m):
         for c, (_, q) in enumerate(row):

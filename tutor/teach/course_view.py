@@ -44,5 +44,5 @@ def stage_intro(d: Derivation, stage: Stage, width: int) -> list[RenderableType]
         out += [Rule(title, style=colour, align="left"), Text(why)]
         note = d.lesson.notes.get(name)
         if note:
-            out.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
+            out.append(Text.assemble(("What to notice: ", "bold"), (note, "italic")))
     return out

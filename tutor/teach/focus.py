@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tutor.core import kinds
 from tutor.core.errors import UsageError
-from tutor.text.cells import parse_cell
+from tutor.text.cells import parse_place
 
 if TYPE_CHECKING:
     from tutor.core.engine import Derivation, Step
@@ -50,7 +50,7 @@ def from_cell(d: Derivation, text: str) -> Focus:
     step_name = name.split("[", 1)[0].strip()
     every_head = d.lesson.multi_head and d.has(step_name, 1) and not step_name.startswith("head")
     try:
-        step, i, j = parse_cell(d, f"head1.{name}" if every_head else name)
+        step, i, j = parse_place(d, f"head1.{name}" if every_head else name)
     except UsageError as err:
         said = str(err).replace(repr(f"head1.{name}"), repr(name))  # as the reader typed it
         listed = "rows:" in said or "columns:" in said
@@ -63,6 +63,8 @@ def from_cell(d: Derivation, text: str) -> Focus:
             f"{', '.join(here)}, like weights[{d.lesson.labels[-1]}, {d.lesson.labels[0]}]"
         )
     head = None if every_head else step.head
+    if j is None:  # a row, as the walk prints it (Z[cats] = …): that row worked
+        return Focus(row=i, head=head)
     if step.name in N_BY_N:
         return Focus(row=i, key=j, head=head)
     return Focus(row=i, step=step.name, col=j, head=head)

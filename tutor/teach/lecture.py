@@ -11,6 +11,7 @@ line, raising ``EOFError`` at the end of input), so the loop runs without a term
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,35 @@ def line_reader(console: Console, stream: TextIO | None) -> Callable[[str], str]
         return line
 
     return read
+
+
+def key_reader(stream: TextIO) -> Callable[[], str] | None:
+    """``key()``: one key from a terminal as soon as it is pressed (no Enter), Enter as "";
+    ``EOFError`` for Ctrl-D; Ctrl-C stays an interrupt. None where keys cannot be read one by
+    one (not a terminal, or no termios): the pager reads lines then."""
+    try:
+        import termios
+        import tty
+
+        fd = stream.fileno()
+        if not stream.isatty():
+            return None
+        termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+
+    def key() -> str:
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)  # keys at once, no echo; Ctrl-C still sends SIGINT
+            got = os.read(fd, 1)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        if got in (b"", b"\x04"):
+            raise EOFError
+        return "" if got in (b"\r", b"\n") else got.decode("latin-1")
+
+    return key
 
 
 @dataclass
@@ -148,8 +178,9 @@ class Lecture:
         clear: bool,
         before: Before | None = None,
         wait: bool = True,
+        key: Callable[[], str] | None = None,
     ) -> None:
-        self.console, self.pages, self.read = console, pages, read
+        self.console, self.pages, self.read, self.key = console, pages, read, key
         self.clear, self.before, self.wait = clear, before, wait
         self.drawn: list[Drawn] = []
         self.ended = False  # every page has been drawn
@@ -210,8 +241,8 @@ class Lecture:
                 at_end = last_screen and s == len(self.drawn) - 1 and not self._peek()
                 self.console.print(self._status(s, k, drawn, at_end), end="")
                 self.console.file.flush()
-                answer = self.read("").strip().lower()
-                if not self.clear:
+                answer = (self.key() if self.key else self.read("")).strip().lower()
+                if not self.clear or self.key:  # a key is not echoed: end its line
                     self.console.print()
             else:  # nobody to wait for (input from a pipe): straight on
                 answer = ""

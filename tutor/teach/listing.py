@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs
+from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs, same_lesson
 from tutor.core.summaries import Cache, course_order, lesson_summary
 from tutor.text.columns import columns
 from tutor.text.words import visible
@@ -29,9 +29,18 @@ def lesson_list(lessons_dir: list[Path] | None, console: Console) -> Text:
     levels: dict[str, str] = {}  # name -> difficulty, of the lesson that wins
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
     cache = Cache()
-    for name, origin, path in iter_lessons(lessons_dir):
+    found = list(iter_lessons(lessons_dir))
+    bundled = {name: path for name, origin, path in found if origin == "bundled"}
+    copies = {  # ./lessons in a clone holds the bundled files: one lesson, listed once
+        name
+        for name, origin, path in found
+        if origin == "./lessons" and name in bundled and same_lesson(path, bundled[name])
+    }
+    for name, origin, path in found:
+        if name in copies and origin == "bundled":
+            continue
         lesson = lesson_summary(cache, path, name)
-        where = origin  # the folder is in the legend below the list
+        where = "bundled" if name in copies else origin  # the folder is in the legend below
         if name in first:
             where += f" (shadowed by {first[name]})"
         first.setdefault(name, origin)

@@ -137,6 +137,7 @@ def document(
         record=True,
         width=width,
         file=io.StringIO(),  # recorded, not shown
+        force_jupyter=False,  # in a kernel Rich would display each print (issue 40)
         force_terminal=True,
         color_system="truecolor",
         highlight=False,

@@ -660,7 +660,7 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
         parts.append(Text(note.format(a=a, b=b), style="bold"))
     note = d.lesson.notes.get(step.name)
     if note:
-        parts.append(Text.assemble(("Instructor's note: ", "bold"), (note, "italic")))
+        parts.append(Text.assemble(("What to notice: ", "bold"), (note, "italic")))
     if not step.given:
         parts.append(Text.assemble(("shape: ", "dim"), shape_line(step)))
     parts += rule_work(step, d, places, width, opts.exact, worked_cell(d, step, opts))

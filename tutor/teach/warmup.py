@@ -1,31 +1,38 @@
 """The softmax warm-up on its own: any numbers in, the same exact softmax the walk uses out.
 
 ``attn-tutor softmax 1 2 3`` is one row of scores without a lesson around it. The numbers are
-read exactly (``parse_entry``: integers, decimals, fractions; never eval) and become a 1 × n
-step, so the engine's own ``softmax`` and the walk's own table do the work.
+read as the quiz reads them (``read_typed``: numbers, fractions, ``4/sqrt(2)``; never eval)
+and become a 1 × n step, so the engine's own ``softmax`` and the walk's own table do the work.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tutor.core.engine import Cell, Given, Softmax, softmax
+import mpmath
+import sympy
+from sympy.polys.domains import QQ
+
+from tutor.core.engine import APPROX_DIGITS, MP, Cell, Given, Softmax, softmax
 from tutor.core.errors import AnswerError, UsageError
-from tutor.core.numbers import EXPECTED_ARGUMENT, parse_entry
+from tutor.core.numbers import EXPECTED_ARGUMENT, read_typed
 from tutor.text import format as fmt
 
 MAX_NUMBERS = 64
 
 
-def read_number(text: str, what: str) -> tuple[int, int]:
+Number = tuple[int, int] | sympy.Expr  # exact: (numerator, denominator), or irrational
+
+
+def read_number(text: str, what: str) -> Number:
     """One number, exactly; a ``UsageError`` that says which one was bad."""
     try:
-        return parse_entry(text, EXPECTED_ARGUMENT)
+        return read_typed(text, EXPECTED_ARGUMENT)
     except AnswerError as err:
         raise UsageError(f"{what}: {err}") from None
 
 
-def read_numbers(texts: Sequence[str]) -> list[tuple[int, int]]:
+def read_numbers(texts: Sequence[str]) -> list[Number]:
     """Each text as an exact (numerator, denominator); a ``UsageError`` names the bad one."""
     if not texts:
         raise UsageError("give at least one number, for example: attn-tutor softmax 1 2 3")
@@ -34,20 +41,38 @@ def read_numbers(texts: Sequence[str]) -> list[tuple[int, int]]:
     return [read_number(text, f"number {k}") for k, text in enumerate(texts, 1)]
 
 
-def softmax_row(values: Sequence[tuple[int, int]], times: tuple[int, int] = (1, 1)) -> Softmax:
-    """softmax(times · x) as a ``weights`` step of one row; its argument holds the inputs."""
-    from sympy.polys.domains import QQ
+def _exact(x: Number) -> sympy.Expr:
+    return sympy.Rational(*x) if isinstance(x, tuple) else x
 
-    factor = QQ(*times)
-    cells = tuple(Cell(QQ(p, q) * factor) for p, q in values)
+
+def _cell(value: sympy.Expr) -> Cell:
+    """A given number as the engine holds one: a fraction exactly, else an irrational cell."""
+    if value.is_Rational:
+        return Cell(QQ(int(value.p), int(value.q)))
+
+    def near(places: int) -> mpmath.mpf:
+        digits = places + max(int(sympy.log(abs(value) + 1, 10).evalf(5)), 0) + 10
+        with MP.workdps(digits):
+            return MP.mpf(str(value.evalf(digits)))
+
+    return Cell(None, near(APPROX_DIGITS), lambda: value, near)
+
+
+def softmax_row(values: Sequence[Number], times: Number = (1, 1)) -> Softmax:
+    """softmax(times · x) as a ``weights`` step of one row; its argument holds the inputs."""
+    factor = _exact(times)
+    cells = tuple(_cell(_exact(x) * factor) for x in values)
     cols = tuple(str(k) for k in range(1, len(values) + 1))
     x = Given("x", None, ("x",), cols, (cells,))
     return softmax("softmax", x)
 
 
-def times_text(times: tuple[int, int]) -> str:
-    """The --times factor exactly, as the rest shows numbers: ``−1``, ``1/3``, ``10``."""
+def times_text(times: Number) -> str:
+    """The --times factor exactly, as the rest shows numbers: ``−1``, ``1/3``, ``10``, ``1/√2``."""
     from decimal import Decimal, localcontext
+
+    if not isinstance(times, tuple):
+        return fmt.exact_text(times)
 
     p, q = times
     if (
@@ -58,9 +83,11 @@ def times_text(times: tuple[int, int]) -> str:
     return fmt.tidy_minus(str(p) if q == 1 else f"{p}/{q}")
 
 
-def times_effect(times: tuple[int, int]) -> str:
+def times_effect(times: Number) -> str:
     """What multiplying every input by ``times`` did to the shares, in words."""
-    p, q = times
+    x = _exact(times)  # only its sign and its size against 1 matter
+    size = 0 if x == 0 else 1 if abs(x) < 1 else 2 if abs(x) == 1 else 3
+    p, q = (-1 if x < 0 else 1) * size, 2  # a stand-in with the same sign and size against 1
     if p == 0:
         return (
             "Multiplying by 0 makes every input equal, so every share is the same: the flattest "

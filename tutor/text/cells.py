@@ -26,6 +26,10 @@ _CELL = re.compile(
     """,
     re.VERBOSE,
 )
+# a row, as the walk prints a worked one: ``Z[cats] = …``
+_ROW = re.compile(
+    r"^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],\s]+)\s*\]\s*$"
+)
 
 
 def step_keys(d: Derivation) -> list[str]:
@@ -91,10 +95,22 @@ def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:
     column label or a 1-based column number, so ``scores[cats, chase]`` and ``scores[cats, 2]``
     are the same cell. In a lesson with heads, per-head steps need ``headN.``.
     """
+    step, i, j = parse_place(d, text)
+    if j is None:
+        raise UsageError(
+            f"{step.key}[{step.rows[i]}] is a row; name one of its cells, like "
+            f"{cell_name(step, i, 0)}"
+        )
+    return step, i, j
+
+
+def parse_place(d: Derivation, text: str) -> tuple[Step, int, int | None]:
+    """A cell (``Z[cats, 1]``) or a whole row as the walk prints one (``Z[cats]``: the column
+    is None); raise ``UsageError`` listing what is valid."""
     example = cell_name(d.steps[-1], 0, 0)
     if len(text) > MAX_NAME_CHARS:
         raise UsageError(f"a cell name is at most {MAX_NAME_CHARS} characters, like {example}")
-    m = _CELL.match(text)
+    m = _CELL.match(text) or _ROW.match(text)
     if not m:
         raise UsageError(
             f"cannot read {text.strip()!r} as a cell; write STEP[ROW, COL], like {example}; "
@@ -102,8 +118,9 @@ def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:
         )
     step = _find_step(d, m["step"], int(m["head"]) if m["head"] else None)
     i = _index(step.rows, m["row"], step, "row")
-    j = _index(step.cols, m["col"], step, "column")
-    return step, i, j
+    if "col" not in m.groupdict():
+        return step, i, None
+    return step, i, _index(step.cols, m["col"], step, "column")
 
 
 def _find_step(d: Derivation, name: str, head: int | None) -> Step:

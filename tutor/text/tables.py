@@ -6,6 +6,7 @@ columns that fit the width. Plain layout: no arithmetic, no colour choices of it
 from __future__ import annotations
 
 import functools
+import io
 from collections.abc import Iterable, Sequence
 
 from rich.cells import cell_len
@@ -114,7 +115,9 @@ class MatrixGrid:
 @functools.cache
 def _probe() -> Console:
     """A wide console that only measures (never prints), made once."""
-    return Console(width=10_000, file=None, color_system=None, emoji=False)
+    return Console(
+        width=10_000, file=io.StringIO(), color_system=None, emoji=False, force_jupyter=False
+    )
 
 
 class Beside:
