@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,9 +136,14 @@ def test_ctrl_c_saves_and_the_course_resumes_where_it_stopped(tmp_path: Path) ->
 def test_ctrl_c_mid_question_ends_cleanly(tmp_path: Path) -> None:
     home = tmp_path / "home"
     child = spawn(home, "learn", "--course", str(SMALL))
-    prompt(child)
+    name = prompt(child)
     child.sendline("12345")
     child.expect_exact("Try again")
+    # at the prompt asked again: a ^C sent while the answer is still being judged can reach
+    # CPython just before input() blocks, and is then only raised when a line comes (a race of
+    # the interpreter's, not ours; seen once in a CI run), so wait until it reads
+    child.expect_exact(f"{name} = ")
+    time.sleep(0.3)
     child.sendintr()
     out = finish(child)
     assert child.exitstatus == 130 and "Saved. Next: attn-tutor learn" in out
