@@ -35,8 +35,9 @@ def _commented(code: str, comment: str) -> str:
 
 def entry_text(entry: Entry) -> str:
     """An exact entry as a lesson writes it: ``2``, ``0.5``, or ``"1/3"`` in quotes; a number
-    too long for the loader's digit limit in powers of ten (``1e-30``, ``1.5e30``), so every
-    entry the loader accepts is written back so that it accepts it again."""
+    too long for the loader's digit limit in powers of ten (``1e-30``, ``1.5e30``), or as the
+    fraction when no power of ten fits (a denominator of 2^32), so every entry the loader
+    accepts is written back so that it accepts it again."""
     p, q = entry
     places = decimal_places(q)
     if places is None:
@@ -44,7 +45,11 @@ def entry_text(entry: Entry) -> str:
     plain = _decimal(p, q, places)
     if _fits(plain):
         return plain
-    return _scientific(p, q, places) or plain  # none fits: the loader says why
+    scientific = _scientific(p, q, places)
+    fraction = f"{p}/{q}"  # 4294969/4294967296: 17 digits, but 33 as a decimal
+    if scientific is None and _fits(fraction):
+        return f'"{fraction}"'
+    return scientific or plain  # none fits: the loader says why
 
 
 def _decimal(p: int, q: int, places: int) -> str:
