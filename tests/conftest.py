@@ -58,6 +58,7 @@ UNSET = (
     "ATTN_TUTOR_LESSONS",
     "ATTN_TUTOR_HOME",
     "ATTN_TUTOR_DEBUG",
+    "ATTN_TUTOR_PLAIN",
 )
 SNAPSHOT_PLUGIN = ("TEXTUAL_SNAPSHOT_TEMPDIR",)  # pytest-textual-snapshot's own, set at start
 HOME_DIRS = {  # platformdirs' folders (history, the list's cache) inside the session's home

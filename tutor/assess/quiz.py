@@ -406,8 +406,14 @@ def ask(
                 console.print(Text(f"Skipped. {q.name} {value_text(q, places)}"))
             return item
         if not text or command in ("help", "?"):
-            console.print(
-                Text(f"Type a number (0.16, 1/3, sqrt(2), e^1.41/(...)), or {', '.join(COMMANDS)}.")
+            from tutor.text.plain import reads_as
+
+            console.print(  # e^1.41 is read aloud as a power: the plain view says what to type
+                Text.assemble(
+                    "Type a number (0.16, 1/3, sqrt(2), ",
+                    reads_as("e^1.41", "exp(1.41)"),
+                    f"/(...)), or {', '.join(COMMANDS)}.",
+                )
             )
             continue
         try:

@@ -35,20 +35,42 @@ LessonsDirOpt = Annotated[
         metavar="DIR",
     ),
 ]
+PlainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="For screen readers: no box drawing, no colour; each matrix read row by row "
+        '("row cats: 2, 0"), signs said in words. Also ATTN_TUTOR_PLAIN=1.',
+    ),
+]
 
 
 def make_console(
-    stderr: bool = False, width: int | None = None, file: TextIO | None = None
+    stderr: bool = False,
+    width: int | None = None,
+    file: TextIO | None = None,
+    plain: bool = False,
 ) -> "Console":
     """A console for this command: created per call so it sees the current COLUMNS/NO_COLOR.
+
+    ``plain`` (or ``ATTN_TUTOR_PLAIN=1``): the plain view for screen readers, every table and
+    matrix read as lines of words, no box drawing and no colour (see ``tutor.text.plain``).
 
     No emoji codes: a lesson's token may be ``:smile:``, and it is shown as typed. The width is
     kept within ``MIN_WIDTH`` … ``MAX_WIDTH`` columns: rules and tables span it, so
     ``COLUMNS=99999999`` took gigabytes, and ``COLUMNS=0`` printed nothing.
     """
+    plain = plain or os.environ.get("ATTN_TUTOR_PLAIN", "").strip().lower() in YES
     console = _console_type()(
-        stderr=stderr, highlight=False, emoji=False, width=width, soft_wrap=False, file=file
+        stderr=stderr,
+        highlight=False,
+        emoji=False,
+        width=width,
+        soft_wrap=False,
+        file=file,
+        no_color=True if plain else None,
     )
+    console.plain = plain
     console.width = min(max(console.width, MIN_WIDTH), MAX_WIDTH)
     return console
 
@@ -58,6 +80,15 @@ def _console_type() -> type["Console"]:
     from rich.console import Console
 
     class TutorConsole(Console):
+        plain = False  # the plain view: see make_console
+
+        def print(self, *objects: object, **kwargs: object) -> None:  # type: ignore[override]
+            if self.plain:
+                from tutor.text.plain import plain
+
+                objects = tuple(plain(objects))
+            super().print(*objects, **kwargs)  # type: ignore[arg-type]
+
         def on_broken_pipe(self) -> None:
             """The reader of a pipe went away (``| head``): not rich's own exit 1, but the one
             way every command stops then (``run_command``: quietly, exit 0)."""
@@ -67,6 +98,7 @@ def _console_type() -> type["Console"]:
     return TutorConsole
 
 
+YES = ("1", "true", "yes", "on")  # ATTN_TUTOR_PLAIN's values that turn the plain view on
 MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: narrower or wider than any real terminal
 
 

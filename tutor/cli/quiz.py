@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tutor.cli.common import LessonArg, LessonsDirOpt, make_console, open_lesson
+from tutor.cli.common import LessonArg, LessonsDirOpt, PlainOpt, make_console, open_lesson
 from tutor.cli.session import QuizSession, Stopped
 from tutor.core.errors import TutorError, UsageError
 
@@ -38,6 +38,7 @@ def quiz(
         bool, typer.Option("--review", help="Ask only the steps your history says are due.")
     ] = False,
     lessons_dir: LessonsDirOpt = None,
+    plain: PlainOpt = False,
 ) -> None:
     """Answer questions about single cells; attn-tutor checks your arithmetic."""
     from rich.text import Text
@@ -51,9 +52,9 @@ def quiz(
         raise UsageError("--review chooses the steps itself; give --review or --steps, not both")
     plan = quiz_plan(d, chosen, count, seed, review)
     if plan.nothing_due is not None:
-        make_console().print(Text(plan.nothing_due), soft_wrap=True)
+        make_console(plain=plain).print(Text(plan.nothing_due), soft_wrap=True)
         return
-    session = QuizSession(at_once=True)
+    session = QuizSession(at_once=True, plain=plain)
     console = session.console
     for line in plan.heading():
         console.print(line)
@@ -101,6 +102,7 @@ def learn(
         int | None, typer.Option(help="Choose the same questions again.", min=0, metavar="N")
     ] = None,
     lessons_dir: LessonsDirOpt = None,
+    plain: PlainOpt = False,
 ) -> None:
     """Start or resume the learning path: short stages, each explained, then questions until
     you get three right in a row."""
@@ -116,8 +118,8 @@ def learn(
     crs = load_course(course)
     only = None if stage is None else ln.stage_number(crs, stage)[0]
     passed, problems = ln.load_passed(crs)
-    session = QuizSession()
-    console, err = session.console, make_console(stderr=True)
+    session = QuizSession(plain=plain)
+    console, err = session.console, make_console(stderr=True, plain=plain)
     stdin = sys.stdin if sys.stdin is not None else io.StringIO("")
     stream = None if stdin.isatty() else session.guard_input(stdin)
     for problem in problems:

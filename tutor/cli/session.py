@@ -62,11 +62,11 @@ class QuizSession:
 
     SIGNALS = ("SIGTERM", "SIGHUP")
 
-    def __init__(self, at_once: bool = False) -> None:
+    def __init__(self, at_once: bool = False, plain: bool = False) -> None:
         self.at_once = at_once
         # no stdout at all (>&-): a console on nothing, that cannot fail
         self.output = QuizOutput(sys.stdout if sys.stdout is not None else io.StringIO())
-        self.console = make_console(file=self.output)
+        self.console = make_console(file=self.output, plain=plain)
         self.console.input = self.guard(self.console.input)  # type: ignore[method-assign]
         self.signal: int | None = None
         self.ended: str | None = None  # "output-failed" when this session ended the quiz so

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from tutor.cli.common import LessonArg, LessonsDirOpt, check_steps, make_console, open_lesson
+from tutor.cli.common import (
+    LessonArg,
+    LessonsDirOpt,
+    PlainOpt,
+    check_steps,
+    make_console,
+    open_lesson,
+)
 from tutor.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -78,6 +85,7 @@ def walk(
             "--x", help='With --next-token: its row of X, like "[1, 0, 2, 1]".', metavar="ROW"
         ),
     ] = None,
+    plain: PlainOpt = False,
 ) -> None:
     """Work through every step of a lesson, with term-by-term working."""
     from tutor.core.decode import with_next_token
@@ -101,7 +109,7 @@ def walk(
     from tutor.teach import focus as fc
     from tutor.teach.walk import WalkOptions, step_pages
 
-    console = make_console()
+    console = make_console(plain=plain)
     # "" is a value given (and refused by the reader), not the option left out
     chosen = (
         fc.from_cell(d, cell)
@@ -251,6 +259,7 @@ def explain(
         ),
     ] = 8,
     lessons_dir: LessonsDirOpt = None,
+    plain: PlainOpt = False,
 ) -> None:
     """Show everything one cell depends on, as a tree, with exact and rounded values."""
     from tutor.core.engine import derive
@@ -260,7 +269,7 @@ def explain(
     d = derive(open_lesson(lesson, lessons_dir))
     step, i, j = parse_cell(d, cell)
     places = precision if precision is not None else d.lesson.precision
-    make_console().print(explain_tree(d, step, i, j, places, limit))
+    make_console(plain=plain).print(explain_tree(d, step, i, j, places, limit))
 
 
 def explore(lesson: LessonArg = "cats-chase-mice", lessons_dir: LessonsDirOpt = None) -> None:
@@ -285,6 +294,7 @@ def softmax(
     ],
     times: Annotated[str, typer.Option(help="Multiply every number by this first, e.g. 10.")] = "1",
     precision: Annotated[int, typer.Option(help="Decimals shown.", min=0, max=10, metavar="N")] = 2,
+    plain: PlainOpt = False,
 ) -> None:
     """Work softmax by hand for any numbers: each e^x, the total and each share."""
     from tutor.teach.walk import softmax_warmup
@@ -293,8 +303,8 @@ def softmax(
     values = read_numbers(numbers)
     factor = read_number(times, "--times")
     weights = softmax_row(values, factor)
-    plain = softmax_row(values) if factor != (1, 1) else None
-    console = make_console()
+    unscaled = softmax_row(values) if factor != (1, 1) else None
+    console = make_console(plain=plain)
     effect = times_effect(factor)
-    for part in softmax_warmup(weights, precision, plain, times_text(factor), effect):
+    for part in softmax_warmup(weights, precision, unscaled, times_text(factor), effect):
         console.print(part)

@@ -42,6 +42,7 @@ from tutor.text import format as fmt
 from tutor.text import groups, nextstep, rope, steps, theme, words
 from tutor.text import working as wk
 from tutor.text.cells import dot_phrase, said, the_row
+from tutor.text.plain import joined
 from tutor.text.tables import (
     MatrixGrid,
     col_width,
@@ -671,8 +672,7 @@ def _step_section(d: Derivation, step: Step, opts: WalkOptions) -> RenderableTyp
 
 def header(d: Derivation) -> RenderableType:
     lesson = d.lesson
-    facts = " · ".join(words.lesson_facts(lesson))
-    body = [Text(facts)]
+    body = [joined(words.lesson_facts(lesson))]  # " · " between facts: not a product
     if lesson.description:
         body.insert(0, Text(lesson.description))
     source = "X_src" if lesson.source is not None else "X"  # cross-attention: K, V from X_src
