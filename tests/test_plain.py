@@ -144,6 +144,7 @@ def test_each_command_offers_it(run, command: str) -> None:  # type: ignore[no-u
         ("✓ Right, from the exact value", "Right, from the exact value"),
         ("[████░░░░] 3/9 stages passed", "3/9 stages passed"),
         ("✓  3. Scores", "passed:  3. Scores"),
+        ("▸ MHA", "(marked) MHA"),
     ],
 )
 def test_signs_in_words(shown: str, said: str) -> None:

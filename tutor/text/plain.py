@@ -39,6 +39,7 @@ SPOKEN = (
     (re.compile(r"[✓✔](?=\s+\w)|[✗✘](?=\s+\w)"), ""),  # "✓ Right": the word says it
     (re.compile("[✓✔]"), "(checks)"),
     (re.compile("[✗✘]"), "(does not check)"),
+    (re.compile("▸"), "(marked)"),  # the lesson's own row of a comparison, said
 )
 
 
