@@ -264,7 +264,8 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
     """The gradebook as rows: a header, then one row per graded sheet.
 
     Columns: Student, ID (from the sheet, copied from the roster by ``variants``), Sheet,
-    Variant, the points of each step, Total, Out of, Percent, Flags (``integrity``).
+    Variant, the points of each step, Total, Out of, Percent. No flags: a platform would take
+    any extra column for an assignment; they go to ``gradebooks.flags_csv``, a file of their own.
     """
     keys: list[str] = []
     for r in grades.graded:
@@ -272,7 +273,7 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
             if step.key not in keys:
                 keys.append(step.key)
     rows: list[list[object]] = [
-        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent", "Flags"]
+        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent"]
     ]
     for r in grades.graded:
         header = r.sheet.header
@@ -288,7 +289,6 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
                 gr.points_number(r.points),
                 r.out_of,
                 gr.percent(r),
-                "; ".join(f.message for f in r.flags),
             ]
         )
     return rows
