@@ -19,6 +19,7 @@ from rich.text import Text
 from tutor.assess import grade as gr
 from tutor.assess.classgrade import ClassGrades
 from tutor.assess.classreport import CellShare, ClassSummary, StepShare
+from tutor.assess.items import index_text, percent_text
 from tutor.text import theme
 from tutor.text.words import visible
 
@@ -143,6 +144,8 @@ def summary_view(s: ClassSummary) -> list[RenderableType]:
         out.append(Text(f"Grades held ({len(s.held)}), left blank in the gradebook", style="bold"))
         out += [Text(visible(f"{who}: {why}")) for who, why in s.held]
     out.append(_slips_table(s))
+    if s.items:
+        out += [_items_table(s), Text(ITEMS_NOTE, style="dim")]
     if s.hardest:
         hard = Table(title="Cells most often wrong", title_justify="left", show_edge=False)
         for col in ("Cell", "Right", "Wrong", "Blank"):
@@ -176,6 +179,29 @@ def _slips_table(s: ClassSummary) -> RenderableType:
             Text(visible("; ".join(sl.who))),
         )
     return t
+
+
+def _items_table(s: ClassSummary) -> RenderableType:
+    """Item analysis: each step and named slip, its share right and discrimination; the
+    reading under it."""
+    t = Table(title="Item analysis", title_justify="left", show_edge=False,
+              caption=visible(s.reading), caption_justify="left")  # fmt: skip
+    notes = any(i.discrimination is None for i in s.items)
+    for col in ("Item", "Students", "Right", "Discrimination", *(("Why —",) if notes else ())):
+        t.add_column(col, justify="left" if col in ("Item", "Why —") else "right")
+    for i in s.items:
+        name = i.name if i.kind == "step" else f"slip: {i.name}"
+        t.add_row(Text(visible(name)), str(i.students), percent_text(i.right), index_text(i),
+                  *((i.why,) if notes else ()))  # fmt: skip
+    return t
+
+
+ITEMS_NOTE = (
+    "Right: a step's points earned of its points possible; a slip's share of sheets that avoided "
+    "it. Discrimination: the point-biserial of the item's score against the rest of the total "
+    "(the total less that step), from −1 to 1; 0.3 and above separates strong from weak sheets "
+    "well, near 0 or below not at all. — : undefined, with why."
+)
 
 
 def perhaps_text(n: int) -> str:
@@ -237,6 +263,16 @@ def markdown(s: ClassSummary) -> str:
         ]
     else:
         lines.append("No named slips.")
+    if s.items:
+        lines += ["", "## Item analysis", "", _md(s.reading), "",
+                  "| Item | Students | Right | Discrimination | Why undefined |",
+                  "|---|---:|---:|---:|---|"]  # fmt: skip
+        lines += [
+            f"| {_md(i.name if i.kind == 'step' else 'slip: ' + i.name)} | {i.students} | "
+            f"{percent_text(i.right)} | {index_text(i)} | {_md(i.why)} |"
+            for i in s.items
+        ]
+        lines += ["", _md(ITEMS_NOTE)]
     lines += ["", "## Cells most often wrong", ""]
     lines += [f"- {_md(c.name)}: {c.got} of {c.of} right, {c.wrong} wrong" for c in s.hardest]
     if not s.hardest:
@@ -275,6 +311,7 @@ th:first-child, td.l, th.l {{ text-align: left; }}
 caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
 .muted {{ color: {MUTED}; }}
 .legend span {{ display: inline-block; padding: 0.1rem 0.5rem; margin-right: 0.3rem; }}
+.wide {{ overflow-x: auto; }}
 """
     )
     parts = [
@@ -330,6 +367,22 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         parts.append("</table>")
     else:
         parts.append("<p>No named slips.</p>")
+    if s.items:
+        why = any(i.discrimination is None for i in s.items)  # the column only when needed
+        parts += [
+            "<h2>Item analysis</h2>",
+            f"<p><strong>{_h(s.reading)}</strong></p>",
+            '<div class="wide"><table><tr><th class=l>Item</th><th>Students</th><th>Right</th>'
+            "<th>Discrimination</th>" + ("<th class=l>Why —</th>" if why else "") + "</tr>",
+        ]
+        parts += [
+            f'<tr><td class="l">{_h(i.name if i.kind == "step" else "slip: " + i.name)}</td>'
+            f"<td>{i.students}</td><td>{percent_text(i.right)}</td><td>{index_text(i)}</td>"
+            + (f'<td class="l muted">{_h(i.why)}</td>' if why else "")
+            + "</tr>"
+            for i in s.items
+        ]
+        parts += ["</table></div>", f'<p class="muted">{_h(ITEMS_NOTE)}</p>']
     parts.append("<h2>Cells most often wrong</h2>")
     if s.hardest:
         parts.append("<table><tr><th>Cell</th><th>Right</th><th>Wrong</th></tr>")

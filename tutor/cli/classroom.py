@@ -110,6 +110,15 @@ def grade(
             "screen, in the --report and in FILE-flags.csv).",
         ),
     ] = False,
+    items_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--items",
+            help="Write the item analysis to FILE (.csv): per step and per named slip, the "
+            "students, the share right and the discrimination.",
+            metavar="FILE",
+        ),
+    ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
@@ -138,10 +147,11 @@ def grade(
         *([roster] if roster else []),
     ]
     flags_out = _flags_file(csv_out)
-    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv")):
+    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv"),
+                           (items_out, "--items")):  # fmt: skip
         _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
-    if single and csv_out is None and not report and feedback_dir is None:
+    if single and csv_out is None and not report and feedback_dir is None and items_out is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force, skipped)
     grades.notes[:0] = notes
@@ -153,6 +163,8 @@ def grade(
         )
     if feedback_dir is not None:
         _write_feedback(grades, feedback_dir, inputs)
+    if items_out is not None:
+        _write_items(grades, items_out)
     if report:
         _class_report(grades, output, kind, hold_flagged)
     if grades.bad or problems:
@@ -267,6 +279,21 @@ def _class_report(grades, output: Path | None, kind: str | None, hold: bool = Fa
     else:
         page = class_view.markdown if kind == "md" else class_view.html_page
         write_output(page(summary), output, force=True)
+
+
+def _write_items(grades: "ClassGrades", path: Path) -> None:
+    """--items FILE: the item analysis as CSV, and its reading on screen."""
+    from rich.text import Text
+
+    from tutor.assess.classreport import summarize
+    from tutor.assess.items import items_csv
+    from tutor.text.words import visible
+
+    summary = summarize(grades.graded)
+    write_output(items_csv(list(summary.items)), path, force=True)
+    err = make_console(stderr=True)
+    wrote = "" if str(path) == "-" else f"wrote {path}: "
+    err.print(Text(visible(wrote + summary.reading)), soft_wrap=True)
 
 
 def _out_of(text: str | None) -> "sympy.Rational | None":
