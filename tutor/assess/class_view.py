@@ -44,6 +44,7 @@ FLAG_WORDS = {
     "not-their-variant": "not their variant",
     "identical": "identical",
     "other-variant": "other numbers",
+    "not-their-sheet": "not their sheet",
 }
 
 
@@ -76,10 +77,11 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in grades.graded:
         h = r.sheet.header
+        handed = grades.handed.get(r.sheet.path)  # its name in the platform's download
         table.add_row(
             Text(visible(r.sheet.student or "—")),
             Text(visible(h.student_id if h else "")),
-            Text(visible(r.sheet.path)),
+            Text(visible(getattr(handed, "member", "") or r.sheet.path)),
             gr.points_text(r.points),
             str(r.out_of),
             f"{gr.percent(r):g}",

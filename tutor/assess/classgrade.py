@@ -24,6 +24,7 @@ from tutor.core.errors import LessonError, TutorError
 from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP
 from tutor.core.lesson import Lesson
 from tutor.core.lessonfile import load_lesson
+from tutor.core.roster import Student
 
 SHEET_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -45,6 +46,10 @@ class ClassGrades:
     graded: list[gr.Report] = field(default_factory=list)
     bad: list[Bad] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said once each, in order
+    # submissions as downloaded (``submissions.bind``): a sheet's path -> the roster row the
+    # platform says handed it in, and what its file name said (``submissions.Named``)
+    owners: dict[str, Student] = field(default_factory=dict)
+    handed: dict[str, object] = field(default_factory=dict)
 
 
 class Lessons:
