@@ -258,3 +258,11 @@ def test_an_unpacked_canvas_folder_reads_as_its_zip(run, tmp_path, sheets) -> No
     assert result.exit_code == 1  # the link is set aside, not followed
     assert "okaforchidi_5002_9002_sheet.yaml: set aside: a link" in said(result)
     assert '"student": "Lee, Ann"' in result.stdout
+    # a class folder of sheets with one name that looks like Canvas's stays a class folder
+    plain = tmp_path / "sheets"
+    plain.mkdir()
+    (plain / "ann.yaml").write_text(sheets["ann"])
+    (plain / "chidi_2024_01_sheet.yaml").write_text(sheets["chidi"])  # a date, not ids
+    result = grade(run, str(plain), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.count('"student"') == 2

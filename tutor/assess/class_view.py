@@ -335,7 +335,8 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
     parts += [
         "</table>",
         "<h2>Students</h2>",
-        "<table><tr><th class=l>Student</th><th class=l>ID</th><th class=l>Sheet</th><th>Points"
+        '<div class="wide"><table><tr><th class=l>Student</th><th class=l>ID</th>'
+        "<th class=l>Sheet</th><th>Points"
         "</th><th>%</th><th class=l>Flags</th><th class=l>Slips named</th></tr>",
     ]
     parts += [
@@ -345,7 +346,7 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         f'<td class="l">{_h(", ".join(st.slips))}</td></tr>'
         for st in s.students
     ]
-    parts.append("</table>")
+    parts.append("</table></div>")  # scrolls on its own on a phone
     if s.set_aside:
         parts.append(f"<h2>Sheets not graded ({len(s.set_aside)})</h2><ul>")
         parts += [f"<li>{_h(path)}: {_h(reason)}</li>" for path, reason in s.set_aside]

@@ -88,10 +88,10 @@ def items(reports: list[Report], slips: dict[str, str] | None = None) -> list[It
 
 
 def percent_text(share: sympy.Rational) -> str:
-    """A share as a whole percentage, half up: ``41 %``."""
+    """A share as a whole percentage, half up: ``41 %`` (a no-break space: never split)."""
     from tutor.text.format import expr_rounded
 
-    return f"{expr_rounded(100 * share, 0)} %"
+    return f"{expr_rounded(100 * share, 0)}\u00a0%"
 
 
 def index_text(item: Item) -> str:
@@ -110,6 +110,8 @@ def reading(found: list[Item]) -> str:
     if not steps:
         return "No steps were graded."
     hardest = min(steps, key=lambda i: i.right)  # the first of equals, in the sheet's order
+    if hardest.right == 1:
+        return "Every step was right on every sheet: no step is hard, none separates the sheets."
     line = f"Hardest step: {hardest.name} ({percent_text(hardest.right)} right)."
     defined = [i for i in steps if i.discrimination is not None]
     if not defined:
@@ -128,8 +130,8 @@ def items_rows(found: list[Item]) -> list[list[object]]:
     """The items as the CSV's rows, with its header."""
     rows: list[list[object]] = [list(ITEMS_HEADER)]
     for i in found:
-        rows.append([i.name, i.kind, i.what, i.students,
-                     percent_text(i.right).removesuffix(" %"), index_text(i), i.why])  # fmt: skip
+        right = percent_text(i.right).removesuffix("\u00a0%")  # a number, for a spreadsheet
+        rows.append([i.name, i.kind, i.what, i.students, right, index_text(i), i.why])
     return rows
 
 

@@ -109,13 +109,17 @@ class Member:
 
 
 def is_handover(path: Path) -> bool:
-    """Whether ``path`` is a platform's submissions: a zip, or a folder of files (or
-    participant folders) named as Canvas or Moodle name them."""
+    """Whether ``path`` is a platform's submissions: a zip, or a folder whose every entry is
+    named as Canvas names a file or Moodle a participant's folder (a class folder of sheets
+    with one such name stays a class folder)."""
     if path.is_file():
         return path.suffix.lower() == ".zip" or zipfile.is_zipfile(path)
     if not path.is_dir() or path.is_symlink():
         return False
-    return any(named(f.name) or (f.is_dir() and MOODLE.match(f.name)) for f in path.iterdir())
+    entries = [f for f in path.iterdir() if not _hidden(f.name)]
+    return bool(entries) and all(
+        named(f.name) or (f.is_dir() and MOODLE.match(f.name)) for f in entries
+    )
 
 
 def zip_members(path: Path) -> tuple[list[Member], list[tuple[str, str]]]:
