@@ -125,11 +125,17 @@ class ClassSummary:
     reading: str = ""  # the item analysis in one line for the instructor
 
 
+def named_slips(r: Report) -> list[str]:
+    """The slips named on a sheet (each cell one slip alone explains), none for a sheet worked
+    on another variant's numbers (they say nothing of a misconception)."""
+    if any(f.kind == "other-variant" for f in r.flags):
+        return []
+    return sorted({g.slip.name for g in r.cells if g.slip is not None})
+
+
 def student_line(r: Report) -> StudentLine:
     h = r.sheet.header
-    named = sorted({g.slip.name for g in r.cells if g.slip is not None})
-    if any(f.kind == "other-variant" for f in r.flags):
-        named = []
+    named = named_slips(r)
     return StudentLine(
         r.sheet.student,
         h.student_id if h else "",

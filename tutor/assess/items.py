@@ -61,24 +61,25 @@ def point_biserial(
 def items(reports: list[Report], slips: dict[str, str] | None = None) -> list[Item]:
     """The steps in the order the sheets have them, then each named slip (``slips``: its id and
     words, most frequent first, as the class report lists them)."""
-    from tutor.assess.classreport import student_line
+    from tutor.assess.classreport import named_slips
 
-    totals = [sympy.Rational(r.points) for r in reports]
+    totals: list[sympy.Rational] = []
     by_step: dict[str, list[sympy.Rational]] = {}
     worth: dict[str, int] = {}
     for k, r in enumerate(reports):
-        for step, earned, possible in r.points_by_step():
-            by_step.setdefault(step.key, [sympy.Integer(0)] * len(reports))[k] = sympy.Rational(
-                earned
-            )
+        total = sympy.Integer(0)
+        for step, earned, possible in r.points_by_step():  # once per sheet: it is not free
+            by_step.setdefault(step.key, [sympy.Integer(0)] * len(reports))[k] = earned
             worth[step.key] = worth.get(step.key, 0) + possible
+            total += earned
+        totals.append(total)
     out = []
     for key, xs in by_step.items():
         rest = [t - x for t, x in zip(totals, xs, strict=True)]
         r, why = point_biserial(xs, rest)
         right = sum(xs, sympy.Integer(0)) / worth[key] if worth[key] else sympy.Integer(0)
         out.append(Item(key, "step", key, len(reports), right, r, why))
-    named = [set(student_line(r).slips) for r in reports]
+    named = [set(named_slips(r)) for r in reports]
     for slip, words in (slips or {}).items():
         avoided = [sympy.Integer(slip not in made) for made in named]
         r, why = point_biserial(avoided, totals)
