@@ -266,3 +266,28 @@ def test_an_unpacked_canvas_folder_reads_as_its_zip(run, tmp_path, sheets) -> No
     result = grade(run, str(plain), "--json")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.count('"student"') == 2
+
+
+def test_feedback_zips_for_sheets_that_came_another_way(run, tmp_path, sheets) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "sheets"
+    folder.mkdir()
+    (folder / "ann.yaml").write_text(sheets["ann"])
+    (folder / "chidi.yaml").write_text(sheets["chidi"])
+    fb = tmp_path / "fb"
+    # Moodle: the folder built from the worksheet's name and participant id, matched by name
+    result = grade(run, str(folder), "--lms", "moodle", "--roster", str(MOODLE_ROSTER),
+                   "--feedback", str(fb))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    with zipfile.ZipFile(fb / "moodle-feedback.zip") as z:
+        names = sorted(z.namelist())
+    assert names == ["Ann Lee_101_assignsubmission_file_/feedback.html",
+                     "Chidi Okafor_102_assignsubmission_file_/feedback.html"]  # fmt: skip
+    # Canvas: no file of theirs to attach a comment to, so no zip, and who is said
+    result = grade(run, str(folder), "--lms", "canvas", "--roster", str(CANVAS_ROSTER),
+                   "--feedback", str(fb))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert not (fb / "canvas-feedback.zip").exists()
+    assert (
+        "note: not in canvas-feedback.zip (no Canvas submission of theirs in the download to "
+        "attach a comment to): Lee, Ann (id 5001); Okafor, Chidi (id 5002)" in said(result)
+    )

@@ -448,11 +448,13 @@ def _feedback_zip(grades, pages, folder: Path, lms: str, table, inputs) -> None:
         else:
             named.append((name, page))
     target = folder / f"{lms}-feedback.zip"
-    _not_an_input(target, "--feedback", inputs)
-    write_output(feedback_zip(named), target, force=True)
     err = make_console(stderr=True)
-    upload = UPLOADS[lms]
-    err.print(Text(f"wrote {target}: {len(named)} feedback page(s), for {upload}"), soft_wrap=True)
+    if named:
+        _not_an_input(target, "--feedback", inputs)
+        write_output(feedback_zip(named), target, force=True)
+        upload = UPLOADS[lms]
+        err.print(Text(f"wrote {target}: {len(named)} feedback page(s), for {upload}"),
+                  soft_wrap=True)  # fmt: skip
     if left:
         why = LEFT_OUT[lms]
         err.print(Text(visible(f"note: not in {target.name} ({why}): {'; '.join(left)}")),
