@@ -111,12 +111,17 @@ class Member:
 def is_handover(path: Path) -> bool:
     """Whether ``path`` is a platform's submissions: a zip, or a folder whose every entry is
     named as Canvas names a file or Moodle a participant's folder (a class folder of sheets
-    with one such name stays a class folder)."""
-    if path.is_file():
-        return path.suffix.lower() == ".zip" or zipfile.is_zipfile(path)
-    if not path.is_dir() or path.is_symlink():
+    with one such name stays a class folder). A path that cannot be looked at is not: the
+    sheet reader says what is wrong with it."""
+    try:
+        if path.is_file():  # a sheet's name is a sheet, whatever bytes it holds
+            suffix = path.suffix.lower()
+            return suffix == ".zip" or (suffix not in SHEET_NAMES and zipfile.is_zipfile(path))
+        if not path.is_dir() or path.is_symlink():
+            return False
+        entries = [f for f in path.iterdir() if not _hidden(f.name)]
+    except OSError:
         return False
-    entries = [f for f in path.iterdir() if not _hidden(f.name)]
     return bool(entries) and all(
         named(f.name) or (f.is_dir() and MOODLE.match(f.name)) for f in entries
     )
