@@ -50,7 +50,8 @@ def grade(
         ),
     ] = None,
     report: Annotated[
-        bool, typer.Option("--report", help="Summarize what the class got wrong.")
+        bool,
+        typer.Option("--report", help="Summarize what the class got wrong, with an item analysis."),
     ] = False,
     output: Annotated[
         Path | None,
@@ -66,7 +67,7 @@ def grade(
         typer.Option(
             "--lms",
             help="The --csv's format: plain (a spreadsheet), canvas or moodle (their grade "
-            "import).",
+            "import); with --feedback, the platform whose bulk upload the zip is named for.",
             metavar="plain|canvas|moodle",
         ),
     ] = "plain",
