@@ -81,7 +81,7 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
         table.add_row(
             Text(visible(r.sheet.student or "—")),
             Text(visible(h.student_id if h else "")),
-            Text(visible(getattr(handed, "member", "") or r.sheet.path)),
+            Text(visible(handed.member if handed else r.sheet.path)),
             gr.points_text(r.points),
             str(r.out_of),
             f"{gr.percent(r):g}",

@@ -15,6 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.assess import grade as gr
 from tutor.assess.sheet import HEADER_KEYS, Header, read_header, read_sheet
@@ -25,6 +26,9 @@ from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TO
 from tutor.core.lesson import Lesson
 from tutor.core.lessonfile import load_lesson
 from tutor.core.roster import Student
+
+if TYPE_CHECKING:
+    from tutor.assess.submissions import Named
 
 SHEET_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -49,7 +53,7 @@ class ClassGrades:
     # submissions as downloaded (``submissions.bind``): a sheet's path -> the roster row the
     # platform says handed it in, and what its file name said (``submissions.Named``)
     owners: dict[str, Student] = field(default_factory=dict)
-    handed: dict[str, object] = field(default_factory=dict)
+    handed: dict[str, Named] = field(default_factory=dict)
 
 
 class Lessons:

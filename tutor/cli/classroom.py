@@ -443,7 +443,7 @@ def _feedback_zip(grades, pages, folder: Path, lms: str, table, inputs) -> None:
     named, left = [], []
     for r, page in pages:
         owner = owners.get(r.sheet.path)
-        name = feedback_name(lms, grades.handed.get(r.sheet.path), owner)  # type: ignore[arg-type]
+        name = feedback_name(lms, grades.handed.get(r.sheet.path), owner)
         if name is None:
             left.append(owner.shown if owner else r.sheet.student or r.sheet.path)
         else:
