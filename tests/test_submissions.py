@@ -103,6 +103,24 @@ def test_a_sheet_that_names_another_student_is_flagged_and_held(run, tmp_path, s
     assert flags[1][:2] == ["Okafor, Chidi", "5002"] and flags[1][3] == "not-their-sheet"
 
 
+def test_a_user_id_is_read_from_the_id_column_first(run, tmp_path, sheets) -> None:  # type: ignore[no-untyped-def]
+    roster = tmp_path / "export.csv"
+    roster.write_text(  # Ann's SIS User ID is a number: Chidi's Canvas user id
+        "Student,ID,SIS User ID,SIS Login ID,Section,Attention HW (4411)\n"
+        "    Points Possible,,,,,20.00\n"
+        '"Lee, Ann",5001,5002,alee,S1,\n"Okafor, Chidi",5002,s002,cokafor,S1,\n'
+    )
+    zipped = make_zip(tmp_path / "submissions.zip", [
+        ("okaforchidi_5002_9002_sheet.yaml", sheets["chidi"]),
+    ])  # fmt: skip
+    book = tmp_path / "book.csv"
+    result = grade(run, str(zipped), "--roster", str(roster), "--lms", "canvas", "--csv",
+                   str(book))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    graded = {r[0]: r[5] for r in rows(book)[2:]}
+    assert graded["Lee, Ann"] == "" and graded["Okafor, Chidi"] not in ("", "20")
+
+
 def test_an_id_not_on_the_roster_is_set_aside(run, tmp_path, sheets) -> None:  # type: ignore[no-untyped-def]
     zipped = make_zip(tmp_path / "submissions.zip", [
         ("leeann_5001_9001_sheet.yaml", sheets["ann"]),

@@ -299,8 +299,10 @@ def _ids(
     """The roster's rows by each platform's id: Canvas's user id (the export's ``ID``), Moodle's
     participant id (the worksheet's ``Participant 101``)."""
     out: dict[tuple[str, str], Student] = {}
-    for s in students:
-        for x in (s.id, *s.ids):
+    # each row's own id column first (Canvas's ID), then its other ids: a number in one row's
+    # SIS User ID never takes another row's user id
+    for ids in ([(s, s.id) for s in students], [(s, x) for s in students for x in s.ids]):
+        for s, x in ids:
             key = x.strip()
             if m := re.fullmatch(r"participant\s+(\d+)", key, re.I):
                 out.setdefault(("moodle", m[1]), s)
