@@ -100,14 +100,18 @@ def test_the_sheets_that_are_not_what_they_claim_are_flagged(tampered) -> None: 
     assert by["sheet-03.yaml"]["score"] == by["sheet-03.yaml"]["total"]  # flags change no score
 
 
-def test_the_gradebook_and_the_report_carry_the_flags(tampered) -> None:  # type: ignore[no-untyped-def]
+def test_the_flags_go_to_a_file_of_their_own_and_the_report(tampered) -> None:  # type: ignore[no-untyped-def]
     run, tmp = tampered
     book, page = tmp / "book.csv", tmp / "report.md"
     result = run("grade", str(tmp / "variants"), str(tmp / "sheets"), "--csv", str(book),
                  "--report", "--output", str(page))  # fmt: skip
     assert result.exit_code == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(book.read_text(encoding="utf-8"))))
-    assert {r["Sheet"] for r in rows if r["Flags"]} == FLAGGED
+    assert "Flags" not in rows[0] and "Flag" not in rows[0]  # a column a platform would import
+    assert all(r["Total"] for r in rows)  # without --hold-flagged every grade is given
+    flags = list(csv.DictReader(io.StringIO((tmp / "book-flags.csv").read_text("utf-8"))))
+    assert {Path(r["Sheet"]).name for r in flags} == FLAGGED
+    assert {r["Grade"] for r in flags} == {"given"}
     text = page.read_text(encoding="utf-8")
     assert "## Students" in text
     assert "but variant-05 was made for Student 04 (id 2004)" in text

@@ -19,6 +19,7 @@ from rich.text import Text
 from tutor.assess import grade as gr
 from tutor.assess.classgrade import ClassGrades
 from tutor.assess.classreport import CellShare, ClassSummary, StepShare
+from tutor.assess.items import index_text, percent_text
 from tutor.text import theme
 from tutor.text.words import visible
 
@@ -43,6 +44,7 @@ FLAG_WORDS = {
     "not-their-variant": "not their variant",
     "identical": "identical",
     "other-variant": "other numbers",
+    "not-their-sheet": "not their sheet",
 }
 
 
@@ -75,10 +77,11 @@ def class_table(grades: ClassGrades) -> list[RenderableType]:
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for r in grades.graded:
         h = r.sheet.header
+        handed = grades.handed.get(r.sheet.path)  # its name in the platform's download
         table.add_row(
             Text(visible(r.sheet.student or "—")),
             Text(visible(h.student_id if h else "")),
-            Text(visible(r.sheet.path)),
+            Text(visible(handed.member if handed else r.sheet.path)),
             gr.points_text(r.points),
             str(r.out_of),
             f"{gr.percent(r):g}",
@@ -143,6 +146,8 @@ def summary_view(s: ClassSummary) -> list[RenderableType]:
         out.append(Text(f"Grades held ({len(s.held)}), left blank in the gradebook", style="bold"))
         out += [Text(visible(f"{who}: {why}")) for who, why in s.held]
     out.append(_slips_table(s))
+    if s.items:
+        out += [_items_table(s), Text(ITEMS_NOTE, style="dim")]
     if s.hardest:
         hard = Table(title="Cells most often wrong", title_justify="left", show_edge=False)
         for col in ("Cell", "Right", "Wrong", "Blank"):
@@ -176,6 +181,29 @@ def _slips_table(s: ClassSummary) -> RenderableType:
             Text(visible("; ".join(sl.who))),
         )
     return t
+
+
+def _items_table(s: ClassSummary) -> RenderableType:
+    """Item analysis: each step and named slip, its share right and discrimination; the
+    reading under it."""
+    t = Table(title="Item analysis", title_justify="left", show_edge=False,
+              caption=visible(s.reading), caption_justify="left")  # fmt: skip
+    notes = any(i.discrimination is None for i in s.items)
+    for col in ("Item", "Students", "Right", "Discrimination", *(("Why —",) if notes else ())):
+        t.add_column(col, justify="left" if col in ("Item", "Why —") else "right")
+    for i in s.items:
+        name = i.name if i.kind == "step" else f"slip: {i.name}"
+        t.add_row(Text(visible(name)), str(i.students), percent_text(i.right), index_text(i),
+                  *((i.why,) if notes else ()))  # fmt: skip
+    return t
+
+
+ITEMS_NOTE = (
+    "Right: a step's points earned of its points possible; a slip's share of sheets that avoided "
+    "it. Discrimination: the point-biserial of the item's score against the rest of the total "
+    "(the total less that step), from −1 to 1; 0.3 and above separates strong from weak sheets "
+    "well, near 0 or below not at all. — : undefined, with why."
+)
 
 
 def perhaps_text(n: int) -> str:
@@ -237,6 +265,16 @@ def markdown(s: ClassSummary) -> str:
         ]
     else:
         lines.append("No named slips.")
+    if s.items:
+        lines += ["", "## Item analysis", "", _md(s.reading), "",
+                  "| Item | Students | Right | Discrimination | Why undefined |",
+                  "|---|---:|---:|---:|---|"]  # fmt: skip
+        lines += [
+            f"| {_md(i.name if i.kind == 'step' else 'slip: ' + i.name)} | {i.students} | "
+            f"{percent_text(i.right)} | {index_text(i)} | {_md(i.why)} |"
+            for i in s.items
+        ]
+        lines += ["", _md(ITEMS_NOTE)]
     lines += ["", "## Cells most often wrong", ""]
     lines += [f"- {_md(c.name)}: {c.got} of {c.of} right, {c.wrong} wrong" for c in s.hardest]
     if not s.hardest:
@@ -275,6 +313,7 @@ th:first-child, td.l, th.l {{ text-align: left; }}
 caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
 .muted {{ color: {MUTED}; }}
 .legend span {{ display: inline-block; padding: 0.1rem 0.5rem; margin-right: 0.3rem; }}
+.wide {{ overflow-x: auto; }}
 """
     )
     parts = [
@@ -296,7 +335,8 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
     parts += [
         "</table>",
         "<h2>Students</h2>",
-        "<table><tr><th class=l>Student</th><th class=l>ID</th><th class=l>Sheet</th><th>Points"
+        '<div class="wide"><table><tr><th class=l>Student</th><th class=l>ID</th>'
+        "<th class=l>Sheet</th><th>Points"
         "</th><th>%</th><th class=l>Flags</th><th class=l>Slips named</th></tr>",
     ]
     parts += [
@@ -306,7 +346,7 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         f'<td class="l">{_h(", ".join(st.slips))}</td></tr>'
         for st in s.students
     ]
-    parts.append("</table>")
+    parts.append("</table></div>")  # scrolls on its own on a phone
     if s.set_aside:
         parts.append(f"<h2>Sheets not graded ({len(s.set_aside)})</h2><ul>")
         parts += [f"<li>{_h(path)}: {_h(reason)}</li>" for path, reason in s.set_aside]
@@ -330,6 +370,22 @@ caption {{ text-align: left; font-weight: 600; padding-bottom: 0.3rem; }}
         parts.append("</table>")
     else:
         parts.append("<p>No named slips.</p>")
+    if s.items:
+        why = any(i.discrimination is None for i in s.items)  # the column only when needed
+        parts += [
+            "<h2>Item analysis</h2>",
+            f"<p><strong>{_h(s.reading)}</strong></p>",
+            '<div class="wide"><table><tr><th class=l>Item</th><th>Students</th><th>Right</th>'
+            "<th>Discrimination</th>" + ("<th class=l>Why —</th>" if why else "") + "</tr>",
+        ]
+        parts += [
+            f'<tr><td class="l">{_h(i.name if i.kind == "step" else "slip: " + i.name)}</td>'
+            f"<td>{i.students}</td><td>{percent_text(i.right)}</td><td>{index_text(i)}</td>"
+            + (f'<td class="l muted">{_h(i.why)}</td>' if why else "")
+            + "</tr>"
+            for i in s.items
+        ]
+        parts += ["</table></div>", f'<p class="muted">{_h(ITEMS_NOTE)}</p>']
     parts.append("<h2>Cells most often wrong</h2>")
     if s.hardest:
         parts.append("<table><tr><th>Cell</th><th>Right</th><th>Wrong</th></tr>")

@@ -15,6 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.assess import grade as gr
 from tutor.assess.sheet import HEADER_KEYS, Header, read_header, read_sheet
@@ -24,6 +25,10 @@ from tutor.core.errors import LessonError, TutorError
 from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP
 from tutor.core.lesson import Lesson
 from tutor.core.lessonfile import load_lesson
+from tutor.core.roster import Student
+
+if TYPE_CHECKING:
+    from tutor.assess.submissions import Named
 
 SHEET_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -45,6 +50,10 @@ class ClassGrades:
     graded: list[gr.Report] = field(default_factory=list)
     bad: list[Bad] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said once each, in order
+    # submissions as downloaded (``submissions.bind``): a sheet's path -> the roster row the
+    # platform says handed it in, and what its file name said (``submissions.Named``)
+    owners: dict[str, Student] = field(default_factory=dict)
+    handed: dict[str, Named] = field(default_factory=dict)
 
 
 class Lessons:
@@ -264,7 +273,8 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
     """The gradebook as rows: a header, then one row per graded sheet.
 
     Columns: Student, ID (from the sheet, copied from the roster by ``variants``), Sheet,
-    Variant, the points of each step, Total, Out of, Percent, Flags (``integrity``).
+    Variant, the points of each step, Total, Out of, Percent. No flags: a platform would take
+    any extra column for an assignment; they go to ``gradebooks.flags_csv``, a file of their own.
     """
     keys: list[str] = []
     for r in grades.graded:
@@ -272,7 +282,7 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
             if step.key not in keys:
                 keys.append(step.key)
     rows: list[list[object]] = [
-        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent", "Flags"]
+        ["Student", "ID", "Sheet", "Variant", *keys, "Total", "Out of", "Percent"]
     ]
     for r in grades.graded:
         header = r.sheet.header
@@ -288,7 +298,6 @@ def gradebook_rows(grades: ClassGrades) -> list[list[object]]:
                 gr.points_number(r.points),
                 r.out_of,
                 gr.percent(r),
-                "; ".join(f.message for f in r.flags),
             ]
         )
     return rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tutor.assess.grade import Report, percent, points_text
+from tutor.assess.items import Item, items, reading
 
 # what each named slip of the judge (``judge.alternatives``) means, said of a student
 SLIP_SUMMARY = {
@@ -120,13 +121,21 @@ class ClassSummary:
     students: tuple[StudentLine, ...] = ()  # one per sheet, in the order graded
     set_aside: tuple[tuple[str, str], ...] = ()  # (sheet, reason) of each sheet not graded
     held: tuple[tuple[str, str], ...] = ()  # (who, why) of each grade held (--hold-flagged)
+    items: tuple[Item, ...] = ()  # item analysis: each step, then each named slip
+    reading: str = ""  # the item analysis in one line for the instructor
+
+
+def named_slips(r: Report) -> list[str]:
+    """The slips named on a sheet (each cell one slip alone explains), none for a sheet worked
+    on another variant's numbers (they say nothing of a misconception)."""
+    if any(f.kind == "other-variant" for f in r.flags):
+        return []
+    return sorted({g.slip.name for g in r.cells if g.slip is not None})
 
 
 def student_line(r: Report) -> StudentLine:
     h = r.sheet.header
-    named = sorted({g.slip.name for g in r.cells if g.slip is not None})
-    if any(f.kind == "other-variant" for f in r.flags):
-        named = []
+    named = named_slips(r)
     return StudentLine(
         r.sheet.student,
         h.student_id if h else "",
@@ -232,6 +241,7 @@ def summarize(
     total_points = sum(float(r.points) for r in reports)
     total_worth = sum(r.out_of for r in reports)
     mean = 100 * total_points / total_worth if total_worth else 0.0
+    analysed = items(reports, {sl.id: sl.description for sl in slips if sl.students})
     return ClassSummary(
         lesson,
         len(reports),
@@ -242,6 +252,8 @@ def summarize(
         tuple(student_line(r) for r in reports),
         set_aside,
         tuple(held_lines(reports) if hold else ()),
+        tuple(analysed),
+        reading(analysed),
     )
 
 

@@ -168,12 +168,15 @@ class Report:
         return sympy.Rational(self.step_points(g.step), len(self.d.asked(g.step)) or 1)
 
     def points_by_step(self) -> list[tuple[Step, sympy.Rational, int]]:
-        """Each step with the points earned (exact) and the points it is worth."""
-        return [
-            (step, sum((self.cell_points(g) for g in cells if g.points), sympy.Integer(0)),
-             self.step_points(step))
-            for step, cells in self.steps()
-        ]  # fmt: skip
+        """Each step with the points earned (exact) and the points it is worth: the cells
+        earned times what each is worth (``cell_points``, the same for every cell of a step),
+        one exact division per step rather than a sum of one per cell."""
+        out = []
+        for step, cells in self.steps():
+            worth = self.step_points(step)
+            right = sum(1 for g in cells if g.points)
+            out.append((step, sympy.Rational(worth * right, len(self.d.asked(step)) or 1), worth))
+        return out
 
     @property
     def points(self) -> sympy.Rational:

@@ -66,7 +66,7 @@ def _key(name: str) -> str:
     return " ".join(name.casefold().split())
 
 
-def _names(name: str) -> set[str]:
+def name_keys(name: str) -> set[str]:
     """``Lee, Ann`` (Canvas's sortable name) and ``Ann Lee`` name the same student."""
     keys = {_key(name)}
     if name.count(",") == 1:
@@ -76,27 +76,29 @@ def _names(name: str) -> set[str]:
 
 
 def match(
-    reports: list[gr.Report], students: list[Student]
+    reports: list[gr.Report], students: list[Student], owners: dict[str, Student] | None = None
 ) -> tuple[dict[int, gr.Report], list[str]]:
-    """Each roster row's sheet (by the row's line): by an id the sheet carries (any of the row's
-    ID, SIS User ID, SIS Login ID, email…), else by name when one row has it. The problems: a
-    sheet no row (or two rows) fits, a row two sheets claim."""
+    """Each roster row's sheet (by the row's line): the row the platform says handed it in
+    (``owners``: a sheet's path to its row, for submissions as downloaded), else by an id the
+    sheet carries (any of the row's ID, SIS User ID, SIS Login ID, email…), else by name when
+    one row has it. The problems: a sheet no row (or two rows) fits, a row two sheets claim."""
     by_id: dict[str, list[Student]] = {}
     by_name: dict[str, list[Student]] = {}
     for s in students:
         for x in {_key(i) for i in (*s.ids, s.id)} - {""}:  # ids as the platforms compare them
             by_id.setdefault(x, []).append(s)
-        for k in _names(s.name):
+        for k in name_keys(s.name):
             by_name.setdefault(k, []).append(s)
     rows: dict[int, gr.Report] = {}
     problems: list[str] = []
     for r in reports:
         h = r.sheet.header
         sid = _key(h.student_id if h else "")
-        found = by_id.get(sid, []) if sid else []
+        owner = (owners or {}).get(r.sheet.path)
+        found = [owner] if owner else by_id.get(sid, []) if sid else []
         if not found:
             found = list(
-                {s.line: s for k in _names(r.sheet.student) for s in by_name.get(k, [])}.values()
+                {s.line: s for k in name_keys(r.sheet.student) for s in by_name.get(k, [])}.values()
             )
         who = _who(r)
         if not found:
@@ -167,6 +169,7 @@ def canvas_export(
     out_of: sympy.Rational | None,
     set_aside: list[Bad] | tuple[Bad, ...] = (),
     hold: bool = False,
+    owners: dict[str, Student] | None = None,
 ) -> Book:
     """The instructor's Canvas export written back: every row and column as it was, the
     assignment's column filled (scaled to its Points Possible, or ``out_of``), blank for a
@@ -206,7 +209,7 @@ def canvas_export(
         scale = number(given, f"{table.path}: Points Possible of {table.header[col].strip()}")
     comma = decimal_comma(table, possible_row)
     students = students_of(table)
-    sheets, problems = match(reports, students)
+    sheets, problems = match(reports, students, owners)
     by_line = {s.line: s for s in students}
     out = [list(table.header)]
     blank: list[str] = []
@@ -254,7 +257,7 @@ def _sent(student: Student, set_aside: list[Bad] | tuple[Bad, ...]) -> bool:
     ids = {i.casefold() for i in student.ids} | ({student.id.casefold()} if student.id else set())
     return any(
         (b.student_id and b.student_id.casefold() in ids)
-        or (not b.student_id and b.student and _names(b.student) & _names(student.name))
+        or (not b.student_id and b.student and name_keys(b.student) & name_keys(student.name))
         for b in set_aside
     )
 
@@ -283,6 +286,7 @@ def moodle(
     item: str,
     out_of: sympy.Rational | None,
     hold: bool = False,
+    owners: dict[str, Student] | None = None,
 ) -> Book:
     """Moodle's CSV import: the users' ``ID number`` (or ``Email address``, whichever the roster
     has), the grade on the item's scale (blank for a flagged sheet with ``hold``: Moodle's
@@ -301,7 +305,7 @@ def moodle(
             rows.append([_cell(h.student_id), grade, _cell(feedback_line(r))])
         return Book(_write([header, *rows]), [], problems)
     students = students_of(table)
-    sheets, problems = match(reports, students)
+    sheets, problems = match(reports, students, owners)
     which = _id_column(table, sheets)
     if which is None:
         raise TutorError(
@@ -336,11 +340,11 @@ def gradebook(
     name = assignment or next((r.d.lesson.variant.of for r in graded if r.d.lesson.variant), "")
     name = name or (graded[0].d.lesson.name if graded else "attn-tutor")
     if lms == "canvas" and table is not None:
-        return canvas_export(table, graded, assignment, out_of, grades.bad, hold)
+        return canvas_export(table, graded, assignment, out_of, grades.bad, hold, grades.owners)
     if lms == "canvas":
         return canvas_minimal(graded, name, out_of, hold)
     if lms == "moodle":
-        return moodle(graded, table, name, out_of, hold)
+        return moodle(graded, table, name, out_of, hold, grades.owners)
     if hold:  # the spreadsheet: Total and Percent blank (the steps' points stay, for review)
         rows = gradebook_rows(grades)
         total, percent = rows[0].index("Total"), rows[0].index("Percent")

@@ -35,7 +35,9 @@ def grade(
     sheets: Annotated[
         list[Path],
         typer.Argument(
-            help="Filled-in answer sheets (.yaml), or folders of them.", metavar="SHEET..."
+            help="Filled-in answer sheets (.yaml), or folders of them; or the submissions as "
+            "Canvas or Moodle hand them over (their zip, or its unpacked folder) with --roster.",
+            metavar="SHEET...",
         ),
     ],
     json_out: Annotated[
@@ -48,7 +50,8 @@ def grade(
         ),
     ] = None,
     report: Annotated[
-        bool, typer.Option("--report", help="Summarize what the class got wrong.")
+        bool,
+        typer.Option("--report", help="Summarize what the class got wrong, with an item analysis."),
     ] = False,
     output: Annotated[
         Path | None,
@@ -64,7 +67,7 @@ def grade(
         typer.Option(
             "--lms",
             help="The --csv's format: plain (a spreadsheet), canvas or moodle (their grade "
-            "import).",
+            "import); with --feedback, the platform whose bulk upload the zip is named for.",
             metavar="plain|canvas|moodle",
         ),
     ] = "plain",
@@ -73,7 +76,9 @@ def grade(
         typer.Option(
             "--roster",
             help="With --lms: the roster exported from the platform (Canvas: the gradebook "
-            "export, written back with the assignment filled in).",
+            "export, written back with the assignment filled in). With a submissions zip: the "
+            "roster whose ids its files carry (Canvas: the gradebook export; Moodle: the "
+            "grading worksheet).",
             metavar="FILE",
         ),
     ] = None,
@@ -98,7 +103,9 @@ def grade(
         Path | None,
         typer.Option(
             "--feedback",
-            help="Write one feedback file per student (.md and .html) into DIR.",
+            help="Write one feedback file per student (.md and .html) into DIR; with --lms "
+            "canvas or moodle also DIR/canvas-feedback.zip or DIR/moodle-feedback.zip, named "
+            "for that platform's bulk feedback upload.",
             metavar="DIR",
         ),
     ] = None,
@@ -110,15 +117,38 @@ def grade(
             "screen, in the --report and in FILE-flags.csv).",
         ),
     ] = False,
+    items_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--items",
+            help="Write the item analysis to FILE (.csv): per step and per named slip, the "
+            "students, the share right and the discrimination.",
+            metavar="FILE",
+        ),
+    ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
     """Grade hand-worked answer sheets, with follow-through; a whole class with --csv, --report,
     --feedback."""
     from tutor.assess import classgrade as cg
+    from tutor.assess.submissions import is_handover
 
+    handover = next((p for p in sheets if is_handover(p)), None)  # a platform's download
+    if handover is not None and len(sheets) > 1:
+        raise UsageError(
+            f"{handover} is the submissions as a platform hands them over; give it alone, "
+            "without other sheets or folders"
+        )
+    if handover is not None and roster is None:
+        raise UsageError(
+            f"{handover} is the submissions as a platform hands them over: each is matched to "
+            "its student by the roster's ids; give --roster FILE (Canvas: the gradebook export; "
+            "Moodle: the grading worksheet)"
+        )
     kind, scale = _grade_options(
-        json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
-    )
+        json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir,
+        handover is not None,
+    )  # fmt: skip
     if hold_flagged and csv_out is None:
         raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
@@ -131,6 +161,10 @@ def grade(
     else:
         lessons = cg.Lessons([open_lesson(lesson, lessons_dir)], lesson)
     notes: list[str] = []  # files in the folders given that hold no sheet: named
+    if handover is not None:
+        return _grade_handover(lessons, handover, table, force, json_out, csv_out, report,
+                               output, kind, lms, assignment, scale, feedback_dir, hold_flagged,
+                               items_out, roster)  # fmt: skip
     files, skipped = cg.sheet_files(sheets, notes)
     inputs = [
         *files,
@@ -138,13 +172,24 @@ def grade(
         *([roster] if roster else []),
     ]
     flags_out = _flags_file(csv_out)
-    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv")):
+    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv"),
+                           (items_out, "--items")):  # fmt: skip
         _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
-    if single and csv_out is None and not report and feedback_dir is None:
+    if single and csv_out is None and not report and feedback_dir is None and items_out is None:
         return _grade_one(lessons, files[0], json_out, force)
     grades = cg.grade_class(lessons, files, force, skipped)
     grades.notes[:0] = notes
+    _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
+                   feedback_dir, hold_flagged, items_out, inputs, flags_out)  # fmt: skip
+
+
+def _class_outputs(  # type: ignore[no-untyped-def]
+    grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
+    feedback_dir, hold_flagged, items_out, inputs, flags_out,
+) -> None:  # fmt: skip
+    """A graded class: the table (or JSON), then each file asked for; exit 1 when a sheet was
+    set aside or the gradebook could not place one."""
     _print_class(grades, json_out)
     problems: list[str] = []
     if csv_out is not None:
@@ -152,15 +197,56 @@ def grade(
             grades, csv_out, lms, table, assignment, scale, hold_flagged, flags_out
         )
     if feedback_dir is not None:
-        _write_feedback(grades, feedback_dir, inputs)
+        _write_feedback(grades, feedback_dir, inputs, lms, table)
+    if items_out is not None:
+        _write_items(grades, items_out)
     if report:
         _class_report(grades, output, kind, hold_flagged)
     if grades.bad or problems:
         raise typer.Exit(EXIT_INPUT)
 
 
+def _grade_handover(  # type: ignore[no-untyped-def]
+    lessons, path: Path, table, force, json_out, csv_out, report, output, kind, lms,
+    assignment, scale, feedback_dir, hold_flagged, items_out, roster: Path,
+) -> None:  # fmt: skip
+    """``grade LESSON SUBMISSIONS --roster R``: the platform's zip (or its unpacked folder),
+    each student's latest sheet graded under the roster row its file name's id points to."""
+    import tempfile
+
+    from tutor.assess import classgrade as cg
+    from tutor.assess import submissions as sub
+    from tutor.core.roster import students_of
+
+    inputs = [path, *(Path(x.path) for x in lessons.lessons if x.path), roster]
+    flags_out = _flags_file(csv_out)
+    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv"),
+                           (items_out, "--items")):  # fmt: skip
+        _not_an_input(target, option, inputs)
+    students = students_of(table)
+    with tempfile.TemporaryDirectory(prefix="attn-tutor-submissions-") as tmp:
+        handed = sub.read_handover(path, students, table.path, Path(tmp))
+        if not handed.files and not handed.bad:
+            said = f" ({'; '.join(handed.notes)})" if handed.notes else ""
+            raise TutorError(f"{path} holds no answer sheet{said}")
+        grades = cg.grade_class(lessons, handed.files, force, handed.bad)
+        grades.notes[:0] = handed.notes
+        sub.bind(grades, handed)
+    _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
+                   feedback_dir, hold_flagged, items_out, inputs, flags_out)  # fmt: skip
+
+
 def _grade_options(  # type: ignore[no-untyped-def]
-    json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
+    json_out,
+    csv_out,
+    report,
+    output,
+    lms,
+    roster,
+    assignment,
+    out_of,
+    feedback_dir,
+    handover=False,
 ) -> tuple[str | None, object]:
     """The options of ``grade`` that go together, checked before any file is read: the
     report's file kind and the --out-of scale."""
@@ -171,9 +257,14 @@ def _grade_options(  # type: ignore[no-untyped-def]
         raise UsageError("--report with --json needs --output FILE (.md or .html): stdout is JSON")
     if lms not in ("plain", "canvas", "moodle"):
         raise UsageError(f"--lms {lms!r}: expected plain, canvas or moodle")
-    if lms != "plain" and csv_out is None:
-        raise UsageError(f"--lms {lms} says the format of the --csv FILE; give --csv FILE")
+    if lms != "plain" and csv_out is None and feedback_dir is None:
+        raise UsageError(
+            f"--lms {lms} says the format of the --csv FILE and the --feedback zip; give --csv "
+            "FILE or --feedback DIR"
+        )
     for value, option in ((roster, "--roster"), (assignment, "--assignment"), (out_of, "--out-of")):
+        if option == "--roster" and handover:
+            continue  # a platform's download is read with its roster
         if value is not None and lms == "plain":
             raise UsageError(f"{option} goes with --lms canvas or --lms moodle")
     if assignment is not None and not assignment.strip():
@@ -269,6 +360,21 @@ def _class_report(grades, output: Path | None, kind: str | None, hold: bool = Fa
         write_output(page(summary), output, force=True)
 
 
+def _write_items(grades: "ClassGrades", path: Path) -> None:
+    """--items FILE: the item analysis as CSV, and its reading on screen."""
+    from rich.text import Text
+
+    from tutor.assess.classreport import summarize
+    from tutor.assess.items import items_csv
+    from tutor.text.words import visible
+
+    summary = summarize(grades.graded)
+    write_output(items_csv(list(summary.items)), path, force=True)
+    err = make_console(stderr=True)
+    wrote = "" if str(path) == "-" else f"wrote {path}: "
+    err.print(Text(visible(wrote + summary.reading)), soft_wrap=True)
+
+
 def _out_of(text: str | None) -> "sympy.Rational | None":
     """--out-of N as an exact number of points; a bad one is a usage error."""
     if text is None:
@@ -281,8 +387,11 @@ def _out_of(text: str | None) -> "sympy.Rational | None":
         raise UsageError(str(e)) from None
 
 
-def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -> None:
-    """One .md and one .html per graded sheet, named after the student."""
+def _write_feedback(  # type: ignore[no-untyped-def]
+    grades: "ClassGrades", folder: Path, inputs: "list[Path]", lms: str = "plain", table=None
+) -> None:
+    """One .md and one .html per graded sheet, named after the student; with --lms canvas or
+    moodle, also the zip that platform's bulk feedback upload takes."""
     from tutor.assess import feedback as fb
 
     try:
@@ -293,10 +402,64 @@ def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -
     for stem in stems:
         for suffix in (".md", ".html"):
             _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
+    pages = []
     for r, stem in zip(grades.graded, stems, strict=True):
         f = fb.feedback(r)
         write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
-        write_output(fb.html_page(f), folder / f"{stem}.html", force=True)
+        page = fb.html_page(f)
+        write_output(page, folder / f"{stem}.html", force=True)
+        pages.append((r, page))
+    if lms in ("canvas", "moodle"):
+        _feedback_zip(grades, pages, folder, lms, table, inputs)
+
+
+UPLOADS = {
+    "canvas": "Assignment → Re-Upload Submissions",
+    "moodle": "View all submissions → Upload multiple feedback files in a zip",
+}
+LEFT_OUT = {  # why a student's page is not in the upload zip
+    "canvas": "no Canvas submission of theirs in the download to attach a comment to",
+    "moodle": "no participant id (the grading worksheet's Identifier)",
+}
+
+
+def _feedback_zip(grades, pages, folder: Path, lms: str, table, inputs) -> None:  # type: ignore[no-untyped-def]
+    """``DIR/canvas-feedback.zip`` or ``DIR/moodle-feedback.zip``, each student's page named as
+    the platform's bulk upload expects; who could not be put in it, said."""
+    from rich.text import Text
+
+    from tutor.assess.gradebooks import match
+    from tutor.assess.submissions import feedback_name, feedback_zip
+    from tutor.core.roster import students_of
+    from tutor.text.words import visible
+
+    owners = dict(grades.owners)
+    if table is not None:  # sheets not from a download: their roster row, by id or name
+        students = students_of(table)
+        by_line = {s.line: s for s in students}
+        rest = [r for r, _ in pages if r.sheet.path not in owners]
+        for line, r in match(rest, students)[0].items():
+            owners[r.sheet.path] = by_line[line]
+    named, left = [], []
+    for r, page in pages:
+        owner = owners.get(r.sheet.path)
+        name = feedback_name(lms, grades.handed.get(r.sheet.path), owner)
+        if name is None:
+            left.append(owner.shown if owner else r.sheet.student or r.sheet.path)
+        else:
+            named.append((name, page))
+    target = folder / f"{lms}-feedback.zip"
+    err = make_console(stderr=True)
+    if named:
+        _not_an_input(target, "--feedback", inputs)
+        write_output(feedback_zip(named), target, force=True)
+        upload = UPLOADS[lms]
+        err.print(Text(f"wrote {target}: {len(named)} feedback page(s), for {upload}"),
+                  soft_wrap=True)  # fmt: skip
+    if left:
+        why = LEFT_OUT[lms]
+        err.print(Text(visible(f"note: not in {target.name} ({why}): {'; '.join(left)}")),
+                  soft_wrap=True)  # fmt: skip
 
 
 def _not_an_input(target: Path | None, option: str, inputs: "list[Path]") -> None:
