@@ -1,0 +1,166 @@
+"""The walls around a student's file when ``check-code`` checks a class folder.
+
+Two halves. The parent's: which walls this machine allows (``unshare`` for a network and process
+namespace of its own; Landlock, the Linux kernel's unprivileged file-access rules), asked once.
+The child's: ``enter``, called first thing in the child, before the student's file is read:
+resource limits (address space, CPU seconds, file size, no core files), each with its hard limit
+lowered too so the student's code cannot raise it back; then Landlock rules, so that nothing
+outside the child's own empty working folder can be written, created or removed, no TCP
+connection made or port bound, and no signal sent to a process outside it.
+
+Standard library only (ctypes for the three Landlock system calls): the child imports this
+before numpy, and ``--help`` never imports it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import subprocess
+from dataclasses import dataclass
+
+UNSHARE = ("unshare", "-rnpf", "--kill-child")  # own user, network and process namespaces
+
+
+@dataclass(frozen=True)
+class Walls:
+    """What the parent asks of each child: limits in bytes and seconds, and how to start it."""
+
+    memory: int  # bytes of address space (RLIMIT_AS)
+    cpu: int  # CPU seconds (RLIMIT_CPU), the --timeout rounded up and one more
+    fsize: int  # bytes any file it writes may grow to (RLIMIT_FSIZE)
+    unshare: bool  # started under ``unshare -rnpf --kill-child``
+    landlock: int  # the kernel's Landlock ABI (0: none)
+
+
+FSIZE = 16 * 1024 * 1024  # bytes: more than any honest attention() writes
+
+
+@functools.cache
+def unshare_works() -> str | None:
+    """None when ``unshare -rnpf --kill-child`` runs here, else why not (one line)."""
+    try:
+        done = subprocess.run(
+            [*UNSHARE, "true"], capture_output=True, timeout=10, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"unshare cannot be run ({type(err).__name__})"
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"unshare is not permitted here ({said[-1] if said else f'exit {done.returncode}'})"
+    return None
+
+
+@functools.cache
+def landlock_abi() -> int:
+    """The Landlock ABI version this kernel offers, 0 when it has none (or not Linux)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def walls(memory: int, timeout: float) -> Walls:
+    """The walls this machine allows, for a memory cap and a --timeout."""
+    return Walls(
+        memory=memory,
+        cpu=int(timeout) + 2,  # the wall clock ends it first; this stops a CPU-bound child too
+        fsize=FSIZE,
+        unshare=unshare_works() is None,
+        landlock=landlock_abi(),
+    )
+
+
+def missing(w: Walls) -> list[str]:
+    """A line for each wall this machine does not allow, said once in the output."""
+    out = []
+    if not w.unshare:
+        why = unshare_works()
+        net = (
+            "TCP is still blocked by Landlock"
+            if w.landlock >= 4
+            else "the students' files can reach the network"
+        )
+        out.append(f"no namespaces: {why}; {net}, and a process that leaves the process group "
+                   "is not ended")  # fmt: skip
+    if w.landlock == 0:
+        out.append(
+            "no Landlock in this kernel: a student's file can write wherever you can "
+            "(its working folder is still a fresh empty one)"
+        )
+    return out
+
+
+def describe(w: Walls) -> dict[str, object]:
+    """The walls as JSON-ready data (``check-code DIR --json``)."""
+    return {
+        "memory_bytes": w.memory,
+        "cpu_seconds": w.cpu,
+        "file_size_bytes": w.fsize,
+        "namespaces": w.unshare,
+        "landlock_abi": w.landlock,
+    }
+
+
+# --- the child's half -------------------------------------------------------------------------
+
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same on every architecture
+_PR_SET_NO_NEW_PRIVS = 38
+# what a write is, by ABI: write, remove, make (char, dir, file, socket, fifo, block, link); then
+# refer (2), truncate (3)
+_WRITES = {1: 0b1_1111_1111_0010, 2: 0b11_1111_1111_0010, 3: 0b111_1111_1111_0010}
+_NET = 0b11  # bind and connect over TCP (ABI 4)
+_SCOPES = 0b11  # abstract unix sockets and signals outside the domain (ABI 6)
+
+
+def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int) -> None:
+    """Put the walls up around this process and all it starts: the limits, then Landlock
+    (writes only under ``writable``, and ``/dev/null``). Raises OSError when a wall that the
+    parent found cannot be put up."""
+    for limit, value in (
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_FSIZE, fsize),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(limit, (value, value))
+    if abi > 0:
+        _landlock(writable, abi)
+
+
+def _landlock(writable: str, abi: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    writes = _WRITES[min(abi, 3)]
+    net, scopes = (_NET if abi >= 4 else 0), (_SCOPES if abi >= 6 else 0)
+    attr = (ctypes.c_uint64 * 3)(writes, net, scopes)
+    size = 8 * (3 if abi >= 6 else 2 if abi >= 4 else 1)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    try:
+        for path, allowed in ((writable, writes), ("/dev/null", 0b10 | (writes & 1 << 14))):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = PathBeneath(allowed, fd)
+                if libc.syscall(_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0) < 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(_RESTRICT_SELF, ruleset, 0) < 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
