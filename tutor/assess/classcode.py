@@ -50,9 +50,10 @@ class FileResult:
             return str(self.skipped)
         if self.report.ok:
             n = len(self.report.checked)
-            return f"{n} step{'s' if n != 1 else ''} match the lesson"
+            return f"{n} steps match the lesson" if n != 1 else "1 step matches the lesson"
         first = next((t for t in cc.report_text(self.report) if t.startswith("✗ ")), "✗ ?")
-        return first.removeprefix("✗ ")
+        slip = self.report.difference.slip if self.report.difference else None
+        return first.removeprefix("✗ ") + (f" ({slip})" if slip else "")
 
 
 @dataclass(frozen=True)
