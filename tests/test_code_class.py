@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT
 from tests.test_code_hostile import _alive
+from tutor.assess import walls
 
 GOOD = (FIXTURES / "code" / "good.py").read_text()
 Z_ONLY = GOOD.split("    print(")[0] + "    return weights @ V\n"
@@ -29,6 +30,15 @@ NOT_SCALED = GOOD.replace("scores / np.sqrt(K.shape[1])", "scores")
 GOLDEN = FIXTURES / "golden" / "check-code-class-80.txt"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux walls")
+# the walls a test relies on, where this machine has them (said in the skip otherwise)
+NEEDS_LANDLOCK = pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and walls.landlock_abi() >= 6),
+    reason="Landlock with TCP and signal scopes (Linux 6.12) is not in this kernel",
+)
+NEEDS_NAMESPACES = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or walls.unshare_works() is not None,
+    reason="unshare -rnpf is not permitted here: a process that leaves the group survives",
+)
 
 
 def _honest(folder: Path) -> None:
@@ -99,6 +109,8 @@ def hostile(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     victim.wait()
 
 
+@NEEDS_LANDLOCK
+@NEEDS_NAMESPACES
 def test_hostile_files_each_get_their_own_line_and_the_honest_ones_pass(run, hostile) -> None:  # type: ignore[no-untyped-def]
     folder, mine, listener, victim = hostile
     before = _leftover_folders()
@@ -254,8 +266,6 @@ def test_a_folder_without_python_files_is_an_error(run, tmp_path) -> None:  # ty
 
 
 def test_a_missing_wall_is_said_once(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from tutor.assess import walls
-
     monkeypatch.setattr(walls, "unshare_works", lambda: "unshare is not permitted here (test)")
     (tmp_path / "ada.py").write_text(GOOD)
     (tmp_path / "ben.py").write_text(Z_ONLY)
@@ -266,6 +276,7 @@ def test_a_missing_wall_is_said_once(run, tmp_path, monkeypatch) -> None:  # typ
     assert doc["walls"]["namespaces"] is False and len(doc["walls"]["missing"]) == 1
 
 
+@NEEDS_NAMESPACES
 def test_ctrl_c_stops_every_running_file_and_what_they_forked(tmp_path) -> None:
     """SIGINT to the tutor while two files loop (each with a child of its own, one that left
     the process group): exit 130 and no process of the class left."""
