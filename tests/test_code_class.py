@@ -27,6 +27,14 @@ from tutor.assess import walls
 GOOD = (FIXTURES / "code" / "good.py").read_text()
 Z_ONLY = GOOD.split("    print(")[0] + "    return weights @ V\n"
 NOT_SCALED = GOOD.replace("scores / np.sqrt(K.shape[1])", "scores")
+SURVIVOR = (  # a process that leaves the process group and outlives its parent
+    "import os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        time.sleep(120)\n"
+    "    os._exit(0)\n" + GOOD
+)
 GOLDEN = FIXTURES / "golden" / "check-code-class-80.txt"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux walls")
@@ -91,12 +99,7 @@ def hostile(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
         "    for _ in range(100):\n        f.write(b'x' * 1_000_000)\n",
         "phones_home.py": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), 2)\n",
         "kills.py": f"import os, signal\nos.kill({victim.pid}, signal.SIGKILL)\n",
-        "survivor.py": "import os, time\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        time.sleep(120)\n"
-        "    os._exit(0)\n" + GOOD,
+        "survivor.py": SURVIVOR,
         "snoops.py": "import os\nprint(sorted(os.environ.items()))\n" + GOOD,
     }
     for name, text in files.items():
@@ -269,11 +272,17 @@ def test_a_missing_wall_is_said_once(run, tmp_path, monkeypatch) -> None:  # typ
     monkeypatch.setattr(walls, "unshare_works", lambda: "unshare is not permitted here (test)")
     (tmp_path / "ada.py").write_text(GOOD)
     (tmp_path / "ben.py").write_text(Z_ONLY)
+    (tmp_path / "survivor.py").write_text(SURVIVOR)
     result = run("check-code", "cats-chase-mice", str(tmp_path), "--json")
     assert result.exit_code == 0, result.output
     assert result.stderr.count("unshare is not permitted here (test)") == 1
     doc = json.loads(result.stdout)
     assert doc["walls"]["namespaces"] is False and len(doc["walls"]["missing"]) == 1
+    # without a process namespace, the process that left the group is still found and ended
+    deadline = time.monotonic() + 5
+    while _processes_naming(str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _processes_naming(str(tmp_path)) == []
 
 
 @NEEDS_NAMESPACES

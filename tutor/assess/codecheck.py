@@ -418,6 +418,7 @@ def check_file(  # type: ignore[no-untyped-def]
                 env=_scrubbed(cwd), cancel=cancel,
             )  # fmt: skip
         finally:
+            _reap(cwd)
             _remove(cwd)
     printed = run.printed.decode(errors="replace")
     if run.cut:
@@ -503,6 +504,36 @@ def _scrubbed(cwd: str) -> dict[str, str]:
         env[name] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # (-I ignores it; the tutor's own imports write none)
     return env
+
+
+def _reap(cwd: str) -> None:
+    """End what a walled child left behind outside its process group (without namespaces, a
+    process that called setsid survives the group's end): every process whose command line or
+    environment names the child's own working folder, which no other process has a reason to."""
+    import os
+    import signal
+
+    mark = cwd.encode()
+    for _ in range(3):  # what one round ends may have forked in the meantime
+        found = []
+        for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    named = mark in f.read()
+                if not named:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        named = b"HOME=" + mark + b"\0" in f.read()
+            except OSError:
+                continue
+            if named:
+                found.append(int(pid))
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _remove(folder: str) -> None:

@@ -87,7 +87,7 @@ def missing(w: Walls) -> list[str]:
             else "the students' files can reach the network"
         )
         out.append(f"no namespaces: {why}; {net}, and a process that leaves the process group "
-                   "is not ended")  # fmt: skip
+                   "is ended only while it still names its working folder")  # fmt: skip
     if w.landlock == 0:
         out.append(
             "no Landlock in this kernel: a student's file can write wherever you can "
