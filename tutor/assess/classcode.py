@@ -13,6 +13,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,9 +124,11 @@ def check_class(
     limit: float = cc.TIME_LIMIT,
     jobs: int = 1,
     cancel: threading.Event | None = None,
+    done_one: Callable[[int, int], None] | None = None,
 ) -> ClassCode:
-    """Check every file of the folder, ``jobs`` at a time. Ctrl-C (KeyboardInterrupt here)
-    ends every running child before it goes on up."""
+    """Check every file of the folder, ``jobs`` at a time; ``done_one(done, of)`` is called
+    (in this thread) as each file is done. Ctrl-C (KeyboardInterrupt here) ends every running
+    child before it goes on up."""
     cc.calls(d)  # a lesson that cannot be checked is refused before any file runs
     found = code_files(folder)
     if not found:
@@ -154,6 +157,8 @@ def check_class(
             done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
             for f in done:
                 results[running[f]] = f.result()
+            if done and done_one is not None:
+                done_one(len(running) - len(pending), len(running))
     except BaseException:
         cancel.set()  # each running child is ended within a tenth of a second
         pool.shutdown(wait=True, cancel_futures=True)

@@ -452,7 +452,16 @@ def _check_class(
     w = walls(memory * 1024 * 1024, timeout)
     for note in missing(w):  # said once, on stderr (stdout may be JSON)
         say_note(note)
-    result = classcode.check_class(d, folder, w, function, timeout, jobs)
+    progress = make_console(stderr=True)
+    if progress.is_terminal:  # a class takes a while: say how far it is, then clear the line
+        with progress.status(Text(f"checking {visible(str(folder))}…")) as status:
+
+            def done_one(done: int, of: int) -> None:
+                status.update(Text(f"checked {done} of {of} files in {visible(str(folder))}…"))
+
+            result = classcode.check_class(d, folder, w, function, timeout, jobs, None, done_one)
+    else:
+        result = classcode.check_class(d, folder, w, function, timeout, jobs)
     if json_out:
         import json
 
@@ -462,7 +471,8 @@ def _check_class(
         console = make_console()
         table = Table("File", "Verdict", "First mismatch or error", show_lines=False)
         for name, verdict, line in classcode.rows(result):
-            table.add_row(Text(visible(name)), verdict, Text(visible(line)))
+            style = {"pass": "green", "skipped": "dim"}.get(verdict, "red")
+            table.add_row(Text(visible(name)), Text(verdict, style=style), Text(visible(line)))
         console.print(table)
         console.print(Text(classcode.summary(result)))
     if not result.ok:
