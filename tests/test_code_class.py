@@ -45,7 +45,7 @@ NEEDS_LANDLOCK = pytest.mark.skipif(
 )
 NEEDS_NAMESPACES = pytest.mark.skipif(
     not sys.platform.startswith("linux") or walls.unshare_works() is not None,
-    reason="unshare -rnpf is not permitted here: a process that leaves the group survives",
+    reason="unshare -rnpfm is not permitted here: a process that leaves the group survives",
 )
 
 
@@ -97,6 +97,8 @@ def hostile(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
         "pathlib.Path(__file__).with_name('PWNED.txt').write_text('pwned')\n",
         "big_file.py": "with open('big.bin', 'wb') as f:\n"
         "    for _ in range(100):\n        f.write(b'x' * 1_000_000)\n",
+        "fills_disk.py": "for i in range(100):\n"
+        "    with open(f'part{i}.bin', 'wb') as f:\n        f.write(b'x' * 15_000_000)\n",
         "phones_home.py": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), 2)\n",
         "kills.py": f"import os, signal\nos.kill({victim.pid}, signal.SIGKILL)\n",
         "survivor.py": SURVIVOR,
@@ -127,6 +129,7 @@ def test_hostile_files_each_get_their_own_line_and_the_honest_ones_pass(run, hos
         "ben.py": "pass",
         "big_file.py": "error",
         "cleo.py": "mismatch",
+        "fills_disk.py": "error",
         "hog.py": "error",
         "kills.py": "error",
         "loops.py": "error",
@@ -141,6 +144,7 @@ def test_hostile_files_each_get_their_own_line_and_the_honest_ones_pass(run, hos
     assert "MemoryError" in by["hog.py"]["line"]
     assert "did not finish within 8 s" in by["loops.py"]["line"]
     assert "File too large" in by["big_file.py"]["line"]
+    assert "No space left on device" in by["fills_disk.py"]["line"]
     for name in ("writes_cwd.py", "writes_beside.py"):
         assert "PermissionError" in by[name]["line"], by[name]
     # Landlock refuses the signal; in a process namespace of its own the pid is not even there
@@ -190,7 +194,8 @@ def test_the_json_has_one_record_per_file_in_a_stable_schema(run, tmp_path) -> N
     assert doc["lesson"] == "cats-chase-mice" and doc["ok"] is False
     assert doc["counts"] == {"pass": 3, "mismatch": 1, "error": 0, "skipped": 0}
     assert set(doc["walls"]) == {
-        "memory_bytes", "cpu_seconds", "file_size_bytes", "namespaces", "landlock_abi", "missing"
+        "memory_bytes", "cpu_seconds", "file_size_bytes", "namespaces", "landlock_abi",
+        "folder_bytes", "missing",
     }  # fmt: skip
     assert doc["walls"]["memory_bytes"] == 1024 * 1024 * 1024
     assert [f["file"] for f in doc["files"]] == ["ada.py", "ben.py", "cleo.py", "sub/dan.py"]

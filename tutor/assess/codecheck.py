@@ -487,7 +487,8 @@ def _walled_argv(walls: Walls, cwd: str, path: str, function: str) -> list[str]:
         f"import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
         f"sys.path.insert(0, {ROOT!r}); "
         "from tutor.assess.walls import enter; "
-        f"enter({walls.memory}, {walls.cpu}, {walls.fsize}, {cwd!r}, {walls.landlock}); "
+        f"enter({walls.memory}, {walls.cpu}, {walls.fsize}, {cwd!r}, {walls.landlock}, "
+        f"{walls.space}); "
         "from tutor.assess.run_student import main; main()"
     )
     argv = [sys.executable, "-I", "-c", boot, path, function]

@@ -20,7 +20,7 @@ import resource
 import subprocess
 from dataclasses import dataclass
 
-UNSHARE = ("unshare", "-rnpf", "--kill-child")  # own user, network and process namespaces
+UNSHARE = ("unshare", "-rnpfm", "--kill-child")  # own user, network, process, mount namespaces
 
 
 @dataclass(frozen=True)
@@ -30,16 +30,18 @@ class Walls:
     memory: int  # bytes of address space (RLIMIT_AS)
     cpu: int  # CPU seconds (RLIMIT_CPU), the --timeout rounded up and one more
     fsize: int  # bytes any file it writes may grow to (RLIMIT_FSIZE)
-    unshare: bool  # started under ``unshare -rnpf --kill-child``
+    unshare: bool  # started under ``unshare -rnpfm --kill-child``
     landlock: int  # the kernel's Landlock ABI (0: none)
+    space: int  # bytes its working folder holds, all files together (a tmpfs; with unshare)
 
 
 FSIZE = 16 * 1024 * 1024  # bytes: more than any honest attention() writes
+SPACE = 64 * 1024 * 1024  # bytes of its working folder: many files of FSIZE cannot fill a disk
 
 
 @functools.cache
 def unshare_works() -> str | None:
-    """None when ``unshare -rnpf --kill-child`` runs here, else why not (one line)."""
+    """None when ``unshare -rnpfm --kill-child`` runs here, else why not (one line)."""
     try:
         done = subprocess.run(
             [*UNSHARE, "true"], capture_output=True, timeout=10, stdin=subprocess.DEVNULL
@@ -73,6 +75,7 @@ def walls(memory: int, timeout: float) -> Walls:
         fsize=FSIZE,
         unshare=unshare_works() is None,
         landlock=landlock_abi(),
+        space=SPACE if unshare_works() is None else 0,
     )
 
 
@@ -86,8 +89,9 @@ def missing(w: Walls) -> list[str]:
             if w.landlock >= 4
             else "the students' files can reach the network"
         )
-        out.append(f"no namespaces: {why}; {net}, and a process that leaves the process group "
-                   "is ended only while it still names its working folder")  # fmt: skip
+        out.append(f"no namespaces: {why}; {net}; a process that leaves the process group "
+                   "is ended only while it still names its working folder; and its working "
+                   "folder's total size is not capped")  # fmt: skip
     if w.landlock == 0:
         out.append(
             "no Landlock in this kernel: a student's file can write wherever you can "
@@ -104,6 +108,7 @@ def describe(w: Walls) -> dict[str, object]:
         "file_size_bytes": w.fsize,
         "namespaces": w.unshare,
         "landlock_abi": w.landlock,
+        "folder_bytes": w.space or None,
     }
 
 
@@ -118,10 +123,13 @@ _NET = 0b11  # bind and connect over TCP (ABI 4)
 _SCOPES = 0b11  # abstract unix sockets and signals outside the domain (ABI 6)
 
 
-def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int) -> None:
-    """Put the walls up around this process and all it starts: the limits, then Landlock
-    (writes only under ``writable``, and ``/dev/null``). Raises OSError when a wall that the
-    parent found cannot be put up."""
+def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int = 0) -> None:
+    """Put the walls up around this process and all it starts: a tmpfs of ``space`` bytes on
+    ``writable`` (in a mount namespace of its own: ``space`` is 0 without one), the limits,
+    then Landlock (writes only under ``writable``, and ``/dev/null``). Raises OSError when a
+    wall that the parent found cannot be put up."""
+    if space:
+        _tmpfs(writable, space)
     for limit, value in (
         (resource.RLIMIT_AS, memory),
         (resource.RLIMIT_CPU, cpu),
@@ -131,6 +139,19 @@ def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int) -> None:
         resource.setrlimit(limit, (value, value))
     if abi > 0:
         _landlock(writable, abi)
+
+
+def _tmpfs(folder: str, space: int) -> None:
+    """Mount a tmpfs of ``space`` bytes on ``folder`` (no devices, no set-uid, no programs run
+    from it) and enter it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    flags = ctypes.c_ulong(0x2 | 0x4 | 0x8)  # MS_NOSUID | MS_NODEV | MS_NOEXEC
+    options = f"size={space},mode=700".encode()
+    if libc.mount(b"tmpfs", folder.encode(), b"tmpfs", flags, options) < 0:
+        raise OSError(ctypes.get_errno(), f"mount tmpfs on {folder}")
+    os.chdir(folder)  # the cwd was the folder under the mount
 
 
 def _landlock(writable: str, abi: int) -> None:
