@@ -503,7 +503,6 @@ def _scrubbed(cwd: str) -> dict[str, str]:
     env = {"PATH": os.defpath, "LANG": "C.UTF-8", "HOME": cwd, "TMPDIR": cwd}
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # (-I ignores it; the tutor's own imports write none)
     return env
 
 

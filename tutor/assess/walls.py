@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
-import resource
 import subprocess
+import sys
 from dataclasses import dataclass
 
 UNSHARE = ("unshare", "-rnpfm", "--kill-child")  # own user, network, process, mount namespaces
@@ -57,6 +57,8 @@ def unshare_works() -> str | None:
 @functools.cache
 def landlock_abi() -> int:
     """The Landlock ABI version this kernel offers, 0 when it has none (or not Linux)."""
+    if not sys.platform.startswith("linux"):  # the system call numbers are Linux's
+        return 0
     try:
         import ctypes
 
@@ -68,7 +70,12 @@ def landlock_abi() -> int:
 
 
 def walls(memory: int, timeout: float) -> Walls:
-    """The walls this machine allows, for a memory cap and a --timeout."""
+    """The walls this machine allows, for a memory cap and a --timeout; a ``TutorError`` where
+    there are none to put up (Windows has no resource limits)."""
+    if os.name != "posix":
+        from tutor.core.errors import TutorError
+
+        raise TutorError("checking a class folder needs Linux or macOS (resource limits)")
     return Walls(
         memory=memory,
         cpu=int(timeout) + 2,  # the wall clock ends it first; this stops a CPU-bound child too
@@ -128,6 +135,8 @@ def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int
     ``writable`` (in a mount namespace of its own: ``space`` is 0 without one), the limits,
     then Landlock (writes only under ``writable``, and ``/dev/null``). Raises OSError when a
     wall that the parent found cannot be put up."""
+    import resource
+
     if space:
         _tmpfs(writable, space)
     for limit, value in (
@@ -136,7 +145,11 @@ def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int
         (resource.RLIMIT_FSIZE, fsize),
         (resource.RLIMIT_CORE, 0),
     ):
-        resource.setrlimit(limit, (value, value))
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            if sys.platform.startswith("linux"):  # macOS refuses some: its limits are looser
+                raise
     if abi > 0:
         _landlock(writable, abi)
 
