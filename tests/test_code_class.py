@@ -325,3 +325,12 @@ def test_ctrl_c_stops_every_running_file_and_what_they_forked(tmp_path) -> None:
     while _processes_naming(str(folder)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _processes_naming(str(folder)) == []
+
+
+def test_a_lesson_that_cannot_be_checked_is_refused_before_any_file_runs(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "writes.py").write_text("open('ran.txt', 'w').write('ran')\n")
+    before = _leftover_folders()
+    result = run("check-code", "ha-ha-ha-rope", str(tmp_path))
+    assert result.exit_code == 1
+    assert "cannot be worked that way" in result.output and "RoPE" in result.output
+    assert _leftover_folders() <= before
