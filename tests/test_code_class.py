@@ -102,6 +102,7 @@ def hostile(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
         "phones_home.py": f"import socket\nsocket.create_connection(('127.0.0.1', {port}), 2)\n",
         "kills.py": f"import os, signal\nos.kill({victim.pid}, signal.SIGKILL)\n",
         "survivor.py": SURVIVOR,
+        "forks.py": "import subprocess\nsubprocess.run(['sleep', '120'])\n",
         "snoops.py": "import os\nprint(sorted(os.environ.items()))\n" + GOOD,
     }
     for name, text in files.items():
@@ -130,13 +131,14 @@ def test_hostile_files_each_get_their_own_line_and_the_honest_ones_pass(run, hos
         "big_file.py": "error",
         "cleo.py": "mismatch",
         "fills_disk.py": "error",
+        "forks.py": "error",
         "hog.py": "error",
         "kills.py": "error",
         "loops.py": "error",
         "outside.py": "skipped",
         "phones_home.py": "error",
         "snoops.py": "pass",
-        "survivor.py": "pass",
+        "survivor.py": "error",
         "writes_beside.py": "error",
         "writes_cwd.py": "error",
     }
@@ -152,6 +154,8 @@ def test_hostile_files_each_get_their_own_line_and_the_honest_ones_pass(run, hos
     assert "OSError" in by["phones_home.py"]["line"] or "Error" in by["phones_home.py"]["line"]
     assert by["cleo.py"]["mismatch"]["slip"] == "not-scaled"
     assert "outside the folder" in by["outside.py"]["line"]
+    assert "PermissionError" in by["survivor.py"]["line"]  # no new process: seccomp
+    assert "PermissionError" in by["forks.py"]["line"]
     # nothing landed outside the files' own folders, nothing reached the instructor's processes
     assert not (mine / "PWNED.txt").exists() and not (folder / "PWNED.txt").exists()
     assert sorted(p.name for p in mine.iterdir()) == []
@@ -195,7 +199,7 @@ def test_the_json_has_one_record_per_file_in_a_stable_schema(run, tmp_path) -> N
     assert doc["counts"] == {"pass": 3, "mismatch": 1, "error": 0, "skipped": 0}
     assert set(doc["walls"]) == {
         "memory_bytes", "cpu_seconds", "file_size_bytes", "namespaces", "landlock_abi",
-        "folder_bytes", "missing",
+        "folder_bytes", "no_new_processes", "missing",
     }  # fmt: skip
     assert doc["walls"]["memory_bytes"] == 1024 * 1024 * 1024
     assert [f["file"] for f in doc["files"]] == ["ada.py", "ben.py", "cleo.py", "sub/dan.py"]
@@ -273,8 +277,9 @@ def test_a_folder_without_python_files_is_an_error(run, tmp_path) -> None:  # ty
     assert "no .py file" in result.output
 
 
-def test_a_missing_wall_is_said_once(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_missing_walls_are_said_once(run, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(walls, "unshare_works", lambda: "unshare is not permitted here (test)")
+    monkeypatch.setattr(walls, "seccomp_machine", lambda: "")
     (tmp_path / "ada.py").write_text(GOOD)
     (tmp_path / "ben.py").write_text(Z_ONLY)
     (tmp_path / "survivor.py").write_text(SURVIVOR)
@@ -282,7 +287,9 @@ def test_a_missing_wall_is_said_once(run, tmp_path, monkeypatch) -> None:  # typ
     assert result.exit_code == 0, result.output
     assert result.stderr.count("unshare is not permitted here (test)") == 1
     doc = json.loads(result.stdout)
-    assert doc["walls"]["namespaces"] is False and len(doc["walls"]["missing"]) == 1
+    assert doc["walls"]["namespaces"] is False and len(doc["walls"]["missing"]) == 2
+    assert doc["walls"]["no_new_processes"] is False
+    assert "seccomp" in result.stderr
     # without a process namespace, the process that left the group is still found and ended
     deadline = time.monotonic() + 5
     while _processes_naming(str(tmp_path)) and time.monotonic() < deadline:
@@ -297,7 +304,9 @@ def test_ctrl_c_stops_every_running_file_and_what_they_forked(tmp_path) -> None:
     folder = tmp_path / "class"
     folder.mkdir()
     loop = (
-        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(120)\n"
+        "import contextlib, os, time\n"
+        "with contextlib.suppress(OSError):\n"  # where new processes are refused, it loops alone
+        "    if os.fork() == 0:\n        os.setsid()\n        time.sleep(120)\n"
         "while True:\n    pass\n"
     )
     for name in ("a.py", "b.py", "c.py"):
@@ -315,7 +324,7 @@ def test_ctrl_c_stops_every_running_file_and_what_they_forked(tmp_path) -> None:
     deadline = time.monotonic() + 30
     while len(theirs()) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(theirs()) >= 4  # two files running, each with its child
+    assert len(theirs()) >= 4  # two files running (each under unshare), or with a child each
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

@@ -488,7 +488,7 @@ def _walled_argv(walls: Walls, cwd: str, path: str, function: str) -> list[str]:
         f"sys.path.insert(0, {ROOT!r}); "
         "from tutor.assess.walls import enter; "
         f"enter({walls.memory}, {walls.cpu}, {walls.fsize}, {cwd!r}, {walls.landlock}, "
-        f"{walls.space}); "
+        f"{walls.space}, {walls.no_fork!r}); "
         "from tutor.assess.run_student import main; main()"
     )
     argv = [sys.executable, "-I", "-c", boot, path, function]

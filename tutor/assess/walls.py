@@ -6,7 +6,8 @@ The child's: ``enter``, called first thing in the child, before the student's fi
 resource limits (address space, CPU seconds, file size, no core files), each with its hard limit
 lowered too so the student's code cannot raise it back; then Landlock rules, so that nothing
 outside the child's own empty working folder can be written, created or removed, no TCP
-connection made or port bound, and no signal sent to a process outside it.
+connection made or port bound, and no signal sent to a process outside it; last a seccomp filter,
+so that it starts no process of its own (threads are allowed).
 
 Standard library only (ctypes for the three Landlock system calls): the child imports this
 before numpy, and ``--help`` never imports it.
@@ -33,6 +34,7 @@ class Walls:
     unshare: bool  # started under ``unshare -rnpfm --kill-child``
     landlock: int  # the kernel's Landlock ABI (0: none)
     space: int  # bytes its working folder holds, all files together (a tmpfs; with unshare)
+    no_fork: str = ""  # the machine whose seccomp filter refuses new processes ("": none)
 
 
 FSIZE = 16 * 1024 * 1024  # bytes: more than any honest attention() writes
@@ -83,6 +85,7 @@ def walls(memory: int, timeout: float) -> Walls:
         unshare=unshare_works() is None,
         landlock=landlock_abi(),
         space=SPACE if unshare_works() is None else 0,
+        no_fork=seccomp_machine(),
     )
 
 
@@ -99,6 +102,11 @@ def missing(w: Walls) -> list[str]:
         out.append(f"no namespaces: {why}; {net}; a process that leaves the process group "
                    "is ended only while it still names its working folder; and its working "
                    "folder's total size is not capped")  # fmt: skip
+    if not w.no_fork:
+        out.append(
+            "no seccomp filter for this machine: a student's file can start processes (they "
+            "are ended with it)"
+        )
     if w.landlock == 0:
         out.append(
             "no Landlock in this kernel: a student's file can write wherever you can "
@@ -116,6 +124,7 @@ def describe(w: Walls) -> dict[str, object]:
         "namespaces": w.unshare,
         "landlock_abi": w.landlock,
         "folder_bytes": w.space or None,
+        "no_new_processes": bool(w.no_fork),
     }
 
 
@@ -130,11 +139,14 @@ _NET = 0b11  # bind and connect over TCP (ABI 4)
 _SCOPES = 0b11  # abstract unix sockets and signals outside the domain (ABI 6)
 
 
-def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int = 0) -> None:
+def enter(
+    memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int = 0, no_fork: str = ""
+) -> None:
     """Put the walls up around this process and all it starts: a tmpfs of ``space`` bytes on
     ``writable`` (in a mount namespace of its own: ``space`` is 0 without one), the limits,
-    then Landlock (writes only under ``writable``, and ``/dev/null``). Raises OSError when a
-    wall that the parent found cannot be put up."""
+    Landlock (writes only under ``writable``, and ``/dev/null``), then a seccomp filter that
+    refuses any new process (threads stay allowed) on the ``no_fork`` machine. Raises OSError
+    when a wall that the parent found cannot be put up."""
     import resource
 
     if space:
@@ -152,6 +164,8 @@ def enter(memory: int, cpu: int, fsize: int, writable: str, abi: int, space: int
                 raise
     if abi > 0:
         _landlock(writable, abi)
+    if no_fork:
+        _no_new_processes(no_fork)
 
 
 def _tmpfs(folder: str, space: int) -> None:
@@ -198,3 +212,68 @@ def _landlock(writable: str, abi: int) -> None:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self")
     finally:
         os.close(ruleset)
+
+
+# seccomp: fork, vfork and clone without CLONE_THREAD refused (EPERM); clone3, whose flags a
+# filter cannot read, said to be missing (ENOSYS: the C library falls back to clone); another
+# architecture's calls, and x32's, refused outright
+_SYSCALLS = {  # machine: (audit arch, fork, vfork, clone, clone3); -1: the machine has none
+    "x86_64": (0xC000003E, 57, 58, 56, 435),
+    "aarch64": (0xC00000B7, -1, -1, 220, 435),
+}
+_CLONE_THREAD = 0x10000
+
+
+def seccomp_machine() -> str:
+    """This machine's name when the seccomp filter knows its system calls, else ""."""
+    import platform
+
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return machine if sys.platform.startswith("linux") and machine in _SYSCALLS else ""
+
+
+def _no_new_processes(machine: str) -> None:
+    import ctypes
+
+    arch, fork, vfork, clone, clone3 = _SYSCALLS[machine]
+    allow, kill = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
+    eperm, enosys = 0x50000 | 1, 0x50000 | 38  # SECCOMP_RET_ERRNO | errno
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    # (code, label if true, label if false, k); a label is the index of a ret below
+    prog: list[tuple[int, str | int, str | int, int]] = [
+        (ld, 0, 0, 4),  # the architecture
+        (jeq, 0, "kill", arch),
+        (ld, 0, 0, 0),  # the call's number
+        (jge, "eperm", 0, 0x40000000),  # x32 numbers
+        (jeq, "enosys", 0, clone3),
+        (jeq, "eperm", 0, fork),
+        (jeq, "eperm", 0, vfork),
+        (jeq, 0, "allow", clone),
+        (ld, 0, 0, 16),  # clone's flags (the low half of its first argument)
+        (jset, "allow", "eperm", _CLONE_THREAD),
+    ]
+    rets = {"allow": allow, "eperm": eperm, "enosys": enosys, "kill": kill}
+    at = {name: len(prog) + i for i, name in enumerate(rets)}
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]  # fmt: skip
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Filter))]
+
+    def jump(i: int, to: str | int) -> int:
+        return at[to] - i - 1 if isinstance(to, str) else to
+
+    code = [
+        Filter(c, jump(i, t), jump(i, f), k & 0xFFFFFFFF) for i, (c, t, f, k) in enumerate(prog)
+    ]
+    code += [Filter(ret, 0, 0, k) for k in rets.values()]
+    table = (Filter * len(code))(*code)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    program = Program(len(code), table)
+    if libc.prctl(22, 2, ctypes.byref(program), 0, 0) < 0:  # PR_SET_SECCOMP, MODE_FILTER
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
