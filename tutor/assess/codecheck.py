@@ -15,14 +15,20 @@ separate process, with a time limit); ``check_function`` here calls a function i
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError
+
+if TYPE_CHECKING:
+    from tutor.assess.walls import Walls
 
 ORDER = kinds.CODE_STEPS  # the steps a student's function returns
 RTOL, ATOL = 1e-6, 1e-9  # float64 work against exact values: far inside any real slip
@@ -354,18 +360,32 @@ TIME_LIMIT = 20  # seconds for the student's file to import and answer every cal
 PRINT_CAP = 4000  # bytes of what the student's code prints that are kept and shown
 
 
-def check_file(d: Derivation, path: str, function: str = "attention", limit: float = TIME_LIMIT):  # type: ignore[no-untyped-def]
+def check_file(  # type: ignore[no-untyped-def]
+    d: Derivation,
+    path: str,
+    function: str = "attention",
+    limit: float = TIME_LIMIT,
+    walls: Walls | None = None,
+    cancel: threading.Event | None = None,
+):
     """Run the student's file in a separate process (a time limit, their prints kept apart)
     and compare what their function returns. Returns (report, what their code printed).
 
     The answer comes back on a pipe of its own, framed with a nonce and its length, so nothing
     the student's code prints or forges is taken for it; their prints are read as they come and
     kept up to ``PRINT_CAP`` bytes; their process starts a session of its own, and its whole
-    group is ended when the answer is in, the time is up, or the command is interrupted."""
+    group is ended when the answer is in, the time is up, or the command is interrupted.
+
+    With ``walls`` (a class folder), the file runs behind them (``tutor.assess.walls``): limits
+    on memory, CPU time and file size, a fresh empty working folder (deleted after), a scrubbed
+    environment, its own namespaces and Landlock rules where the machine allows; its folder is
+    not put on ``sys.path`` (the files beside it are other students'). ``cancel`` set: it is
+    ended at once (Ctrl-C while a class is checked)."""
     import json
     import os
     import secrets
     import sys
+    import tempfile
 
     todo = calls(d)
     biggest = max(t.size for c in todo for t in c.truth.values())
@@ -379,14 +399,27 @@ def check_file(d: Derivation, path: str, function: str = "attention", limit: flo
     }
     cap = 4096 + 40 * biggest * len(ORDER) * len(todo)  # the answer's bytes, at most
     here = os.path.dirname(os.path.abspath(path))
-    # the tutor first (a student's own numpy.py or tutor/ must not shadow it), their folder last
-    boot = (
-        "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-        f"sys.path.insert(0, {ROOT!r}); sys.path.append({here!r}); "
-        "from tutor.assess.run_student import main; main()"
-    )
-    argv = [sys.executable, "-c", boot, os.path.abspath(path), function]
-    run = _run_child(argv, json.dumps(job).encode(), here, limit, job["nonce"], cap)
+    if walls is None:
+        # the tutor first (a student's own numpy.py or tutor/ must not shadow it), their folder
+        # last
+        boot = (
+            "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+            f"sys.path.insert(0, {ROOT!r}); sys.path.append({here!r}); "
+            "from tutor.assess.run_student import main; main()"
+        )
+        argv = [sys.executable, "-c", boot, os.path.abspath(path), function]
+        run = _run_child(argv, json.dumps(job).encode(), here, limit, job["nonce"], cap)
+    else:
+        cwd = tempfile.mkdtemp(prefix="attn-tutor-check-")
+        try:
+            argv = _walled_argv(walls, cwd, os.path.abspath(path), function)
+            run = _run_child(
+                argv, json.dumps(job).encode(), cwd, limit, job["nonce"], cap,
+                env=_scrubbed(cwd), cancel=cancel,
+            )  # fmt: skip
+        finally:
+            _reap(cwd)
+            _remove(cwd)
     printed = run.printed.decode(errors="replace")
     if run.cut:
         printed += f"\n… and {run.cut:,} more bytes it printed, not shown"
@@ -394,6 +427,8 @@ def check_file(d: Derivation, path: str, function: str = "attention", limit: flo
     if run.timed_out:
         why = f"your code did not finish within {limit:g} s (a loop that never ends?)"
         return CodeReport(name, problem=why), printed
+    if run.answer is None and walls is not None and run.signal in WALL_SIGNALS:
+        return CodeReport(name, problem=f"your code {WALL_SIGNALS[run.signal]}"), printed
     if run.answer is None:
         why = f"your code ended before answering{run.why}"
         return CodeReport(name, problem=why), printed
@@ -434,6 +469,85 @@ def _results(doc: object, count: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
+WALL_SIGNALS = {  # how a walled child ended, said to the student
+    int(signal.SIGXCPU): "used up its CPU time (a loop that never ends?)",
+    int(signal.SIGXFSZ): "wrote a file larger than the cap on file size",
+    int(signal.SIGKILL): "was killed (by the system: out of memory?)",
+}
+
+
+def _walled_argv(walls: Walls, cwd: str, path: str, function: str) -> list[str]:
+    """The command that starts a student's file behind the walls: isolated Python (no user
+    site, no PYTHON* variables), the walls entered before anything else is imported."""
+    import sys
+
+    from tutor.assess.walls import UNSHARE
+
+    boot = (
+        f"import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+        f"sys.path.insert(0, {ROOT!r}); "
+        "from tutor.assess.walls import enter; "
+        f"enter({walls.memory}, {walls.cpu}, {walls.fsize}, {cwd!r}, {walls.landlock}, "
+        f"{walls.space}, {walls.no_fork!r}); "
+        "from tutor.assess.run_student import main; main()"
+    )
+    argv = [sys.executable, "-I", "-c", boot, path, function]
+    return [*UNSHARE, *argv] if walls.unshare else argv
+
+
+def _scrubbed(cwd: str) -> dict[str, str]:
+    """The child's whole environment: no HOME of the instructor's, no tokens, no PYTHONPATH;
+    one thread for NumPy's BLAS (a thread pool per file would overrun the memory cap)."""
+    import os
+
+    env = {"PATH": os.defpath, "LANG": "C.UTF-8", "HOME": cwd, "TMPDIR": cwd}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    return env
+
+
+def _reap(cwd: str) -> None:
+    """End what a walled child left behind outside its process group (without namespaces, a
+    process that called setsid survives the group's end): every process whose command line or
+    environment names the child's own working folder, which no other process has a reason to."""
+    import os
+    import signal
+
+    mark = cwd.encode()
+    for _ in range(3):  # what one round ends may have forked in the meantime
+        found = []
+        for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    named = mark in f.read()
+                if not named:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        named = b"HOME=" + mark + b"\0" in f.read()
+            except OSError:
+                continue
+            if named:
+                found.append(int(pid))
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _remove(folder: str) -> None:
+    """Remove a child's working folder, folders it made unwritable or unreadable included."""
+    import os
+    import shutil
+
+    for root, dirs, _ in os.walk(folder):  # top down: each folder opened before it is entered
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @dataclass
 class _Run:
     answer: bytes | None = None  # the answer record's body, when one came
@@ -441,11 +555,21 @@ class _Run:
     cut: int = 0  # how many more bytes it printed
     timed_out: bool = False
     why: str = ""  # why no answer came: the exit status, a wrong record
+    signal: int | None = None  # the signal that ended it, when one did before its answer
 
 
-def _run_child(argv: list[str], job: bytes, cwd: str, limit: float, nonce: str, cap: int) -> _Run:
-    """Run the child until its answer record is in (or it ends, or the time is up), reading
-    its prints as they come; then end its whole process group."""
+def _run_child(
+    argv: list[str],
+    job: bytes,
+    cwd: str,
+    limit: float,
+    nonce: str,
+    cap: int,
+    env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
+) -> _Run:
+    """Run the child until its answer record is in (or it ends, or the time is up, or
+    ``cancel`` is set), reading its prints as they come; then end its whole process group."""
     import os
     import selectors
     import signal
@@ -464,6 +588,7 @@ def _run_child(argv: list[str], job: bytes, cwd: str, limit: float, nonce: str, 
             pass_fds=(answer_w,),
             start_new_session=True,  # its own group: ended whole, and Ctrl-C reaches the tutor
             cwd=cwd,
+            env=env,
         )
     finally:
         os.close(answer_w)
@@ -528,6 +653,8 @@ def _run_child(argv: list[str], job: bytes, cwd: str, limit: float, nonce: str, 
             if left <= 0:
                 run.timed_out = True
                 break
+            if cancel is not None and cancel.is_set():
+                break
             for key, _ in sel.select(timeout=min(left, 0.1)):
                 if not drain(key.fd):  # type: ignore[arg-type]
                     sel.unregister(key.fd)
@@ -548,4 +675,5 @@ def _run_child(argv: list[str], job: bytes, cwd: str, limit: float, nonce: str, 
         proc.stdout.close()
     if run.answer is None and not run.timed_out and not run.why and ended is not None:
         run.why = f" (exit {ended})" if ended >= 0 else f" (ended by signal {-ended})"
+        run.signal = -ended if ended < 0 else None
     return run

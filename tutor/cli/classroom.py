@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import sympy
 
     from tutor.assess.classgrade import ClassGrades, Lessons
+    from tutor.core.engine import Derivation
 
 
 def grade(
@@ -520,7 +521,11 @@ def check_code(
     ],
     file: Annotated[
         Path,
-        typer.Argument(help="Your Python file, defining attention(X, W_Q, W_K, W_V, mask=None)."),
+        typer.Argument(
+            help="Your Python file, defining attention(X, W_Q, W_K, W_V, mask=None); or a "
+            "folder of students' files, each checked behind walls.",
+            metavar="FILE_OR_DIR",
+        ),
     ],
     function: Annotated[
         str, typer.Option("--function", help="The function to call.", metavar="NAME")
@@ -528,22 +533,60 @@ def check_code(
     timeout: Annotated[
         float,
         typer.Option(
-            help="Seconds your file may take (1 to 600).",
+            help="Seconds your file may take (1 to 600); in a folder, each file.",
             metavar="SECONDS",
             callback=_seconds,
         ),
     ] = 20,
+    json_out: Annotated[
+        bool,
+        typer.Option("--json", help="A folder: print one JSON object (a result per file)."),
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            help="A folder: check this many files at once (default: the number of cores).",
+            metavar="N",
+            min=1,
+            max=64,
+        ),
+    ] = None,
+    memory: Annotated[
+        int,
+        typer.Option(
+            "--memory",
+            help="A folder: the memory each file's process may use, in MB (256 to 65536).",
+            metavar="MB",
+            min=256,
+            max=65536,
+        ),
+    ] = 1024,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Check your own NumPy attention against the lesson, step by step (runs your file)."""
+    """Check your own NumPy attention against the lesson, step by step (runs your file).
+
+    Given a folder, checks every .py in it (and its subfolders), each in its own process with a
+    memory cap, a CPU time limit, a file-size cap, a fresh empty working folder, a scrubbed
+    environment, no network and no writes outside that folder where the machine allows; prints a
+    table (or --json). Exit 0 when every file passes, 1 when any fails, 2 for a bad command line.
+    """
     from rich.text import Text
 
     from tutor.assess import codecheck as cc
-    from tutor.core.catalog import is_file
+    from tutor.core.catalog import is_dir, is_file
     from tutor.core.engine import derive
     from tutor.text.words import visible
 
+    if not is_dir(file):
+        given = [o for o, v in (("--json", json_out), ("--jobs", jobs)) if v]
+        given += ["--memory"] if memory != 1024 else []
+        if given:
+            raise UsageError(f"{', '.join(given)}: for a folder of files; {file} is not one")
     d = derive(open_lesson(lesson, lessons_dir))  # the lesson first: its errors name it
+    if is_dir(file):
+        _check_class(d, file, function, timeout, json_out, jobs or os.cpu_count() or 1, memory)
+        return
     if not is_file(file) or file.suffix.lower() != ".py":
         raise TutorError(f"{file}: expected a Python file (.py) with your attention function")
     report, printed = cc.check_file(d, str(file), function, timeout)
@@ -554,6 +597,48 @@ def check_code(
     for line in cc.report_text(report):
         console.print(Text(visible(line)), soft_wrap=True)  # a path stays on its line
     if not report.ok:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _check_class(
+    d: "Derivation", folder: Path, function: str, timeout: float, json_out: bool, jobs: int,
+    memory: int,
+) -> None:  # fmt: skip
+    """check-code on a folder: every file behind walls, a table or JSON; exit 1 if any fails."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from tutor.assess import classcode
+    from tutor.assess.walls import missing, walls
+    from tutor.text.words import escape_c1, visible
+
+    w = walls(memory * 1024 * 1024, timeout)
+    for note in missing(w):  # said once, on stderr (stdout may be JSON)
+        say_note(note)
+    progress = make_console(stderr=True)
+    if progress.is_terminal:  # a class takes a while: say how far it is, then clear the line
+        with progress.status(Text(f"checking {visible(str(folder))}…")) as status:
+
+            def done_one(done: int, of: int) -> None:
+                status.update(Text(f"checked {done} of {of} files in {visible(str(folder))}…"))
+
+            result = classcode.check_class(d, folder, w, function, timeout, jobs, None, done_one)
+    else:
+        result = classcode.check_class(d, folder, w, function, timeout, jobs)
+    if json_out:
+        import json
+
+        text = json.dumps(classcode.as_json(result), ensure_ascii=False)
+        sys.stdout.write(escape_c1(text) + "\n")
+    else:
+        console = make_console()
+        table = Table("File", "Verdict", "First mismatch or error", show_lines=False)
+        for name, verdict, line in classcode.rows(result):
+            style = {"pass": "green", "skipped": "dim"}.get(verdict, "red")
+            table.add_row(Text(visible(name)), Text(verdict, style=style), Text(visible(line)))
+        console.print(table)
+        console.print(Text(classcode.summary(result)))
+    if not result.ok:
         raise typer.Exit(EXIT_INPUT)
 
 
