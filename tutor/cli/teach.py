@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from tutor.cli.common import LessonArg, LessonsDirOpt, check_steps, make_console, open_lesson
+from tutor.cli.common import (
+    LessonArg,
+    LessonsDirOpt,
+    check_steps,
+    make_console,
+    open_lesson,
+    terminal_width,
+)
 from tutor.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -224,8 +231,8 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from tutor.teach.listing import lesson_list
 
-    console = make_console()
-    console.print(lesson_list(lessons_dir, console))
+    # plain text, printed without a Rich console: list starts at the floor (bench/README.md)
+    sys.stdout.write(lesson_list(lessons_dir, terminal_width()) + "\n")
 
 
 def explain(
