@@ -182,6 +182,20 @@ def test_numbers_as_python_objects_are_read_exactly() -> None:
     assert tutor.grade(LESSON, sheet).to_dict()["cells"][0]["verdict"] != "wrong"
 
 
+def test_a_row_given_twice_is_two_rows_not_a_yaml_anchor() -> None:
+    """``[[1, 0]] * 2`` holds one list twice: yaml.safe_dump wrote it as an anchor and an alias,
+    which the loader refuses ("YAML anchors (&name) are not allowed here"). The measured copy
+    is two lists."""
+    row = [1, 0]
+    X = tutor.lesson({**TWO, "X": [row, row]}).derive()["X"].exact
+    assert X.tolist() == [[1, 0], [1, 0]]
+
+
+def test_a_refusal_says_how_many_came_before() -> None:
+    with pytest.raises(tutor.LessonError, match=r"X\[49\]: 400 entries, after 19,655 values"):
+        tutor.lesson({**TWO, "X": [list(range(400))] * 1000})
+
+
 def test_a_number_may_be_typed_as_an_int_or_float() -> None:
     assert tutor.judge(LESSON, "Q[cats, 1]", 2).right
     assert tutor.judge(LESSON, "Z[cats, 1]", 0.49).right

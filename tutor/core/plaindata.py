@@ -43,7 +43,9 @@ def plain(data: dict[Any, Any], shown: str) -> dict[str, Any]:
             if id(value) in open_ids:
                 budget.refuse(where, "contains itself (a dict or list inside itself)")
             if len(value) > MAX_VALUES - budget.values:  # before a copy is made of any of it
-                budget.refuse(where, f"{len(value):,} entries; {HOLDS}")
+                alone = len(value) > MAX_VALUES  # too many by themselves, or with those before
+                before = "" if alone else f", after {budget.values:,} values before them"
+                budget.refuse(where, f"{len(value):,} entries{before}; {HOLDS}")
             copy: Any = {} if isinstance(value, dict) else [None] * len(value)
             into[key] = copy
             todo.append((_CLOSE, where, depth, None, id(value)))
