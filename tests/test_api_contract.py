@@ -141,6 +141,11 @@ CASES = {
         tutor.NoSuchStep,
         "no step 'nope'; the steps are: X, W_Q",
     ),
+    "Lesson, made from a name": (
+        lambda: tutor.Lesson("cats-chase-mice"),
+        tutor.ArgumentError,
+        "a Lesson is made by tutor.lesson(...), not from a str",
+    ),
     "check_function, not a function": (
         lambda: tutor.check_function(LESSON, None),
         tutor.ArgumentError,
@@ -249,6 +254,8 @@ def _call(name: str, a: Any, b: Any) -> Any:
         "cell(places)": lambda: D.cell("Z[cats, 1]", places=a),
         "check_function": lambda: tutor.check_function(LESSON, a),
         "check_function(lesson)": lambda: tutor.check_function(a, lambda *x, **k: 0),
+        "Lesson": lambda: tutor.Lesson(a).derive(),
+        "Derivation": lambda: tutor.Derivation(a).steps,
     }
     return calls[name]()
 
@@ -256,7 +263,7 @@ def _call(name: str, a: Any, b: Any) -> Any:
 PUBLIC = [
     "lesson", "lesson(dict)", "grade(sheet)", "grade(lesson)", "judge(cell)", "judge(answer)",
     "judge(lesson)", "walk", "walk(step)", "d[key]", "cell", "cell(places)", "check_function",
-    "check_function(lesson)",
+    "check_function(lesson)", "Lesson", "Derivation",
 ]  # fmt: skip
 
 

@@ -119,9 +119,14 @@ class Walk(Shown):
 
 
 class Lesson:
-    """A validated lesson (its exact inputs and the instructor's words)."""
+    """A validated lesson (its exact inputs and the instructor's words), made by
+    ``tutor.lesson(...)``; ``ArgumentError`` when made from anything but a loaded lesson."""
 
     def __init__(self, core: Any) -> None:
+        from tutor.core.lesson import Lesson as CoreLesson
+
+        if not isinstance(core, CoreLesson):
+            raise ArgumentError(f"a Lesson is made by tutor.lesson(...), not from {_kind(core)}")
         self.core = core  # tutor.core.lesson.Lesson
 
     name = property(lambda self: self.core.name)
@@ -258,6 +263,12 @@ class Derivation:
     """Every step of a lesson: ``d["weights"]``, ``d["head2.Z"]``, ``d.cell("Z[cats, 1]")``."""
 
     def __init__(self, core: Any) -> None:
+        from tutor.core.engine import Derivation as CoreDerivation
+
+        if not isinstance(core, CoreDerivation):
+            raise ArgumentError(
+                f"a Derivation is made by tutor.lesson(...).derive(), not from {_kind(core)}"
+            )
         self.core = core  # tutor.core.engine.Derivation
 
     @property
