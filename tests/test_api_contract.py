@@ -185,6 +185,8 @@ def test_numbers_as_python_objects_are_read_exactly() -> None:
     assert got.tolist() == [[Fraction(1, 3), Fraction(1, 2)], [0, 1]]
     sheet = {"Q": D["Q"].numpy()}  # an array, as a notebook has it
     assert tutor.grade(LESSON, sheet).to_dict()["cells"][0]["verdict"] != "wrong"
+    rows = {k: list(D[k].numpy()) for k in ("Q", "K", "V")}  # a list of arrays, one per row
+    assert tutor.grade(LESSON, rows).score == 18
 
 
 def test_a_row_given_twice_is_two_rows_not_a_yaml_anchor() -> None:

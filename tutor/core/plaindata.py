@@ -29,6 +29,7 @@ def plain(data: dict[Any, Any], shown: str) -> dict[str, Any]:
     # (the value, where it is, its depth, the container its copy goes in, the key there)
     todo: list[tuple[Any, str, int, Any, Any]] = [(data, "", 0, holder, "top")]
     open_ids: set[int] = set()  # containers on the way down: a dict that contains itself
+    kept: list[Any] = []  # arrays' lists, alive while walked (an id is unique only while alive)
     while todo:
         value, where, depth, into, key = todo.pop()
         if value is _CLOSE:
@@ -36,7 +37,10 @@ def plain(data: dict[Any, Any], shown: str) -> dict[str, Any]:
             continue
         if depth:
             budget.count(where)
-        value = _array(value, where, budget)
+        listed = _array(value, where, budget)
+        if listed is not value:
+            kept.append(listed)
+            value = listed
         if isinstance(value, dict | list | tuple):
             if depth >= MAX_DEPTH:
                 budget.refuse(where, f"nested more than {MAX_DEPTH} deep")
