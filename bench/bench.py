@@ -2,7 +2,7 @@
 
 Run from the repository root (after ``python -m pip install -e '.[test]'``):
 
-    python bench/bench.py            # about two minutes; --rounds N for more or fewer runs
+    python bench/bench.py            # a few minutes (15 rounds); --rounds N for fewer or more
     python bench/bench.py --startup  # only the start-up rows (floors, --help, list, walk)
     python bench/bench.py --startup --against /tmp/old   # and an older checkout, interleaved
     python bench/bench.py --limits   # every command on the worst legal lessons: seconds, peak MB
