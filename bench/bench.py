@@ -2,7 +2,9 @@
 
 Run from the repository root (after ``python -m pip install -e '.[test]'``):
 
-    python bench/bench.py            # about a minute; --rounds N for more or fewer runs
+    python bench/bench.py            # a few minutes (15 rounds); --rounds N for fewer or more
+    python bench/bench.py --startup  # only the start-up rows (floors, --help, list, walk)
+    python bench/bench.py --startup --against /tmp/old   # and an older checkout, interleaved
     python bench/bench.py --limits   # every command on the worst legal lessons: seconds, peak MB
 
 Absolute times drift on shared machines, so every target is a ratio of medians measured in the
@@ -47,9 +49,9 @@ def lesson_text(n: int, d_model: int, d_k: int, d_v: int, seed: int) -> str:
     return head + f"W_Q: {m(d_model, d_k)}\nW_K: {m(d_model, d_k)}\nW_V: {m(d_model, d_v)}\n"
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall time of one run and its peak resident memory in KiB."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+def timed(cmd: list[str], extra: dict[str, str] | None = None) -> tuple[float, int]:
+    """Wall time of one run and its peak resident memory in KiB (``extra``: environment)."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(extra or {})}
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -100,7 +102,16 @@ def growth(folder: Path) -> list[tuple[int, float, float, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15, help="runs of each command (15)")
+    parser.add_argument(
+        "--startup", action="store_true", help="only the start-up rows: floors, --help, list, walk"
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="also time list and walk of another checkout (PYTHONPATH=DIR), interleaved",
+    )
     parser.add_argument(
         "--limits", action="store_true", help="time every command on the worst legal lessons"
     )
@@ -140,6 +151,14 @@ def main() -> None:
         "walk N=32": [*CLI, "walk", str(big)],
         "export md N=32": [*CLI, "export", str(big), "--format", "md"],  # an answer key
     }
+    if args.startup:  # the rows of issue 43's start-up targets, and their floors
+        for name in ("schema", "walk N=32 --json", "walk N=32", "export md N=32"):
+            del commands[name]
+    extra: dict[str, dict[str, str]] = {}  # a command's own environment
+    if args.against:
+        for name in ("list", "walk cats-chase-mice"):
+            commands[f"{name} (against)"] = commands[name]
+            extra[f"{name} (against)"] = {"PYTHONPATH": str(args.against.resolve())}
     # pip compiles bytecode when it installs; an editable install or PYTHONDONTWRITEBYTECODE=1
     # would otherwise time compiling the package's changed modules on every run
     compile_code = (
@@ -147,6 +166,9 @@ def main() -> None:
         "compileall.compile_dir(os.path.dirname(tutor.__file__), quiet=1)"
     )
     subprocess.run([PY, "-c", compile_code], cwd=folder, check=True)
+    if args.against:
+        env = {**os.environ, "PYTHONPATH": str(args.against.resolve())}
+        subprocess.run([PY, "-c", compile_code], cwd=folder, check=True, env=env)
     probe = subprocess.run([*CLI, "schema"], capture_output=True)
     if probe.returncode != 0:  # the schema command arrives with another issue
         del commands["schema"]
@@ -154,7 +176,7 @@ def main() -> None:
     memory: dict[str, int] = {}
     for _ in range(args.rounds):
         for name, cmd in commands.items():  # interleaved: drift hits every command alike
-            elapsed, rss = timed(cmd)
+            elapsed, rss = timed(cmd, extra.get(name))
             times[name].append(elapsed)
             memory[name] = max(memory.get(name, 0), rss)
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -172,14 +194,19 @@ def main() -> None:
         ("walk N=32 --json", dep_floor, dep_gc, "dependency floor", 2.0),
         ("walk N=32", dep_floor, dep_gc, "dependency floor", 3.0),
         ("export md N=32", dep_floor, dep_gc, "dependency floor", None),
+        ("list (against)", typer_floor, typer_gc, "import typer", 1.5),
+        ("walk cats-chase-mice (against)", dep_floor, dep_gc, "dependency floor", 1.0),
     ]
-    print(f"median of {args.rounds} interleaved runs, Python {sys.version.split()[0]}\n")
+    print(f"median of {args.rounds} interleaved runs, Python {sys.version.split()[0]}")
+    print(f"against: {args.against}" if args.against else "", end="\n" if args.against else "")
+    print()
     print(
         f"floors: import typer {typer_floor * 1000:.0f}ms ({typer_gc * 1000:.0f}ms collector off); "
         f"import typer, rich, sympy, yaml {dep_floor * 1000:.0f}ms "
         f"({dep_gc * 1000:.0f}ms collector off)\n"
     )
-    print(f"{'command':<24} {'median':>8} {'ratio':>7} {'target':>8}  {'like-for-like':>13}  vs")
+    w = 32 if args.against else 24
+    print(f"{'command':<{w}} {'median':>8} {'ratio':>7} {'target':>8}  {'like-for-like':>13}  vs")
     for name, floor, floor_gc, label, target in targets:
         if name not in med:
             continue
@@ -187,7 +214,7 @@ def main() -> None:
         flag = "" if target is None else "ok" if ratio <= target else "MISSED"
         shown = "—" if target is None else f"≤{target}×"
         print(
-            f"{name:<24} {med[name] * 1000:>6.0f}ms {ratio:>6.2f}× {shown:>8}  "
+            f"{name:<{w}} {med[name] * 1000:>6.0f}ms {ratio:>6.2f}× {shown:>8}  "
             f"{med[name] / floor_gc:>12.2f}×  {label}  {flag}".rstrip()
         )
     print(
@@ -195,6 +222,8 @@ def main() -> None:
         "the\ncollector off and frozen at exit, as attn-tutor runs (its own work, without that "
         "saving)."
     )
+    if args.startup:
+        return
     rss = memory["walk N=32"] / 1024
     print(
         f"\npeak memory, walk N=32: {rss:.0f} MB (target < 200 MB)  "

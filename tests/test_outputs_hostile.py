@@ -48,6 +48,33 @@ def test_o_dir_slash_for_one_document_is_refused_not_written_as_a_file(run, tmp_
         assert not out.exists()
 
 
+def test_o_dir_slash_for_code_and_new_writes_their_file_into_the_folder(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``code`` and ``new`` write one file with a name of their own: ``-o DIR/`` (made if missing)
+    gets that file inside it, not a file named DIR."""
+    progs, lessons = tmp_path / "progs", tmp_path / "lessons"
+    result = run("code", "cats-chase-mice", "-o", f"{progs}/")
+    assert result.exit_code == 0, result.output
+    assert progs.is_dir() and "W_Q = np.array" in (progs / "cats-chase-mice.py").read_text()
+    again = run("code", "cats-chase-mice", "-o", f"{progs}/")  # the same file, not replaced
+    assert again.exit_code == 1 and "progs/cats-chase-mice.py already exists" in again.stderr
+    bare = run("code", "cats-chase-mice", "-o", str(progs))  # a folder without its slash
+    assert bare.exit_code == 1 and "is a folder; give a file name" in bare.stderr
+    made = run("new", "mine", "--tokens", "a b c", "--seed", "1", "-o", f"{lessons}/")
+    assert made.exit_code == 0, made.output
+    assert lessons.is_dir() and (lessons / "mine.yaml").is_file()
+    assert run("check", str(lessons / "mine.yaml")).exit_code == 0
+
+
+def test_o_dir_slash_for_the_grade_report_is_refused_not_written_as_a_file(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    sheet = tmp_path / "sheet.yaml"
+    sheet.write_text(run("export", "cats-chase-mice", "--format", "sheet").stdout)
+    for out in (tmp_path / "reports", tmp_path / "report.html"):
+        result = run("grade", "cats-chase-mice", str(sheet), "--report", "-o", f"{out}/")
+        assert result.exit_code == 2, result.output
+        assert f"--output {out}/ names a folder; the report is one file" in result.stderr
+        assert not out.exists()
+
+
 SECRET = "root:$y$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
 
 

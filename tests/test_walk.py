@@ -10,10 +10,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, bundled_lessons
+from tests.conftest import FIXTURES, PLAIN_ENV, bundled_lessons
 
 GOLDEN = FIXTURES / "golden"
 
@@ -120,14 +121,56 @@ def test_list_shows_bundled_lessons(run) -> None:  # type: ignore[no-untyped-def
     assert "cats-chase-mice" in out and "Cats chase mice" in out
 
 
-def test_help_does_not_import_sympy_or_numpy() -> None:
+HEAVY = ("sympy", "numpy", "mpmath", "textual")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "--help"], ["walk", "--help"]])
+def test_help_and_list_do_not_import_sympy_numpy_or_textual(args: list[str]) -> None:
+    """Start-up at the floor (issue 43, item 6; the times are bench/bench.py's): ``--help`` and
+    ``list`` load none of the heavy dependencies, and ``list`` not even Rich's console."""
     code = (
         "import sys; from tutor.cli import app; from typer.testing import CliRunner; "
-        "r = CliRunner().invoke(app, ['--help']); assert r.exit_code == 0, r.output; "
-        "print(sorted(m for m in ('sympy', 'numpy', 'mpmath') if m in sys.modules))"
+        f"r = CliRunner().invoke(app, {args!r}); assert r.exit_code == 0, r.output; "
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--bogus"], ["cats-chase-mice", "--step", "x"]])
+def test_the_entry_point_runs_one_command_as_the_app_does(args: list[str]) -> None:
+    """``main`` builds only the command it runs (typer converts every registered command before
+    parsing: bench/README.md); each command's help and errors are the app's, word for word."""
+    import typer.main
+    from typer.testing import CliRunner
+
+    from tutor.cli import COMMANDS, app, app_for
+
+    runner = CliRunner()
+    for name in COMMANDS:
+        one = app_for([name, *args])
+        assert list(typer.main.get_command(one).commands) == [name]  # type: ignore[attr-defined]
+        got = runner.invoke(one, [name, *args], env=PLAIN_ENV)
+        want = runner.invoke(app, [name, *args], env=PLAIN_ENV)
+        assert (got.exit_code, got.output) == (want.exit_code, want.output), name
+    assert app_for(["--help"]) is app and app_for([]) is app and app_for(["wlak"]) is app
+
+
+def test_list_prints_without_a_rich_console(tmp_path: Path) -> None:
+    """``list`` is plain columns: Rich's console and text (about 20 ms of imports) stay out."""
+    code = (
+        "import sys; from tutor.cli import main; sys.argv = ['attn-tutor', 'list']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('rich.console', 'rich.text', 'tutor.text.steps') "
+        "if m in sys.modules), file=sys.stderr)"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    for _ in range(2):  # the second with every summary remembered
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    assert "cats-chase-mice" in out.stdout
+    assert out.stderr.strip() == "[]"
 
 
 def _python(code: str) -> str:

@@ -29,8 +29,9 @@ if python_too_old(tuple(sys.version_info)):  # a clone run as python -m tutor: s
     raise SystemExit(python_too_old(tuple(sys.version_info)))
 
 _API = (
-    "Cell", "Derivation", "GradeReport", "Lesson", "LessonError", "StepValues", "TutorError",
-    "Verdict", "Walk", "check_function", "grade", "judge", "lesson",
+    "AnswerError", "ArgumentError", "Cell", "Derivation", "GradeReport", "Lesson", "LessonError",
+    "NoSuchStep", "StepValues", "TutorError", "UsageError", "Verdict", "Walk", "check_function",
+    "grade", "judge", "lesson",
 )  # fmt: skip
 __all__ = ["__version__", *_API]
 

@@ -1,7 +1,17 @@
 """attn-tutor as a Python library, for notebooks and scripts: the same lessons, engine, judge and
 grader as the command line, and nothing else. The library never prints, exits or reads the
-terminal; errors are ``tutor.LessonError`` (a lesson or sheet, with file:line:col) and
-``tutor.TutorError`` (anything else a user gave).
+terminal. Every error it raises is a ``tutor.TutorError``:
+
+- ``tutor.LessonError``: a lesson or sheet (a file, or a dict) is not valid; each problem with
+  its place, ``file:line:col`` (``<dict> X[2][0]`` for a dict);
+- ``tutor.UsageError``: a bad name, such as a cell that is not in the lesson; its subclass
+  ``tutor.ArgumentError``: an argument of the wrong type or out of its range
+  (``places=60``, ``step=5``, a sheet that is a list);
+- ``tutor.AnswerError``: a typed answer that cannot be read as a number;
+- ``tutor.NoSuchStep``: ``d["nope"]``; a ``KeyError`` too, as a mapping's missing key is.
+
+Sizes are checked before any work: a dict lesson or sheet is measured (values, bytes, depth)
+before it is written out as YAML, with the limits of a lesson file (20,000 values, 1 MiB).
 
     import tutor
     lesson = tutor.lesson("cats-chase-mice")        # a name, a path, or a dict of the YAML keys
@@ -25,16 +35,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tutor.core.errors import LessonError, TutorError
+from tutor.core.errors import (
+    AnswerError,
+    ArgumentError,
+    LessonError,
+    NoSuchStep,
+    TutorError,
+    UsageError,
+)
 
 __all__ = [
+    "AnswerError",
+    "ArgumentError",
     "Cell",
     "Derivation",
     "GradeReport",
     "Lesson",
     "LessonError",
+    "NoSuchStep",
     "StepValues",
     "TutorError",
+    "UsageError",
     "Verdict",
     "Walk",
     "check_function",
@@ -98,9 +119,14 @@ class Walk(Shown):
 
 
 class Lesson:
-    """A validated lesson (its exact inputs and the instructor's words)."""
+    """A validated lesson (its exact inputs and the instructor's words), made by
+    ``tutor.lesson(...)``; ``ArgumentError`` when made from anything but a loaded lesson."""
 
     def __init__(self, core: Any) -> None:
+        from tutor.core.lesson import Lesson as CoreLesson
+
+        if not isinstance(core, CoreLesson):
+            raise ArgumentError(f"a Lesson is made by tutor.lesson(...), not from {_kind(core)}")
         self.core = core  # tutor.core.lesson.Lesson
 
     name = property(lambda self: self.core.name)
@@ -118,8 +144,13 @@ class Lesson:
         return got
 
     def walk(self, step: str | list[str] | None = None, exact: bool = False) -> Walk:
-        """The walk, or some of its steps (``step="weights"``), to show in a notebook."""
+        """The walk, or some of its steps (``step="weights"`` or a list of names), to show in a
+        notebook. Raises ``TutorError`` for a step the lesson does not have, ``ArgumentError``
+        for a step that is not a name or ``exact`` that is not True or False."""
+        _is("exact", exact, bool, "True or False")
         steps = [step] if isinstance(step, str) else step
+        if not (steps is None or (isinstance(steps, list | tuple) and _all_text(steps))):
+            raise ArgumentError(f"step is {_kind(step)}; expected a step's name or a list of them")
         if steps is not None:
             known = {s.name for s in self.derive().core.steps}
             bad = [s for s in steps if s not in known]
@@ -148,7 +179,10 @@ def lesson(source: str | Path | dict[str, Any] | Lesson) -> Lesson:
     """A lesson by name (``"cats-chase-mice"``), by path, or from a dict of its YAML keys.
 
     Numbers in a dict are read from their text, as a lesson file's are: write fractions as
-    strings (``"1/3"``); a float such as 0.1 is read as the decimal it prints as."""
+    strings (``"1/3"``, or a ``Fraction``); a float such as 0.1 is read as the decimal it
+    prints as. Raises ``LessonError`` for a lesson that is not valid (a dict is measured
+    first: more than 20,000 values or 1 MiB is refused before any work) and ``ArgumentError``
+    for a source that is none of these."""
     if isinstance(source, Lesson):
         return source
     from tutor.core.lessonfile import load_lesson, load_lesson_text
@@ -156,15 +190,18 @@ def lesson(source: str | Path | dict[str, Any] | Lesson) -> Lesson:
     if isinstance(source, dict):
         import yaml
 
-        try:
-            text = yaml.safe_dump(source, allow_unicode=True, sort_keys=False)
-        except yaml.YAMLError as err:
-            raise TutorError(f"that dict cannot be a lesson: {err}") from None
-        return Lesson(load_lesson_text(text, "<dict>", str(source.get("title", "lesson"))))
+        from tutor.core.plaindata import plain
+
+        data = plain(source, "<dict>")  # measured and copied before it is dumped
+        text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+        title = data.get("title")
+        return Lesson(
+            load_lesson_text(text, "<dict>", title if isinstance(title, str) else "lesson")
+        )
     if not isinstance(source, str | Path):
-        raise TutorError(f"a lesson is a name, a path or a dict, not {type(source).__name__}")
-    path = Path(source)
-    if path.suffix.lower() in (".yaml", ".yml") or path.exists():
+        raise ArgumentError(f"a lesson is a name, a path or a dict, not {_kind(source)}")
+    path = _path(source, "lesson")
+    if path.suffix.lower() in (".yaml", ".yml") or _exists(path):
         return Lesson(load_lesson(path))
     from tutor.core.catalog import find_lesson
 
@@ -226,6 +263,12 @@ class Derivation:
     """Every step of a lesson: ``d["weights"]``, ``d["head2.Z"]``, ``d.cell("Z[cats, 1]")``."""
 
     def __init__(self, core: Any) -> None:
+        from tutor.core.engine import Derivation as CoreDerivation
+
+        if not isinstance(core, CoreDerivation):
+            raise ArgumentError(
+                f"a Derivation is made by tutor.lesson(...).derive(), not from {_kind(core)}"
+            )
         self.core = core  # tutor.core.engine.Derivation
 
     @property
@@ -234,19 +277,25 @@ class Derivation:
         return [s.key for s in self.core.steps]
 
     def __getitem__(self, key: str) -> StepValues:
+        """A step by its key; ``NoSuchStep`` (a ``TutorError`` and a ``KeyError``) if none."""
         for s in self.core.steps:
-            if s.key == key:
+            if isinstance(key, str) and s.key == key:
                 return StepValues(s, self.core)
-        raise KeyError(f"no step {key!r}; the steps are: {', '.join(self.steps)}")
+        shown = _short(key) if isinstance(key, str) else f"named by {_kind(key)}"
+        raise NoSuchStep(f"no step {shown}; the steps are: {', '.join(self.steps)}")
 
     def cell(self, name: str, places: int | None = None) -> Cell:
-        """A cell by its name, as ``walk --cell`` takes it (``Z[cats, 1]``, ``head2.Q[it, 1]``)."""
+        """A cell by its name, as ``walk --cell`` takes it (``Z[cats, 1]``, ``head2.Q[it, 1]``),
+        its working rounded to ``places`` decimals (0 to 10; the lesson's precision by default).
+        Raises ``UsageError`` for a name that is no cell, ``ArgumentError`` for a bad type or
+        ``places`` out of range."""
         from tutor.assess.exact import exact_value
         from tutor.text import working as wk
         from tutor.text.cells import cell_name, parse_cell
 
+        _is("name", name, str, "a cell's name such as 'Z[cats, 1]'")
         step, i, j = parse_cell(self.core, name)
-        places = self.core.lesson.precision if places is None else places
+        places = self.core.lesson.precision if places is None else _places(places)
         c = step.cells[i][j]
         return Cell(
             cell_name(step, i, j), exact_value(c), float(c.approx), wk.full_text(step, i, j, places)
@@ -284,16 +333,20 @@ class Verdict(Shown):
 
 
 def judge(source: Any, cell: str, answer: str) -> Verdict:
-    """Judge one typed answer for one cell, with the quiz's own judge."""
+    """Judge one typed answer (text, or an int or float) for one cell, with the quiz's own
+    judge. Raises ``UsageError`` for a cell that is not in the lesson, ``AnswerError`` for an
+    answer that cannot be read, ``ArgumentError`` for arguments of the wrong type."""
     from tutor.assess import judge as jd
     from tutor.core.numbers import read_answer
     from tutor.text import working as wk
     from tutor.text.cells import cell_name, parse_cell
 
+    _is("cell", cell, str, "a cell's name such as 'Z[cats, 1]'")
+    typed = _answer_text(answer)
     les = lesson(source)
     d = les.derive().core
     step, i, j = parse_cell(d, cell)
-    read = read_answer(str(answer))
+    read = read_answer(typed)
     J = jd.judge_for(d)
     v = J.judge(step, i, j, read)
     slips = () if v.right else tuple(s.name for s in J.slips(step, i, j, read))
@@ -328,23 +381,33 @@ class GradeReport(Shown):
 
 
 def grade(source: Any, sheet: dict[str, Any] | str | Path) -> GradeReport:
-    """Grade an answer sheet (a dict of step → rows, as the YAML sheet holds, or its file)."""
+    """Grade an answer sheet (a dict of step → rows, as the YAML sheet holds, or its file).
+    Raises ``LessonError`` for a sheet that cannot be read (a dict is measured first, as a
+    dict lesson is), ``ArgumentError`` for a sheet that is neither a dict nor a path."""
     import tempfile
 
     from tutor.assess.grade import grade as grade_sheet
     from tutor.assess.sheet import read_sheet
 
+    if not isinstance(sheet, dict | str | Path):
+        raise ArgumentError(f"a sheet is a dict or a path, not {_kind(sheet)}")
+    if isinstance(sheet, dict):
+        from tutor.core.plaindata import plain
+
+        answers = plain(sheet, "<sheet>")  # measured and copied before any work
+    else:
+        path = _path(sheet, "sheet")
     les = lesson(source)
     d = les.derive().core
     if isinstance(sheet, dict):
         import json
 
-        data = {"lesson": les.name, "fingerprint": les.core.fingerprint, **sheet}
+        data = {"lesson": les.name, "fingerprint": les.core.fingerprint, **answers}
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "sheet.yaml"
-            path.write_text(json.dumps(data, default=str), encoding="utf-8")
+            path.write_text(json.dumps(data), encoding="utf-8")
             return GradeReport(grade_sheet(d, read_sheet(path, d)))
-    return GradeReport(grade_sheet(d, read_sheet(Path(sheet), d)))
+    return GradeReport(grade_sheet(d, read_sheet(path, d)))
 
 
 class CodeCheck(Shown):
@@ -367,10 +430,73 @@ class CodeCheck(Shown):
 
 def check_function(source: Any, fn: Callable[..., Any]) -> CodeCheck:
     """Call your ``fn(X, W_Q, W_K, W_V, mask=None)`` with the lesson's numbers (float64) and
-    compare every step it returns (Z, ``(Z, steps)`` or a dict of steps) with the lesson's."""
+    compare every step it returns (Z, ``(Z, steps)`` or a dict of steps) with the lesson's.
+    What the function raises or returns is reported, never raised; ``ArgumentError`` when
+    ``fn`` is not callable."""
     from tutor.assess.codecheck import check_function as check
 
+    if not callable(fn):
+        raise ArgumentError(f"fn is {_kind(fn)}; expected a function such as attention(X, W_Q, …)")
     return CodeCheck(check(lesson(source).derive().core, fn))
+
+
+# ---------------------------------------------------------------------------------------------
+# arguments, checked at the door
+
+
+def _kind(value: Any) -> str:
+    """What a value is, in a message: its type, never its (maybe huge) text."""
+    name = type(value).__name__
+    return "None" if value is None else ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def _short(text: str, most: int = 60) -> str:
+    return repr(text if len(text) <= most else text[:most] + "…")
+
+
+def _is(name: str, value: Any, kind: type, expected: str) -> None:
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ArgumentError(f"{name} is {_kind(value)}; expected {expected}")
+
+
+def _all_text(values: Any) -> bool:
+    return all(isinstance(v, str) for v in values)
+
+
+def _places(places: Any) -> int:
+    """``places`` as given, when it is a whole number of decimals a lesson may show (0 to 10)."""
+    from tutor.core.spec import MAX_PRECISION
+
+    _is("places", places, int, f"a whole number of decimals from 0 to {MAX_PRECISION}")
+    if not 0 <= places <= MAX_PRECISION:
+        shown = places if abs(places).bit_length() < 64 else "a huge number"
+        raise ArgumentError(f"places is {shown}; expected 0 to {MAX_PRECISION} decimals")
+    return int(places)
+
+
+def _answer_text(answer: Any) -> str:
+    """A typed answer: text as it is, or an int or float written as a person would type it."""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, bool) or not isinstance(answer, int | float):
+        raise ArgumentError(f"answer is {_kind(answer)}; expected the answer as text, like '0.49'")
+    if isinstance(answer, int) and abs(answer).bit_length() > 4000:
+        raise AnswerError("that answer is a whole number of over 1,200 digits; it cannot be read")
+    return str(answer)
+
+
+def _path(source: str | Path, what: str) -> Path:
+    """A path from a str or Path; a NUL cannot be in one."""
+    if "\0" in str(source):
+        raise ArgumentError(f"a {what}'s name or path cannot hold a NUL character")
+    return Path(source)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long for the system: no such file
+        return False
 
 
 def _md(text: str) -> str:

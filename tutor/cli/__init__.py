@@ -21,37 +21,44 @@ from tutor.cli.exits import run_command, tolerant_streams
 
 __all__ = ["app", "main", "make_console"]
 
+SETTINGS = {
+    "name": "attn-tutor",
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+}
 app = typer.Typer(
-    name="attn-tutor",
     help="Learn the arithmetic of self-attention by working it by hand.\n\n"
     "\b\n"  # (click: keep these lines as they are, so no command is broken at a hyphen)
     "New here? Start with:  attn-tutor learn\n"
     "  the course, stage by stage, from one dot product to grouped heads\n"
     "A walk one step a screen:  attn-tutor walk --pause",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    **SETTINGS,  # type: ignore[arg-type]
 )
 
-
-app.command()(teach.walk)
-app.command("list")(teach.list_lessons)
-app.command()(export.export)
-app.command()(quiz.quiz)
-app.command()(quiz.learn)
-app.command()(quiz.progress)
-app.command()(classroom.grade)
-app.command()(classroom.autograder)
-app.command()(teach.explain)
-app.command()(export.code)
-app.command("check-code")(classroom.check_code)
-app.command()(teach.explore)
-app.command(context_settings={"ignore_unknown_options": True})(teach.softmax)
-app.command()(author.schema)
-app.command()(author.check)
-app.command()(author.new)
-app.command()(author.variants)
+# every command, in the order --help lists them: (its function, app.command's settings)
+COMMANDS = {
+    "walk": (teach.walk, {}),
+    "list": (teach.list_lessons, {}),
+    "export": (export.export, {}),
+    "quiz": (quiz.quiz, {}),
+    "learn": (quiz.learn, {}),
+    "progress": (quiz.progress, {}),
+    "grade": (classroom.grade, {}),
+    "autograder": (classroom.autograder, {}),
+    "explain": (teach.explain, {}),
+    "code": (export.code, {}),
+    "check-code": (classroom.check_code, {}),
+    "explore": (teach.explore, {}),
+    "softmax": (teach.softmax, {"context_settings": {"ignore_unknown_options": True}}),
+    "schema": (author.schema, {}),
+    "check": (author.check, {}),
+    "new": (author.new, {}),
+    "variants": (author.variants, {}),
+}
+for _name, (_command, _settings) in COMMANDS.items():
+    app.command(_name, **_settings)(_command)
 
 
 class TutorGroup(typer.core.TyperGroup):
@@ -69,6 +76,25 @@ class TutorGroup(typer.core.TyperGroup):
 
 
 app.info.cls = TutorGroup
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app to run ``args`` (``sys.argv[1:]``): when they start with a command's name, a
+    group of that command alone. Typer turns every registered command into a click command
+    before it parses anything (16 ms of 60 for ``list`` on a quiet machine, bench/README.md);
+    a run needs one. Anything else (``--help``, no command, a misspelt one) gets the app."""
+    if not args or args[0] not in COMMANDS:
+        return app
+    command, settings = COMMANDS[args[0]]
+    one = typer.Typer(**SETTINGS)  # type: ignore[arg-type]
+    one.callback()(_group)  # a group, as the app is: ``attn-tutor walk …``, not ``attn-tutor …``
+    one.command(args[0], **settings)(command)
+    one.info.cls = TutorGroup
+    return one
+
+
+def _group() -> None:
+    """(the group of one command has no options of its own)"""
 
 
 def _quiet_exit() -> None:
@@ -97,7 +123,7 @@ def main() -> None:
     gc.disable()
     atexit.register(_quiet_exit)
     try:
-        app()
+        app_for(sys.argv[1:])()
     finally:
         if was_enabled:
             gc.enable()

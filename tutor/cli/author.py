@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from tutor.cli.common import LessonArg, LessonsDirOpt, make_console, open_lesson, say_note
+from tutor.cli.common import (
+    LessonArg,
+    LessonsDirOpt,
+    make_console,
+    open_lesson,
+    output_file,
+    say_note,
+)
 from tutor.core.errors import UsageError
 
 
@@ -78,10 +85,14 @@ def new(
             metavar="N",
         ),
     ] = None,
-    output: Annotated[
-        Path | None,
+    output: Annotated[  # the text as typed: a trailing / means a folder, and Path drops it
+        str | None,
         typer.Option(
-            "--output", "-o", help="Where to write it [default: NAME.yaml]; - for stdout."
+            "--output",
+            "-o",
+            help="Where to write it [default: NAME.yaml]; - for stdout; a folder, DIR/, for "
+            "DIR/NAME.yaml.",
+            metavar="PATH",
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
@@ -105,7 +116,7 @@ def new(
     shape = Shape(parse_tokens(tokens), d_model, k, d_v or k, heads, causal)
     seed = random.SystemRandom().randrange(10_000) if seed is None else seed
     lesson, warnings = generate(name, shape, seed)
-    path = output or Path(f"{name}.yaml")
+    path = output_file(output, f"{name}.yaml") or Path(f"{name}.yaml")
     shown = f"{name}.yaml" if str(path) == "-" else str(path)
     text = lesson_yaml(lesson, command_line(name, shape, seed, whole_root), shown)
     if str(path) == "-":

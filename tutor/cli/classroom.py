@@ -12,6 +12,7 @@ from tutor.cli.common import (
     EXIT_INPUT,
     LessonsDirOpt,
     make_console,
+    names_folder,
     open_lesson,
     say_note,
     write_output,
@@ -54,8 +55,8 @@ def grade(
         bool,
         typer.Option("--report", help="Summarize what the class got wrong, with an item analysis."),
     ] = False,
-    output: Annotated[
-        Path | None,
+    output: Annotated[  # the text as typed: a trailing / means a folder, and Path drops it
+        str | None,
         typer.Option(
             "--output", "-o", help="Write the --report to FILE (.md or .html).", metavar="FILE"
         ),
@@ -150,6 +151,7 @@ def grade(
         json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir,
         handover is not None,
     )  # fmt: skip
+    report_to = None if output is None else Path(output)
     if hold_flagged and csv_out is None:
         raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
@@ -173,7 +175,7 @@ def grade(
         *([roster] if roster else []),
     ]
     flags_out = _flags_file(csv_out)
-    for target, option in ((csv_out, "--csv"), (output, "--output"), (flags_out, "--csv"),
+    for target, option in ((csv_out, "--csv"), (report_to, "--output"), (flags_out, "--csv"),
                            (items_out, "--items")):  # fmt: skip
         _not_an_input(target, option, inputs)
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
@@ -202,7 +204,7 @@ def _class_outputs(  # type: ignore[no-untyped-def]
     if items_out is not None:
         _write_items(grades, items_out)
     if report:
-        _class_report(grades, output, kind, hold_flagged)
+        _class_report(grades, report_to, kind, hold_flagged)
     if grades.bad or problems:
         raise typer.Exit(EXIT_INPUT)
 
@@ -251,7 +253,12 @@ def _grade_options(  # type: ignore[no-untyped-def]
 ) -> tuple[str | None, object]:
     """The options of ``grade`` that go together, checked before any file is read: the
     report's file kind and the --out-of scale."""
-    kind = None if output is None else output.suffix.lower().lstrip(".")
+    if output is not None and (names_folder(output) or Path(output).is_dir()):
+        raise UsageError(
+            f"--output {output} names a folder; the report is one file: give its name, ending "
+            f".md or .html (such as {Path(output) / 'report.html'})"
+        )
+    kind = None if output is None else Path(output).suffix.lower().lstrip(".")
     if output is not None and (not report or kind not in ("md", "html", "htm")):
         raise UsageError("--output goes with --report, to a .md or .html file")
     if report and json_out and output is None:

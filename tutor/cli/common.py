@@ -102,6 +102,22 @@ YES = ("1", "true", "yes", "on")  # ATTN_TUTOR_PLAIN's values that turn the plai
 MIN_WIDTH, MAX_WIDTH = 20, 1000  # columns: narrower or wider than any real terminal
 
 
+def terminal_width() -> int:
+    """The width a Rich console would take, for output printed without one (``list``): COLUMNS
+    when it is a number, 80 on a dumb terminal, else the terminal of stdin, stdout or stderr
+    (80 when there is none), kept within ``MIN_WIDTH`` … ``MAX_WIDTH``."""
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() else 0
+    if not width and os.environ.get("TERM", "").lower() not in ("dumb", "unknown"):
+        for fd in (0, 1, 2):
+            try:
+                width = os.get_terminal_size(fd).columns
+                break
+            except (OSError, ValueError):
+                continue
+    return min(max(width or 80, MIN_WIDTH), MAX_WIDTH)
+
+
 def open_lesson(name: str, lessons_dir: list[Path] | None = None) -> "Lesson":
     """Find a lesson by name or path and load it (raises ``LessonError``); say on stderr when
     the lesson found shadows another of the same name."""
@@ -154,6 +170,31 @@ def check_steps(steps: list[str] | None, available: list[str]) -> list[str] | No
                 f"this lesson has no {s!r} step; its steps are: {', '.join(available)}"
             )
     return chosen
+
+
+def names_folder(output: str | None) -> bool:
+    """An --output typed with a trailing slash (``-o newdir/``) names a folder, whether or not it
+    exists yet. ``Path`` drops the slash, so an --output that may be a folder is taken as text."""
+    return output is not None and output.endswith(("/", os.sep))
+
+
+def output_file(output: str | None, name: str) -> Path | None:
+    """The file an --output means for a command that writes one file called ``name`` by
+    default: None for none given (stdout), ``-`` as typed, ``DIR/name`` for a folder typed as
+    ``DIR/`` (made if missing), else the path as typed (a folder typed without its slash is
+    refused where the file is written, with the advice to name a file)."""
+    if output is None or output == "-":
+        return None if output is None else Path(output)
+    path = Path(output)
+    if not names_folder(output):
+        return path
+    from tutor.core.errors import TutorError
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise TutorError(f"cannot make the folder {output}: {err.strerror or err}") from None
+    return path / name
 
 
 def write_output(text: str | bytes, output: Path | None, force: bool) -> None:

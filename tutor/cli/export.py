@@ -1,6 +1,5 @@
 """Documents: export (worksheets, keys, answer sheets, slides, PDFs) and code."""
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,7 +11,9 @@ from tutor.cli.common import (
     LessonsDirOpt,
     check_steps,
     collect_as_we_go,
+    names_folder,
     open_lesson,
+    output_file,
     say_note,
     write_output,
 )
@@ -88,7 +89,7 @@ def export(
         raise UsageError(f"--step and --per-step make slides in svg or html, not {format}")
     from tutor.export.folder import SUFFIXES
 
-    as_folder = output is not None and output.endswith(("/", os.sep))  # -o DIR/ is a folder
+    as_folder = names_folder(output)  # -o DIR/ is a folder
     out = None if output is None else Path(output)
     if Path(lesson).is_dir() and format in SUFFIXES and _per_variant(format, out, as_folder):
         if (paper != "a4" or font_path) and format not in ("pdf", "typ"):
@@ -280,10 +281,13 @@ def export_typst(
 
 def code(
     lesson: LessonArg = "cats-chase-mice",
-    output: Annotated[
-        Path | None,
+    output: Annotated[  # the text as typed: a trailing / means a folder, and Path drops it
+        str | None,
         typer.Option(
-            "--output", "-o", help="Write the program to FILE (- for stdout).", metavar="FILE"
+            "--output",
+            "-o",
+            help="Write the program to FILE (- for stdout; a folder, DIR/, for DIR/LESSON.py).",
+            metavar="FILE",
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
@@ -293,4 +297,5 @@ def code(
     from tutor.core.engine import derive
     from tutor.export.code import program
 
-    write_output(program(derive(open_lesson(lesson, lessons_dir))), output, force)
+    d = derive(open_lesson(lesson, lessons_dir))
+    write_output(program(d), output_file(output, f"{d.lesson.name}.py"), force)

@@ -14,6 +14,7 @@ from tutor.cli.common import (
     check_steps,
     make_console,
     open_lesson,
+    terminal_width,
 )
 from tutor.core.errors import UsageError
 
@@ -232,8 +233,8 @@ def list_lessons(lessons_dir: LessonsDirOpt = None) -> None:
     """List the lessons that can be named on the command line."""
     from tutor.teach.listing import lesson_list
 
-    console = make_console()
-    console.print(lesson_list(lessons_dir, console))
+    # plain text, printed without a Rich console: list starts at the floor (bench/README.md)
+    sys.stdout.write(lesson_list(lessons_dir, terminal_width()) + "\n")
 
 
 def explain(

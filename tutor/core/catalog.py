@@ -172,10 +172,11 @@ def resolve_lesson(name: str, extra: list[Path] | None = None) -> Found:
         f"{origin} {folder}" if origin != "./lessons" else f"./lessons{os.sep}"
         for origin, folder in lesson_dirs(extra)
     )
+    shown = name if len(name) <= 80 else name[:80] + "…"  # a 5,000-character name, not all of it
     raise LessonError.at(  # line 0: a name, not a place in a file
-        name,
+        shown,
         0,
         0,
-        f"no lesson named {name!r}{hint} (known lessons: {known or 'none'}); "
+        f"no lesson named {shown!r}{hint} (known lessons: {known or 'none'}); "
         f"searched, nearest first: {searched}",
     )

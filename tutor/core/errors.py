@@ -14,6 +14,17 @@ class UsageError(TutorError):
     """The command line itself is wrong (the CLI exits 2 for it, as for a bad option)."""
 
 
+class ArgumentError(UsageError):
+    """A library function was given an argument of the wrong type, or out of its range."""
+
+
+class NoSuchStep(TutorError, KeyError):
+    """``d[key]`` names no step of the derivation (a ``KeyError`` too, as a mapping's is)."""
+
+    def __str__(self) -> str:  # the message as written, not KeyError's repr of it
+        return str(self.args[0]) if self.args else ""
+
+
 class AnswerError(TutorError):
     """A typed answer or sheet entry could not be read as a number."""
 

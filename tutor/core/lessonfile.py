@@ -38,6 +38,7 @@ from tutor.core.spec import (
     MAX_ERRORS,
     MAX_HEADS,
     MAX_LAYERS,
+    MAX_PRECISION,
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
@@ -320,9 +321,12 @@ def _precision(c: Checker, keys: Keys) -> int:
         return 2
     node = _value(keys, "precision")
     p = c.scalar(node, "precision")
-    n = None if p is None else whole_number(p, 0, 10)
+    n = None if p is None else whole_number(p, 0, MAX_PRECISION)
     if p is not None and n is None:
-        c.error(node, f"precision is {describe(node)}; expected a whole number from 0 to 10")
+        c.error(
+            node,
+            f"precision is {describe(node)}; expected a whole number from 0 to {MAX_PRECISION}",
+        )
     return 2 if n is None else n
 
 

@@ -20,6 +20,7 @@ MAX_DENOMINATOR_DIGITS = 40
 MAX_ERRORS = 50  # errors reported per lesson file; then "stopped after 50 errors"
 MAX_DEPTH = 16
 MAX_TOKEN_CHARS = 40
+MAX_PRECISION = 10  # decimals shown: a lesson's precision, walk --precision, a cell's places
 # control characters a lesson's words may not contain (a regex class body): C0 but tab and line
 # feed, DEL and C1. An escape sequence in a title would reach the terminal, or an SVG, raw.
 CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"

@@ -49,6 +49,10 @@ def read_text(path: str | Path, what: str = "lesson", suffix: str = ".yaml") -> 
         raise LessonError.at(shown, 1, 1, f"no such {what} file") from None
     except OSError as err:  # a name too long, a loop of links, a folder we may not enter
         raise LessonError.at(shown, 1, 1, f"cannot read the file: {err.strerror}") from None
+    except ValueError:  # a NUL in the name (only the library can be handed one)
+        raise LessonError.at(
+            shown, 1, 1, "no such file: a file name has no NUL character"
+        ) from None
     if stat.S_ISDIR(info.st_mode):
         raise LessonError.at(shown, 1, 1, f"is a folder; expected {a_what} file ({suffix})")
     if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer, /dev/zero never ends

@@ -7,24 +7,19 @@ or has changed since the last list (``core.summaries``), so YAML is not even imp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from rich.text import Text
 
 from tutor.core.catalog import LESSONS_ENV, iter_lessons, lesson_dirs, same_lesson
 from tutor.core.summaries import Cache, course_order, lesson_summary
-from tutor.text.columns import columns
-from tutor.text.words import visible
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
+from tutor.text.columns import columns, wrap
+from tutor.text.visible import visible
 
 LEGEND = "Folders, searched in this order (the first lesson of a name wins):"
 
 
-def lesson_list(lessons_dir: list[Path] | None, console: Console) -> Text:
-    """Every lesson found (name, sizes, where, title), then the folders in search order."""
+def lesson_list(lessons_dir: list[Path] | None, width: int) -> str:
+    """Every lesson found (name, sizes, where, title), then the folders in search order, as
+    plain text ``width`` columns wide (no Rich: ``list`` starts in the time of ``import typer``
+    and half as much again)."""
     rows = []
     levels: dict[str, str] = {}  # name -> difficulty, of the lesson that wins
     first: dict[str, str] = {}  # name -> origin of the lesson that wins
@@ -57,16 +52,16 @@ def lesson_list(lessons_dir: list[Path] | None, console: Console) -> Text:
         tags += [] if folder.is_dir() else ["no such folder"]
         folders.append([origin, f"{folder} ({'; '.join(tags)})" if tags else str(folder)])
     header = ("name", "N", "d_model", "d_k", "d_v", "from", "title")
-    lines = columns(rows, console.width, header, right=(1, 2, 3, 4), console=console)
-    lines += [] if rows else [Text("(no lessons found)")]
-    lines += path_lines(levels, course_order(cache), console)
+    lines = columns(rows, width, header, right=(1, 2, 3, 4))
+    lines += [] if rows else ["(no lessons found)"]
+    lines += path_lines(levels, course_order(cache), width)
     cache.save()
-    lines += [Text(), Text(LEGEND)]
-    lines += columns(folders, console.width, console=console)
-    return Text("\n").join(lines)  # Text, not str: no markup or emoji to parse
+    lines += ["", *wrap(LEGEND, width)]
+    lines += columns(folders, width)
+    return "\n".join(lines)
 
 
-def path_lines(levels: dict[str, str], order: dict[str, list[int]], console: Console) -> list[Text]:
+def path_lines(levels: dict[str, str], order: dict[str, list[int]], width: int) -> list[str]:
     """The lessons in the order of the learning path (``attn-tutor learn``; ``order``: each
     lesson's stages), each with its difficulty and stages; then the lessons the path does not
     use."""
@@ -79,5 +74,5 @@ def path_lines(levels: dict[str, str], order: dict[str, list[int]], console: Con
     ]
     if not rows:
         return []
-    title = Text("The learning path (attn-tutor learn), with each lesson's difficulty:")
-    return [Text(), title, *columns(rows, console.width, console=console)]
+    title = "The learning path (attn-tutor learn), with each lesson's difficulty:"
+    return ["", *wrap(title, width), *columns(rows, width)]

@@ -3,16 +3,16 @@
 ``list`` runs often (an instructor scripting worksheets, a student looking for a name), so it is
 printed as columns of text, the way ``pip list`` or ``ls -l`` do, rather than as a Rich table:
 importing and laying out ``rich.table`` costs more than reading every lesson. Columns of text
-also read well when piped into ``grep`` or a file.
+also read well when piped into ``grep`` or a file. The lines are plain strings, wrapped here:
+``list`` loads no Rich console or text (about 20 ms of its start-up; bench/README.md), only
+Rich's measure of a character's width.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
+from rich.cells import cell_len  # the width table alone: rich.cells loads no console
 
 GAP = "  "
 MIN_LAST = 20  # below this the last column is left to run on rather than wrapped into a sliver
@@ -23,8 +23,7 @@ def columns(
     width: int,
     header: Sequence[str] = (),
     right: Sequence[int] = (),
-    console: Console | None = None,
-) -> list[Text]:
+) -> list[str]:
     """``rows`` as lines of aligned columns; ``right`` holds the indices aligned right.
 
     Every column but the last is as wide as its widest entry. The last column fills what is left
@@ -46,20 +45,17 @@ def columns(
     while not beside and inline > 1 and span(inline) > width:
         inline -= 1
     indent = span(inline) + len(GAP)
-    lines: list[Text] = []
-    for k, row in enumerate(table):
-        style = "bold" if header and k == 0 else ""
+    lines: list[str] = []
+    for row in table:
         cells = GAP.join(pad(row[j], widths[j], right=j in right) for j in range(inline))
         if beside:
-            lines += _wrapped(row[-1], cells + GAP, indent, width, style, console)
+            lines += _wrapped(row[-1], cells + GAP, indent, width)
             continue
-        lines.append(Text(cells, style=style))
+        lines.append(cells)
         for j in range(inline, n):  # under the row: one column per line, wrapped
             if row[j]:
-                lines += _wrapped(row[j], "    ", 4, width, style, console)
-    for line in lines:
-        line.rstrip()  # in place: no trailing blanks after an empty or padded cell
-    return lines
+                lines += _wrapped(row[j], "    ", 4, width)
+    return [line.rstrip() for line in lines]  # no trailing blanks after an empty or padded cell
 
 
 def cells_of(text: str) -> int:
@@ -74,12 +70,37 @@ def pad(text: str, width: int, right: bool = False) -> str:
     return blanks + text if right else text + blanks
 
 
-def _wrapped(
-    text: str, prefix: str, indent: int, width: int, style: str, console: Console | None
-) -> list[Text]:
+def _wrapped(text: str, prefix: str, indent: int, width: int) -> list[str]:
     """``prefix`` then ``text``, wrapped in what is left of ``width``, later lines indented."""
-    room = max(width - indent, 1)
-    if console is None or cell_len(text) <= room:
-        return [Text(prefix, style=style) + Text(text, style=style)]
-    parts = Text(text, style=style).wrap(console, room)
-    return [Text(prefix if m == 0 else " " * indent, style=style) + p for m, p in enumerate(parts)]
+    parts = wrap(text, max(width - indent, 1))
+    return [(prefix if m == 0 else " " * indent) + p for m, p in enumerate(parts)]
+
+
+def wrap(text: str, room: int) -> list[str]:
+    """``text`` in lines of at most ``room`` terminal cells, broken at spaces; a word longer
+    than a line is cut where the line ends."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        joined = f"{line} {word}" if line else word
+        if cells_of(joined) <= room:
+            line = joined
+            continue
+        if line:
+            lines.append(line)
+        while cells_of(word) > room:  # a word wider than the line, in pieces
+            cut = _fits(word, room)
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    return [*lines, line]
+
+
+def _fits(word: str, room: int) -> int:
+    """How many characters of ``word`` fit in ``room`` cells (at least one)."""
+    used = 0
+    for k, ch in enumerate(word):
+        used += cells_of(ch)
+        if used > room:
+            return max(k, 1)
+    return len(word)

@@ -1,5 +1,5 @@
 """Plain-text words shared by the walk (``render``) and the worksheets (``worksheet``), and
-``visible`` for showing someone else's text on a terminal.
+``visible`` (from ``text.visible``) for showing someone else's text on a terminal.
 
 Rich-free and import-light, so the worksheets can use them without loading rich.
 """
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tutor.text import steps
+from tutor.text.visible import visible  # noqa: F401 (here too, where callers have found it)
 
 if TYPE_CHECKING:
     from tutor.core.engine import Step
@@ -113,16 +114,6 @@ def shape_text(step: Step) -> str:
     from tutor.text.working import rule_shape  # the rules' words (a step's engine is loaded)
 
     return rule_shape(step)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def visible(text: str, keep: str = "") -> str:
-    """``text`` with its control characters spelled out (``\\x1b``, ``\\n``), but those in
-    ``keep``. For text from a file name, a sheet, the history or the keyboard: Rich's ``Text``
-    keeps it from being read as markup, but passes an escape sequence to the terminal raw."""
-    return _CONTROL.sub(lambda m: m[0] if m[0] in keep else repr(m[0])[1:-1], text)
 
 
 _DEL_C1 = re.compile(r"[\x7f-\x9f]")
