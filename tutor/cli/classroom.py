@@ -151,7 +151,7 @@ def grade(
         json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir,
         handover is not None,
     )  # fmt: skip
-    report_to = None if output is None else Path(output)
+    report_to = None if output is None else Path(output)  # checked as typed (a trailing /)
     if hold_flagged and csv_out is None:
         raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
@@ -204,7 +204,7 @@ def _class_outputs(  # type: ignore[no-untyped-def]
     if items_out is not None:
         _write_items(grades, items_out)
     if report:
-        _class_report(grades, report_to, kind, hold_flagged)
+        _class_report(grades, None if output is None else Path(output), kind, hold_flagged)
     if grades.bad or problems:
         raise typer.Exit(EXIT_INPUT)
 
