@@ -470,7 +470,8 @@ def _table(
 
 @rule_working.register
 def _(step: en.Given, i: int, j: int, places: int, terms: Elide | None) -> Working:
-    if step.name == "P" and any(c.q is None for row in step.cells for c in row):
+    # (a lesson's numbers are fractions: a given step with others is the sinusoidal P)
+    if any(c.q is None for row in step.cells for c in row):
         return _made(step, i, j, places, (), how=sinusoid_phrase(i, j, len(step.cols)))
     return _made(step, i, j, places, (), how="given in the lesson")
 
