@@ -160,7 +160,9 @@ def test_quiz_asks_it_and_names_its_slip(centred) -> None:  # type: ignore[no-un
     c = d.step("centred")
     q = quiz.choose(d, steps=["centred"], count=1)[0]
     assert q.step is c
-    assert quiz.inputs(q, 2)[0].startswith(f"scaled[{c.rows[q.i]}, {c.cols[q.j]}] = ")
+    (line,) = quiz.inputs(q, 2)  # each cell it reads once, its own first
+    own = f"scaled[{c.rows[q.i]}, {c.cols[q.j]}] = "
+    assert line.startswith(own) and line.count(own) == 1 and line.count("scaled[") == 3
     skipped = fmt.decimal_text(fmt.round_half_up(d.step("scaled").cells[q.i][q.j], 2))
     jd = judge.judge_for(d)
     answer = read_answer(skipped)

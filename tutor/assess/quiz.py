@@ -156,11 +156,11 @@ def inputs(q: Question, places: int) -> list[str]:
 @functools.singledispatch
 def rule_inputs(step: Step, i: int, j: int, places: int) -> list[str]:
     """``inputs`` by the step's rule: for a rule with no registration of its own, each cell
-    it reads, as its table shows it."""
+    it reads (once, though the rule may read it twice), as its table shows it."""
     return [
         ", ".join(
             f"{cell_name(*r)} = {fmt.operand(r.step.cells[r.i][r.j], places)}"
-            for r in step.sources(i, j)
+            for r in dict.fromkeys(step.sources(i, j))
         )
     ]
 
