@@ -166,6 +166,30 @@ def fill_steps(d: Derivation) -> list[Step]:
     return [s for s in d.steps if BY_NAME[s.name].sheet is not None and not s.given]
 
 
+# the lists the consumers read, each in the engine's order (made by ``_lists`` from KINDS)
+STEP_NAMES: tuple[str, ...]  # every step a lesson can have (the explorer's tempered aside)
+NEXT_STEP_NAMES: tuple[str, ...]
+QUIZ_STEPS: tuple[str, ...]
+PRIORITY: tuple[str, ...]  # where a quiz's extra questions go first
+CHOSEN_STEPS: tuple[str, ...]
+FILLED_STEPS: tuple[str, ...]
+FILLED_NEXT_STEPS: tuple[str, ...]
+FOCUS_STEPS: tuple[str, ...]
+TOKEN_ROWS: tuple[str, ...]
+SQUARE: tuple[str, ...]
+PER_HEAD: frozenset[str]
+CODE_STEPS: tuple[str, ...]
+EDITABLE: tuple[str, ...]
+WEIGHTS: tuple[str, ...]
+GROUPED: tuple[str, ...]
+KEY_ROWS: tuple[str, ...]
+FILL_FIRST: tuple[str, ...]
+FILL: tuple[str, ...]
+FILL_TOP: tuple[str, ...]
+NEXT_FILL: tuple[str, ...]
+NEXT_FILL_TOP: tuple[str, ...]
+
+
 def _lists() -> None:
     """Read the lists the consumers use from ``KINDS``, each in the engine's order (again
     after ``add`` or ``remove``)."""
