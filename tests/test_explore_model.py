@@ -271,3 +271,21 @@ def test_a_worked_step_or_the_sine_table_cannot_be_edited() -> None:
 def test_explore_opens_every_lesson_kind(run) -> None:  # type: ignore[no-untyped-def]
     for p in bundled_lessons():
         assert Explorer(load_lesson(p)).derivation.steps  # nothing refused
+
+
+@pytest.mark.parametrize(("divisor", "said"), [("root", "√d_k"), ("one", "1"), ("d_k", "d_k")])
+def test_the_decoding_rows_heading_says_the_divisor_the_d_key_chose(divisor, said) -> None:  # type: ignore[no-untyped-def]
+    """The heading and the working of scaled_new come from its rule's divisor, as scaled's do:
+    after the ``d`` key chose 1, neither says √d_k (issue 37, item 4)."""
+    from tutor.core.engine import Options
+    from tutor.explore.views import title, working_text
+
+    lesson = load_lesson(LESSONS / "the-cake-next-token.yaml", "the-cake-next-token")
+    settings = Settings(divisor=divisor)
+    d = derive(lesson, Options(divisor=divisor))
+    for name in ("scaled", "scaled_new"):
+        step = d.step(name)
+        source = step.args[0].name
+        assert title(step, settings).endswith(f"{source} ÷ {said}"), name
+        first = working_text(step, 0, 0, 2, settings).splitlines()[0]
+        assert first.endswith(f"{source}[{step.rows[0]}, {step.cols[0]}] / {said}"), first

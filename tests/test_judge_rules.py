@@ -1,5 +1,6 @@
-"""The judge asks the rule: its slip catalogue has one registration per rule class (a rule with
-no slips says so), and −∞ is right exactly where the mask's own rule hides a score."""
+"""The judge asks the rule: its slip catalogue works the slips a rule declares, or the ones a rule
+registers when they need the lesson, and −∞ is right exactly where the mask's own rule hides a
+score."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from tutor.assess import judge as jd
 from tutor.core import decode, positions  # noqa: F401 (their rules: Append, Rotate)
-from tutor.core.engine import Step, derive
+from tutor.core.engine import RuleSlip, Step, derive
 from tutor.core.lessonfile import load_lesson
 from tutor.core.numbers import read_answer
 
@@ -19,18 +20,31 @@ def _rules(cls: type) -> list[type]:
 
 
 @pytest.mark.parametrize("rule", _rules(Step), ids=lambda c: c.__name__)
-def test_every_rule_has_its_slips_registered(rule: type) -> None:
-    assert jd.rule_slips.dispatch(rule) is not jd.rule_slips.dispatch(object)
+def test_every_rule_has_its_slips_registered_or_declared(rule: type) -> None:
+    """A rule's classic slips are its registration in the catalogue (slips that need the
+    lesson) or the data it declares (``Step.slips``, worked by the generic catalogue)."""
+    registered = jd.rule_slips.dispatch(rule) is not jd.rule_slips.dispatch(object)
+    assert registered or isinstance(rule.slips, tuple)
 
 
-def test_a_rule_without_slips_fails_loudly() -> None:
+def test_a_rule_the_catalogue_never_heard_of_gets_the_slips_it_declares() -> None:
+    """No registration: the generic catalogue works the declared slips (none declared: none),
+    each named by its id and worded by the words table (its id when it has no words)."""
+
     @dataclasses.dataclass(frozen=True, eq=False)
-    class Centred(Step):
+    class Quiet(Step):
         pass
 
-    step = Centred("centred", None, ("a",), ("1",), ((None,),))  # type: ignore[arg-type]
-    with pytest.raises(NotImplementedError, match="no rule for Centred"):
-        jd.rule_slips(step, None, 0, 0)  # type: ignore[arg-type]
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Centred(Step):
+        slips = (RuleSlip("not-centred", skipped=True),)
+
+    cells = ((None,),)
+    quiet = Quiet("quiet", None, ("a",), ("1",), cells)  # type: ignore[arg-type]
+    assert jd.rule_slips(quiet, None, 0, 0) == []  # type: ignore[arg-type]
+    step = Centred("centred", None, ("a",), ("1",), cells, (quiet,))  # type: ignore[arg-type]
+    ((slip, alternative),) = jd.rule_slips(step, None, 0, 0)  # type: ignore[arg-type]
+    assert slip.name == slip.message == "not-centred" and callable(alternative)
 
 
 def test_minus_infinity_is_right_where_the_decoding_mask_hides_and_only_there(tmp_path) -> None:

@@ -22,23 +22,9 @@ from sympy.polys.domains import QQ
 from tutor.assess import honest as hn
 from tutor.assess.honest import HIDDEN, Interval, Range
 from tutor.assess.ranges import Lookup, Remap
-from tutor.core import kinds
-from tutor.core.decode import Append
-from tutor.core.engine import (
-    Concat,
-    Derivation,
-    Given,
-    Mask,
-    Product,
-    Ref,
-    Scale,
-    Softmax,
-    Step,
-    Sum,
-    Times,
-)
+from tutor.core import kinds, rules
+from tutor.core.engine import Derivation, Ref, Step
 from tutor.core.numbers import Answer
-from tutor.core.positions import Rotate
 from tutor.text import steps
 
 if TYPE_CHECKING:
@@ -244,7 +230,7 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
     row_of = step.rows[i]
     out: list[tuple[Slip, Alternative]] = []
     (src,) = step.args
-    masked = isinstance(src, Mask)
+    masked = isinstance(src, rules.Mask)
     scaled = src.args[0] if masked else src
     if len(step.rows) == len(step.cols):  # (cross-attention's weights need not be square)
         slip = Slip(
@@ -259,7 +245,7 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
             _e_alone(src, i, j),
         )
     )
-    if isinstance(scaled, Scale) and scaled.divisor != 1:
+    if isinstance(scaled, rules.Scale) and scaled.divisor != 1:
         slip = Slip(
             "softmax-of-raw-scores",
             "that is the softmax of the raw scores; take it of the scaled scores (divided by √d_k)",
@@ -324,24 +310,30 @@ def alternatives(d: Derivation, step: Step, i: int, j: int) -> SlipList:
 
 @functools.singledispatch
 def rule_slips(step: Step, d: Derivation, i: int, j: int) -> SlipList:
-    """The slip catalogue: the classic slips of cell (i, j) of ``step``, by its rule (one
-    registration per rule class; a rule with none says so)."""
-    raise NotImplementedError(f"the slip catalogue has no rule for {type(step).__name__}")
+    """The slip catalogue: the classic slips of cell (i, j) of ``step``, by its rule. The
+    generic machinery works the slips a rule declares as data (``Step.slips``: fields
+    changed, or the step left out), worded by the words table; a rule whose slips need the
+    lesson (which divisors are near d_k, which products read which) registers its own. Given,
+    the explorer's factor, the mask, a concatenation and a cache declare none (a copy is judged
+    by what it copies; the mask's slips show in the weights)."""
+    return [(_slip_of(step, s), _declared(step, s, i, j)) for s in step.slips]
 
 
-@rule_slips.register(Given)
-@rule_slips.register(Times)
-@rule_slips.register(Mask)
-@rule_slips.register(Concat)
-@rule_slips.register(Append)
-def _no_slips(step: Step, d: Derivation, i: int, j: int) -> SlipList:
-    """Given, the explorer's factor, the mask, a concatenation and a cache: no classic slips
-    (a copy is judged by what it copies; the mask's slips show in the weights)."""
-    return []
+def _slip_of(step: Step, slip: rules.RuleSlip) -> Slip:
+    """A declared slip with its words (the words table's ``slips_said``, by the slip's id)."""
+    return Slip(slip.id, steps.slip_said(kinds.repeated(step.name), slip.id))
+
+
+def _declared(step: Step, slip: rules.RuleSlip, i: int, j: int) -> Alternative:
+    """A declared slip's computation: the cell by the rule with its fields changed, or its
+    first source's own cell written unchanged (the step left out)."""
+    if slip.skipped:
+        return _at(step.args[0], i, j)
+    return _at(dataclasses.replace(step, **dict(slip.changed)), i, j)
 
 
 @rule_slips.register
-def _product(step: Product, d: Derivation, i: int, j: int) -> SlipList:
+def _product(step: rules.Product, d: Derivation, i: int, j: int) -> SlipList:
     """A product: the slips of the part it plays (a decoding row's, of the step it repeats),
     cross-attention's sentences swapped, another group's K or V, the old query."""
     family = PRODUCT_SLIPS.get(_family(step) or "")
@@ -352,12 +344,12 @@ def _product(step: Product, d: Derivation, i: int, j: int) -> SlipList:
 
 
 @rule_slips.register
-def _scale(step: Scale, d: Derivation, i: int, j: int) -> SlipList:
+def _scale(step: rules.Scale, d: Derivation, i: int, j: int) -> SlipList:
     return _scale_slips(d, step, i, j)
 
 
 @rule_slips.register
-def _softmax(step: Softmax, d: Derivation, i: int, j: int) -> SlipList:
+def _softmax(step: rules.Softmax, d: Derivation, i: int, j: int) -> SlipList:
     return _softmax_slips(d, step, i, j) + _left_out_itself(d, step, i, j)
 
 
@@ -399,7 +391,7 @@ def _target_keys(d: Derivation, K: Step) -> Step:
 
 
 @rule_slips.register
-def _sum(step: Sum, d: Derivation, i: int, j: int) -> SlipList:
+def _sum(step: rules.Sum, d: Derivation, i: int, j: int) -> SlipList:
     """X = E + P (issue 17): the position left out, or a neighbour's added."""
     out: SlipList = []
     row_of = step.rows[i]
@@ -425,7 +417,7 @@ def _sum(step: Sum, d: Derivation, i: int, j: int) -> SlipList:
 
 
 @rule_slips.register
-def _rotate(step: Rotate, d: Derivation, i: int, j: int) -> SlipList:
+def _rotate(step: rules.Rotate, d: Derivation, i: int, j: int) -> SlipList:
     """RoPE (issue 17): turned for another position, not turned, or turned backwards."""
     out: SlipList = []
     row_of = step.rows[i]
@@ -460,7 +452,7 @@ def _rotate(step: Rotate, d: Derivation, i: int, j: int) -> SlipList:
     return out
 
 
-def _cross_slips(d: Derivation, step: Product, i: int, j: int) -> SlipList:
+def _cross_slips(d: Derivation, step: rules.Product, i: int, j: int) -> SlipList:
     """Cross-attention: keys and values taken from the target sentence, not the source."""
     out: SlipList = []
     row_of = step.rows[i]
@@ -495,7 +487,8 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     if lesson.kv_groups is None or step.head is None or what is None:
         return []
     mine = step.args[1]  # the group's K (turned, with RoPE) or V
-    name = (mine.args[0] if isinstance(mine, Rotate) else mine).name  # another group's, unturned
+    # another group's, unturned
+    name = (mine.args[0] if isinstance(mine, rules.Rotate) else mine).name
     group = lesson.group_of(step.head)
     out: list[tuple[Slip, Alternative]] = []
     for g in range(1, lesson.kv_groups + 1):
@@ -514,7 +507,7 @@ def _other_group(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     return out
 
 
-def _old_query(d: Derivation, step: Product, i: int, j: int) -> SlipList:
+def _old_query(d: Derivation, step: rules.Product, i: int, j: int) -> SlipList:
     """One decoding step: the new token's score worked with the last cached token's query (the
     old row worked again)."""
     q, _ = step.args
@@ -535,7 +528,7 @@ def _old_query(d: Derivation, step: Product, i: int, j: int) -> SlipList:
     return [(slip, _at(step, i, j, old))]
 
 
-def _left_out_itself(d: Derivation, step: Softmax, i: int, j: int) -> SlipList:
+def _left_out_itself(d: Derivation, step: rules.Softmax, i: int, j: int) -> SlipList:
     """One decoding step: the new token's weights shared out over the cache alone (its own key
     left out)."""
     if not _decoding(step) or j >= len(step.cols) - 1:

@@ -101,7 +101,7 @@ class Report:
             if key in memo:
                 return memo[key]
             step = ref.step
-            if jd.reads_through(step, ref.i, ref.j):
+            if step.reads_through(ref.i, ref.j):
                 got = step.combine(ref.i, ref.j, value, kit)
             elif (entry := self.usable(ref)) is None or entry.answer is None:
                 got = kit.given(step.cells[ref.i][ref.j])
@@ -347,7 +347,7 @@ def leaves(step: Step, i: int, j: int) -> list[Ref]:
     """The filled cells that cell (i, j) is made from (through the causal mask)."""
     out = []
     for ref in step.sources(i, j):
-        if jd.reads_through(ref.step, ref.i, ref.j):  # the mask, the cache: read through
+        if ref.step.reads_through(ref.i, ref.j):  # the mask, the cache: read through
             out += leaves(ref.step, ref.i, ref.j)
         elif not ref.step.given:
             out.append(ref)

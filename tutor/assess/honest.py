@@ -249,6 +249,9 @@ class Enclosure:
         whole = math.isqrt(n)
         return Interval(QQ(whole)) if whole * whole == n else around(MPX.sqrt(n))
 
+    def whole(self, n: int) -> Interval:
+        return Interval(QQ(n))
+
     def turn(self, angle) -> tuple[Interval, Interval]:  # type: ignore[no-untyped-def]
         (cos, _), (sin, _) = turned(angle)
         return cos, sin

@@ -57,22 +57,10 @@ from tutor.assess.ranges import (  # noqa: F401 (the answer's range, read from t
     written_places,
     written_range,
 )
-from tutor.core import kinds
 from tutor.core.engine import Derivation, Product, Ref, Softmax, Step
 from tutor.core.numbers import Answer
 from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
-
-
-def reads_through(step: Step, i: int, j: int) -> bool:
-    """Whether cell (i, j) is one no student writes that its rule makes from its sources
-    unchanged or fills in itself (the mask's cells, a cache's rows): its value is the rule's,
-    read through to what it copies. A copy the sheet asks (concat) is what the student wrote."""
-    kind = kinds.BY_NAME.get(step.name)
-    if kind is not None and kind.sheet is not None:
-        return False
-    return step.hides(i, j) or step.copy_of(i, j) is not None
-
 
 # ---------------------------------------------------------------------------------------------
 # verdicts
@@ -162,7 +150,7 @@ class Judge:
             step = ref.step
             if step.given:
                 return self.given(ref)
-            if reads_through(step, ref.i, ref.j):  # not written: read through to what it copies
+            if step.reads_through(ref.i, ref.j):  # not written: read through to what it copies
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
 

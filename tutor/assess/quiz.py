@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # the steps a quiz asks, in the order they are worked, and where the extra questions go when
 # the count does not split evenly (the later, harder steps first): tutor.core.kinds
-QUIZ_STEPS, PRIORITY = kinds.QUIZ_STEPS, kinds.PRIORITY
+QUIZ_STEPS, PRIORITY = kinds.QUIZ_STEPS, kinds.PRIORITY  # (as the table has them at import)
 MAX_TRIES = 3
 MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
 COMMANDS = ("hint", "skip", "show", "quit")
@@ -69,7 +69,8 @@ class Question:
 
 def quiz_steps(d: Derivation) -> list[str]:
     """The steps of this lesson that can be asked about, in the order they are computed."""
-    return [name for name in QUIZ_STEPS if any(s.name == name and not s.given for s in d.steps)]
+    made = {s.name for s in d.steps if not s.given}
+    return [name for name in kinds.QUIZ_STEPS if name in made]
 
 
 def _askable(step: Step, i: int, j: int) -> bool:
@@ -100,7 +101,7 @@ def choose(
                 f"cannot quiz on {name!r} in this lesson; quiz steps: {', '.join(available)}"
             )
     total = count or d.lesson.quiz.count
-    names = [n for n in QUIZ_STEPS if n in names]
+    names = [n for n in kinds.QUIZ_STEPS if n in names]
     pools = {
         n: [
             (s, i, j)
@@ -113,7 +114,7 @@ def choose(
         for n in names
     }
     share = dict.fromkeys(names, 0)
-    order = [n for n in PRIORITY if n in names]
+    order = [n for n in kinds.PRIORITY if n in names]
     per_round = dict.fromkeys(names, 1)
     if boxes:
         order.sort(key=lambda n: boxes.get(n, 3) >= MASTERED)  # stable: priority within
@@ -154,8 +155,14 @@ def inputs(q: Question, places: int) -> list[str]:
 
 @functools.singledispatch
 def rule_inputs(step: Step, i: int, j: int, places: int) -> list[str]:
-    """``inputs`` by the step's rule (one function per rule)."""
-    raise NotImplementedError(f"the quiz's inputs have no rule for {type(step).__name__}")
+    """``inputs`` by the step's rule: for a rule with no registration of its own, each cell
+    it reads (once, though the rule may read it twice), as its table shows it."""
+    return [
+        ", ".join(
+            f"{cell_name(*r)} = {fmt.operand(r.step.cells[r.i][r.j], places)}"
+            for r in dict.fromkeys(step.sources(i, j))
+        )
+    ]
 
 
 @rule_inputs.register(en.Given)

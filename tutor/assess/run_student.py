@@ -51,6 +51,7 @@ def _answer(path: str, name: str, calls: list[dict[str, object]], limit: int) ->
 
     from tutor.assess.codecheck import describe, steps_of
     from tutor.core.errors import TutorError
+    from tutor.core.spec import WEIGHT_KEYS
 
     try:
         space = runpy.run_path(path, run_name="student")
@@ -62,7 +63,7 @@ def _answer(path: str, name: str, calls: list[dict[str, object]], limit: int) ->
         results = []
         for call in calls:
             mask = None if call["mask"] is None else np.array(call["mask"], dtype=bool)
-            args = [np.array(call[k], dtype=np.float64) for k in ("X", "W_Q", "W_K", "W_V")]
+            args = [np.array(call[k], dtype=np.float64) for k in ("X", *WEIGHT_KEYS)]
             steps = steps_of(fn(*args, mask=mask))
             results.append(
                 {

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import yaml
 
+from tutor.core import kinds
 from tutor.core.decimal_comma import comma_advice, decimal_comma, tight_pair
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import AnswerError, LessonError, Problem
-from tutor.core.kinds import FILL, FILL_FIRST, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP, fill_steps
+from tutor.core.kinds import fill_steps
 from tutor.core.lesson import Lesson
 from tutor.core.numbers import Answer, read_answer
 from tutor.core.spec import LAYOUTS
@@ -36,8 +37,6 @@ from tutor.text.cells import cell_name
 from tutor.text.words import shape_text
 
 __all__ = [
-    "FILL",
-    "FILL_TOP",
     "Entry",
     "Header",
     "Sheet",
@@ -299,7 +298,7 @@ def _heads(
     if not isinstance(node, yaml.SequenceNode) or len(node.value) != count:
         c.error(
             node,
-            f"heads should be a list of {count} heads (one mapping of {', '.join(FILL)} per "
+            f"heads should be a list of {count} heads (one mapping of {', '.join(kinds.FILL)} per "
             f"head), but found {describe(node)}",
         )
         return []
@@ -520,9 +519,9 @@ def answer_sheet(d: Derivation, given: str | None = None) -> str:
         out += [f"student: {_yaml_str(v.student)}", f"student_id: {_yaml_str(v.student_id)}", ""]
     else:
         out += ['student: ""   # your name', 'student_id: ""   # your student id', ""]
-    per_head = [s for s in fill_steps(d) if s.name in FILL + NEXT_FILL]
+    per_head = [s for s in fill_steps(d) if s.name in kinds.FILL + kinds.NEXT_FILL]
     for step in fill_steps(d):
-        if step.name in FILL_FIRST:  # X = E + P comes before every head
+        if step.name in kinds.FILL_FIRST:  # X = E + P comes before every head
             out += [*_sheet_matrix(step, "", d), ""]
     if lesson.multi_head:
         out.append("heads:")
@@ -535,6 +534,6 @@ def answer_sheet(d: Derivation, given: str | None = None) -> str:
         for step in per_head:
             out += [*_sheet_matrix(step, "", d), ""]
     for step in fill_steps(d):
-        if step.name in FILL_TOP + NEXT_FILL_TOP:
+        if step.name in kinds.FILL_TOP + kinds.NEXT_FILL_TOP:
             out += [*_sheet_matrix(step, "", d), ""]
     return "\n".join(out).rstrip() + "\n"

@@ -19,6 +19,7 @@ from pathlib import Path
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
 from tutor.core.lessonfile import token_problem
+from tutor.core.spec import WEIGHT_KEYS
 from tutor.text.lessonyaml import lesson_yaml as write_lesson
 
 MAX_NEW_TOKENS = 16  # more than this is no longer a lesson worked by hand
@@ -198,7 +199,7 @@ def tweak(rng, lesson: Lesson, palette: Palette = SMALL_INTEGERS, groups: tuple 
         X = tuple(row if g == group else r for g, r in zip(groups, lesson.X, strict=True))
         return replace(lesson, X=X)
     h = rng.randrange(len(lesson.heads))
-    key = rng.choice(("W_Q", "W_K"))
+    key = rng.choice(WEIGHT_KEYS[:2])  # W_Q or W_K
     m = getattr(lesson.heads[h], key)
     i, j = rng.randrange(len(m)), rng.randrange(len(m[0]))
     value = rng.choice([w for w in (ZERO, *palette.w) if w != m[i][j]])

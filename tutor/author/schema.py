@@ -13,6 +13,8 @@ from tutor.core.spec import (
     CONTROL_CHARS,
     FILLED_NEXT_STEPS,
     FILLED_STEPS,
+    GIVEN_KEYS,
+    KV_HEAD_KEYS,
     LAYOUTS,
     MASKS,
     MAX_DIM,
@@ -21,10 +23,12 @@ from tutor.core.spec import (
     MAX_STEP_POINTS,
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
+    NOT_WITH_GIVEN,
     POSITIONS,
     STEP_NAMES,
     THETA_UNITS,
     VARIANT_KEYS,
+    WEIGHT_KEYS,
 )
 
 # the written forms tutor.core.numbers.parse_entry reads: 3, -0.25, 1e1, .5, "2/7" (never "1/0")
@@ -159,7 +163,7 @@ SCHEMA: dict = {
             "maxItems": MAX_HEADS,
             "items": {
                 "type": "object",
-                "required": ["W_Q", "W_K", "W_V"],
+                "required": list(WEIGHT_KEYS),
                 "additionalProperties": False,
                 "properties": {
                     "name": {**SCALAR, "pattern": ONE_LINE, "description": "The head's name."},
@@ -238,10 +242,10 @@ SCHEMA: dict = {
     ],
     # one head (W_Q, W_K, W_V at the top) or several (heads), never both
     "oneOf": [
-        {"required": ["W_Q", "W_K", "W_V"], "not": {"required": ["heads"]}},
+        {"required": list(WEIGHT_KEYS), "not": {"required": ["heads"]}},
         {
             "required": ["heads"],
-            "not": {"anyOf": [{"required": [k]} for k in ("W_Q", "W_K", "W_V")]},
+            "not": {"anyOf": [{"required": [k]} for k in WEIGHT_KEYS]},
         },
     ],
     "$defs": {
@@ -285,7 +289,7 @@ def _decoding(schema: dict) -> None:
         "maxItems": MAX_HEADS,
         "items": {
             "type": "object",
-            "required": ["W_K", "W_V"],
+            "required": list(KV_HEAD_KEYS),
             "additionalProperties": False,
             "properties": {"W_K": _WEIGHTS["W_K"], "W_V": _WEIGHTS["W_V"]},
         },
@@ -320,7 +324,7 @@ def _decoding(schema: dict) -> None:
         "enum": list(LAYOUTS),
     }
     grouped_head = {"properties": {"W_K": False, "W_V": False}}
-    full_head = {"required": ["W_Q", "W_K", "W_V"]}
+    full_head = {"required": list(WEIGHT_KEYS)}
     schema.setdefault("allOf", []).append(  # beside the X-or-E rules, not in their place
         {
             "if": {"required": ["kv_groups"]},
@@ -338,12 +342,9 @@ def _decoding(schema: dict) -> None:
 
 _decoding(SCHEMA)
 
-_GIVEN = ("Q", "K", "V")
+_GIVEN = GIVEN_KEYS
 # keys a lesson with Q, K, V given has no use for (tutor.core.givenqkv and the refused pairs)
-_NOT_WITH_GIVEN = (
-    *("X", "E", "P", "W_Q", "W_K", "W_V", "theta", "theta_unit", "X_src", "kv_heads"),
-    *("kv_groups", "positions", "source", "next", "layers"),
-)
+_NOT_WITH_GIVEN = (*NOT_WITH_GIVEN, *("kv_groups", "positions", "source", "next", "layers"))
 
 
 def _given(schema: dict) -> None:

@@ -23,7 +23,6 @@ the same variants; no two are the same, and none is the original.
 
 from __future__ import annotations
 
-import functools
 import random
 import re
 import unicodedata
@@ -32,13 +31,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tutor.author.new import faults_of, notes_of
-from tutor.core import engine as en
 from tutor.core import kinds
-from tutor.core.decode import Append
-from tutor.core.engine import Cell, Derivation, Product, Step
+from tutor.core.engine import Cell, Derivation, Step
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Entry, Focus, Lesson, Matrix
-from tutor.core.positions import Rotate
 from tutor.core.roster import Student
 from tutor.text.lessonyaml import entry_text, yaml_text
 
@@ -163,36 +159,11 @@ def _tweak(rng: random.Random, lesson: Lesson, numbers: dict, values: dict) -> d
 # equal work, said and measured
 
 
-def _zero(cell: Cell) -> bool:
-    """Exactly 0 (a sum of sin(1) · 0 terms is 0 without being a rational)."""
-    if cell.q is not None:
-        return cell.q == 0
-    return not cell.masked and cell.approx == 0
-
-
-@functools.singledispatch
 def products(step: Step, d: Derivation) -> int:
     """The non-zero products a student multiplies by hand in the cells a sheet asks of the
-    step, by its rule: a variant's measure of work counts the sums of products only."""
-    raise NotImplementedError(f"variants' work has no rule for {type(step).__name__}")
-
-
-@products.register
-def _(step: Product, d: Derivation) -> int:
-    return sum(not _zero(a) and not _zero(b) for i, j in d.asked(step) for a, b in step.terms(i, j))
-
-
-@products.register(en.Given)
-@products.register(en.Sum)
-@products.register(en.Scale)
-@products.register(en.Times)
-@products.register(en.Mask)
-@products.register(en.Softmax)
-@products.register(en.Concat)
-@products.register(Rotate)  # its cos and sin products are not counted
-@products.register(Append)
-def _(step: Step, d: Derivation) -> int:
-    return 0
+    step, as its rule counts them (``Step.products``): a variant's measure of work counts the
+    sums of products only."""
+    return sum(step.products(i, j) for i, j in d.asked(step))
 
 
 def work(d: Derivation) -> int:

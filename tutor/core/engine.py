@@ -34,6 +34,7 @@ import sympy
 from mpmath.libmp import from_int, from_rational, mpf_div, mpf_sqrt, round_nearest
 from sympy.polys.domains import QQ
 
+from tutor.core import kinds
 from tutor.core.lesson import Lesson, Matrix
 from tutor.core.rounding import half_up
 
@@ -170,6 +171,13 @@ def significant(near: Callable[[int], mpmath.mpf], digits: int, guess: int) -> m
 NEG_INF = Cell(None, MP.ninf, lambda: -sympy.oo)
 
 
+def _zero(cell: Cell) -> bool:
+    """Exactly 0 (a sum of sin(1) · 0 terms is 0 without being a rational)."""
+    if cell.q is not None:
+        return cell.q == 0
+    return not cell.masked and cell.approx == 0
+
+
 def rational(p: int, q: int = 1) -> Cell:
     return Cell(QQ(p, q))
 
@@ -199,6 +207,7 @@ class Kit(Protocol[T]):
     def share(self, es: list[T], j: int) -> T: ...  # es[j] / Σ es
     def is_hidden(self, x: T) -> bool: ...
     def turn(self, angle: sympy.Expr) -> tuple[T, T]: ...  # (cos, sin) of an exact angle
+    def whole(self, n: int) -> T: ...  # the whole number n (a mean's count, a constant)
 
 
 def exp(x: sympy.Expr) -> sympy.Expr:
@@ -242,6 +251,9 @@ class Exact:
     def turn(self, angle: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
         return sympy.cos(angle), sympy.sin(angle)
 
+    def whole(self, n: int) -> sympy.Expr:
+        return sympy.Integer(n)
+
 
 @dataclass(frozen=True, eq=False)
 class Step:
@@ -263,6 +275,9 @@ class Step:
 
     given: ClassVar[bool] = False  # a matrix the lesson gives (no arithmetic of its own)
     helper: ClassVar[str | None] = None  # a NumPy function its line calls (``softmax``)
+    # the rule's classic slips, as data the slip catalogue works (their words are in the words
+    # table, ``tutor.text.steps``, under the step's name: core says no sentence)
+    slips: ClassVar[tuple[RuleSlip, ...]] = ()
 
     @property
     def key(self) -> str:
@@ -322,6 +337,45 @@ class Step:
         sum with a term left out: X written as E forgets P), not a copy of the wrong matrix."""
         return False
 
+    # -- what the generic consumers ask (a rule no consumer has heard of needs only these) ---
+
+    def how(self, i: int, j: int, names: Sequence[str]) -> str:
+        """How cell (i, j) is made, in words and symbols over its sources' names (``names[k]``
+        names ``sources(i, j)[k]``): ``scaled[cats, chase] − the mean of row cats``. The
+        working's first line wherever a consumer has no words of its own for the rule."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how a cell is made")
+
+    def written(self, i: int, j: int, operands: Sequence[str]) -> str:
+        """Cell (i, j)'s working in numbers, from its sources as written (``operands[k]`` is
+        ``sources(i, j)[k]``, bracketed when negative): ``1.41 − (1.41 + 2.83 + 1.41)/3``."""
+        raise NotImplementedError(f"{type(self).__name__} does not write its working")
+
+    def products(self, i: int, j: int) -> int:
+        """The products a student multiplies by hand for cell (i, j) (a variant's measure of
+        work counts sums of products only)."""
+        return 0
+
+    def reads_through(self, i: int, j: int) -> bool:
+        """Whether cell (i, j) is one no student writes that the rule makes from its sources
+        unchanged or fills in itself (the mask's cells, a cache's rows): its value is the
+        rule's, read through to what it copies. A copy a sheet asks (concat) is what the
+        student wrote (the kinds table says where a sheet has a step)."""
+        kind = kinds.BY_NAME.get(self.name)
+        if kind is not None and kind.sheet is not None:
+            return False
+        return self.hides(i, j) or self.copy_of(i, j) is not None
+
+
+class RuleSlip(NamedTuple):
+    """A classic slip of a rule, as data: the cell worked by the rule with some of its fields
+    changed (``changed``: a divisor, an axis), or with its first source's own cell written
+    unchanged (``skipped``: the step left out). Its words are the words table's ``slips_said``
+    under the step's name, keyed by ``id``."""
+
+    id: str
+    changed: tuple[tuple[str, object], ...] = ()
+    skipped: bool = False
+
 
 @dataclass(frozen=True, eq=False)
 class Given(Step):
@@ -368,6 +422,9 @@ class Product(Step):
 
     def numpy(self, args: Sequence[str]) -> str:
         return f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+
+    def products(self, i: int, j: int) -> int:
+        return sum(not _zero(a) and not _zero(b) for a, b in self.terms(i, j))
 
 
 @dataclass(frozen=True, eq=False)
@@ -853,6 +910,40 @@ def concat(name: str, parts: Sequence[Step]) -> Step:
     cols = tuple(f"h{s.head}.{c}" for s in parts for c in s.cols)
     cells = tuple(tuple(c for s in parts for c in s.cells[i]) for i in range(len(parts[0].rows)))
     return Concat(name, None, parts[0].rows, cols, cells, tuple(parts))
+
+
+def _near_expr(expr: sympy.Expr, places: int) -> mpmath.mpf:
+    """An exact form's value within 10^-places."""
+    digits = places + max(mag10(MP.mpf(str(sympy.N(expr, 20)))), 0) + GUARD
+    return MP.mpf(str(sympy.N(expr, digits)))
+
+
+def _cell_of(expr: sympy.Expr) -> Cell:
+    """A cell holding an exact value: rational, −∞, or an exact form with its 40 digits."""
+    if expr.is_Rational:
+        return rational(int(expr.p), int(expr.q))  # type: ignore[attr-defined]
+    if expr == -sympy.oo:
+        return NEG_INF
+    with MP.workdps(APPROX_DIGITS + GUARD):
+        approx = MP.mpf(str(sympy.N(expr, APPROX_DIGITS + GUARD)))
+    return Cell(None, approx, lambda: expr, functools.partial(_near_expr, expr))
+
+
+def by_rule(rule: Step) -> Step:
+    """The step ``rule`` (made with no cells) with every cell worked by its own ``combine``
+    over its sources' exact values: how a rule with no faster route of its own (a new rule,
+    written as a class and nothing else) gets its numbers. The pipeline's own rules have
+    faster routes, which tests/test_rules.py holds to the same ``combine``."""
+    kit = Exact()
+
+    def value(r: Ref) -> sympy.Expr:
+        return r.step.cells[r.i][r.j].exact
+
+    n, m = len(rule.rows), len(rule.cols)
+    cells = tuple(
+        tuple(_cell_of(rule.combine(i, j, value, kit)) for j in range(m)) for i in range(n)
+    )
+    return dataclasses.replace(rule, cells=cells)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import functools
 from typing import NamedTuple
 
 from tutor.core.decode import Append
-from tutor.core.engine import Cell, Concat, Given, Mask, Product, Scale, Softmax, Step, Sum, Times
+from tutor.core.engine import Cell, Concat, Given, Mask, Product, Scale, Softmax, Step, Times
 from tutor.core.positions import Rotate
 
 MAX_EXPS = 4  # e^x terms in one exact form: 1/(2 + e^√2) has two, a row of 4 tokens four
@@ -66,18 +66,14 @@ def exact_size(step: Step, i: int, j: int) -> Size:
 
 @functools.singledispatch
 def _size(step: Step, i: int, j: int) -> Size:
-    """The size of an irrational cell's exact form, by its rule (one function per rule)."""
-    raise NotImplementedError(f"exact_size has no rule for {type(step).__name__}")
+    """The size of an irrational cell's exact form, by its rule: what its sources hold (E + P,
+    or any rule with no registration of its own); a rule whose form adds to that says so."""
+    return _of_sources(step, i, j, NONE)
 
 
 @_size.register
 def _(step: Given, i: int, j: int) -> Size:
     return Size(0, 0, 1)  # a sinusoidal position holds one sine or cosine
-
-
-@_size.register
-def _(step: Sum, i: int, j: int) -> Size:
-    return _of_sources(step, i, j, NONE)  # E + P: the sizes of what they hold
 
 
 @_size.register

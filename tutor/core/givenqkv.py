@@ -12,12 +12,10 @@ from __future__ import annotations
 import yaml
 
 from tutor.core.lesson import Head, Matrix
-from tutor.core.spec import GIVEN_HEAD_KEYS, MAX_HEADS, MAX_TOKENS
+from tutor.core.spec import GIVEN_HEAD_KEYS, GIVEN_KEYS, MAX_HEADS, MAX_TOKENS, NOT_WITH_GIVEN
 from tutor.core.yamlsrc import Checker, describe
 
-GIVEN = ("Q", "K", "V")
-# keys of the X-and-W lesson that a lesson with Q, K, V given has no use for
-NOT_WITH_GIVEN = ("X", "E", "P", "W_Q", "W_K", "W_V", "theta", "theta_unit", "X_src", "kv_heads")
+GIVEN = GIVEN_KEYS  # (the lesson keys' table, tutor.core.spec)
 
 
 def gives_qkv(keys: dict, root: yaml.Node) -> bool:

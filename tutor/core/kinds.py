@@ -166,27 +166,80 @@ def fill_steps(d: Derivation) -> list[Step]:
     return [s for s in d.steps if BY_NAME[s.name].sheet is not None and not s.given]
 
 
-# the lists the consumers read, each in the engine's order
-STEP_NAMES = names(lesson=True)  # every step a lesson can have (the explorer's tempered aside)
-NEXT_STEP_NAMES = names(decoding=True)
-QUIZ_STEPS = names(asked=True)
-PRIORITY = tuple(sorted(QUIZ_STEPS, key=lambda n: BY_NAME[n].priority))  # type: ignore[arg-type, return-value]
-CHOSEN_STEPS = names(chosen=True)
-FILLED_STEPS = names(points=True, decoding=False)
-FILLED_NEXT_STEPS = names(points=True, decoding=True)
-FOCUS_STEPS = names(focus=True)
-TOKEN_ROWS = names(token_rows=True)
-SQUARE = names(square=True)
-PER_HEAD = frozenset(names(per_head=True))
-CODE_STEPS = names(code=True)
-EDITABLE = names(editable=True)
-WEIGHTS = names(per_head=True, editable=True)  # a head's given weights: W_Q, W_K, W_V
-GROUPED = names(grouped=True)  # what the heads of a group share (kv_groups)
-KEY_ROWS = tuple(n for n in GROUPED if n in TOKEN_ROWS)  # a row per key (a token looked at)
-# where a sheet has each step a student fills: X worked as E + P before every head, the steps of
-# each head (and the decoding row's), then concat and output after the heads
-FILL_FIRST = names(sheet="first")
-FILL = names(sheet="head", decoding=False)
-FILL_TOP = names(sheet="top", decoding=False)
-NEXT_FILL = names(sheet="head", decoding=True)
-NEXT_FILL_TOP = names(sheet="top", decoding=True)
+# the lists the consumers read, each in the engine's order (made by ``_lists`` from KINDS)
+STEP_NAMES: tuple[str, ...]  # every step a lesson can have (the explorer's tempered aside)
+NEXT_STEP_NAMES: tuple[str, ...]
+QUIZ_STEPS: tuple[str, ...]
+PRIORITY: tuple[str, ...]  # where a quiz's extra questions go first
+CHOSEN_STEPS: tuple[str, ...]
+FILLED_STEPS: tuple[str, ...]
+FILLED_NEXT_STEPS: tuple[str, ...]
+FOCUS_STEPS: tuple[str, ...]
+TOKEN_ROWS: tuple[str, ...]
+SQUARE: tuple[str, ...]
+PER_HEAD: frozenset[str]
+CODE_STEPS: tuple[str, ...]
+EDITABLE: tuple[str, ...]
+WEIGHTS: tuple[str, ...]
+GROUPED: tuple[str, ...]
+KEY_ROWS: tuple[str, ...]
+FILL_FIRST: tuple[str, ...]
+FILL: tuple[str, ...]
+FILL_TOP: tuple[str, ...]
+NEXT_FILL: tuple[str, ...]
+NEXT_FILL_TOP: tuple[str, ...]
+
+
+def _lists() -> None:
+    """Read the lists the consumers use from ``KINDS``, each in the engine's order (again
+    after ``add`` or ``remove``)."""
+    global STEP_NAMES, NEXT_STEP_NAMES, QUIZ_STEPS, PRIORITY, CHOSEN_STEPS, FILLED_STEPS
+    global FILLED_NEXT_STEPS, FOCUS_STEPS, TOKEN_ROWS, SQUARE, PER_HEAD, CODE_STEPS, EDITABLE
+    global WEIGHTS, GROUPED, KEY_ROWS, FILL_FIRST, FILL, FILL_TOP, NEXT_FILL, NEXT_FILL_TOP
+    BY_NAME.clear()
+    BY_NAME.update((k.name, k) for k in KINDS)
+    STEP_NAMES = names(lesson=True)  # every step a lesson can have (the explorer's tempered aside)
+    NEXT_STEP_NAMES = names(decoding=True)
+    QUIZ_STEPS = names(asked=True)
+    PRIORITY = tuple(sorted(QUIZ_STEPS, key=lambda n: BY_NAME[n].priority))  # type: ignore[arg-type, return-value]
+    CHOSEN_STEPS = names(chosen=True)
+    FILLED_STEPS = names(points=True, decoding=False)
+    FILLED_NEXT_STEPS = names(points=True, decoding=True)
+    FOCUS_STEPS = names(focus=True)
+    TOKEN_ROWS = names(token_rows=True)
+    SQUARE = names(square=True)
+    PER_HEAD = frozenset(names(per_head=True))
+    CODE_STEPS = names(code=True)
+    EDITABLE = names(editable=True)
+    WEIGHTS = names(per_head=True, editable=True)  # a head's given weights: W_Q, W_K, W_V
+    GROUPED = names(grouped=True)  # what the heads of a group share (kv_groups)
+    KEY_ROWS = tuple(n for n in GROUPED if n in TOKEN_ROWS)  # a row per key (a token looked at)
+    # where a sheet has each step a student fills: X worked as E + P before every head, the steps of
+    # each head (and the decoding row's), then concat and output after the heads
+    FILL_FIRST = names(sheet="first")
+    FILL = names(sheet="head", decoding=False)
+    FILL_TOP = names(sheet="top", decoding=False)
+    NEXT_FILL = names(sheet="head", decoding=True)
+    NEXT_FILL_TOP = names(sheet="top", decoding=True)
+
+
+_lists()
+
+
+def add(kind: Kind, after: str) -> None:
+    """Register a new kind of step in the table, right after the step ``after`` (the engine's
+    order), and read every list again: with its rule class and its words entry
+    (``tutor.text.steps.STEPS``) all a new kind of step needs (docs: Adding a rule)."""
+    global KINDS
+    if kind.name in BY_NAME:
+        raise ValueError(f"a step called {kind.name} is in the table already")
+    at = [k.name for k in KINDS].index(after) + 1
+    KINDS = (*KINDS[:at], kind, *KINDS[at:])
+    _lists()
+
+
+def remove(name: str) -> None:
+    """Take the kind ``name`` out of the table again (a test's toy step) and read every list."""
+    global KINDS
+    KINDS = tuple(k for k in KINDS if k.name != name)
+    _lists()

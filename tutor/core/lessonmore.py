@@ -16,6 +16,7 @@ from tutor.core.spec import (
     MAX_TOKENS,
     NEXT_KEYS,
     QUERY_HEAD_KEYS,
+    WEIGHT_KEYS,
 )
 from tutor.core.yamlsrc import Checker, describe, suggest, whole_number
 
@@ -56,7 +57,7 @@ def grouped_heads(
     # every problem is said, not only the first: each one found makes ``broken`` true, and
     # the heads are still read as far as they can be
     broken = False
-    for key in ("W_Q", "W_K", "W_V"):
+    for key in WEIGHT_KEYS:
         if key in keys:
             c.error(
                 keys[key][0],

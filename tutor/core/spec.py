@@ -63,9 +63,14 @@ TOP_KEYS = (
     "points",
     "variant",
 )
-HEAD_KEYS = ("name", "W_Q", "W_K", "W_V", "focus")
+# a head's learned matrices, and the three a lesson gives instead (tutor.core.givenqkv)
+WEIGHT_KEYS = ("W_Q", "W_K", "W_V")
+GIVEN_KEYS = ("Q", "K", "V")
+# keys of the X-and-W lesson that a lesson with Q, K, V given has no use for
+NOT_WITH_GIVEN = ("X", "E", "P", *WEIGHT_KEYS, "theta", "theta_unit", "X_src", "kv_heads")
+HEAD_KEYS = ("name", *WEIGHT_KEYS, "focus")
 # a head of a lesson that gives Q, K and V (tutor.core.givenqkv) instead of X and the W's
-GIVEN_HEAD_KEYS = ("name", "Q", "K", "V", "focus")
+GIVEN_HEAD_KEYS = ("name", *GIVEN_KEYS, "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name; the decoding
 # step's (next:) too: x_new is given and the caches are read, not worked (tutor.core.kinds)
 FILLED_STEPS, FILLED_NEXT_STEPS = kinds.FILLED_STEPS, kinds.FILLED_NEXT_STEPS

@@ -15,9 +15,11 @@ import dataclasses
 import re
 from pathlib import Path
 
+from tutor.core import kinds
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Lesson, Matrix
 from tutor.core.lessonfile import check_text
+from tutor.core.spec import WEIGHT_KEYS
 from tutor.core.yamlsrc import read_text
 from tutor.explore.model import Explorer, typed_text
 from tutor.text.lessonyaml import lesson_yaml
@@ -56,17 +58,20 @@ def _matrices(lesson: Lesson) -> list[tuple[str, str, Matrix, tuple[str, ...]]]:
     def numbered(m: Matrix) -> tuple[str, ...]:
         return tuple(str(i) for i in range(1, len(m) + 1))
 
+    def own(key: str, m: Matrix, rows: tuple[str, ...]) -> tuple[str, str, Matrix, tuple[str, ...]]:
+        return key, key, m, rows  # a matrix named in a change by its own key
+
     x_key = "E" if lesson.positions in ("given", "sinusoidal") else "X"
-    out = [(x_key, x_key, lesson.X, lesson.labels)]
+    out = [own(x_key, lesson.X, lesson.labels)]
     if lesson.P is not None and lesson.positions == "given":
-        out.append(("P", "P", lesson.P, lesson.labels))
+        out.append(own("P", lesson.P, lesson.labels))
     if lesson.X_src is not None:
-        out.append(("X_src", "X_src", lesson.X_src, lesson.source_labels))
+        out.append(own("X_src", lesson.X_src, lesson.source_labels))
     for n, head in enumerate(lesson.heads, 1):
         prefix = f"head{n}." if lesson.multi_head else ""
-        for name in ("W_Q", "W_K", "W_V"):
+        for name in WEIGHT_KEYS:
             m = getattr(head, name)
-            if lesson.kv_groups is not None and name != "W_Q":
+            if lesson.kv_groups is not None and kinds.BY_NAME[name].grouped:
                 group = lesson.group_of(n)
                 if lesson.group_heads(group)[0] != n:
                     continue  # the group's matrix, listed once (at its first head)
@@ -75,7 +80,7 @@ def _matrices(lesson: Lesson) -> list[tuple[str, str, Matrix, tuple[str, ...]]]:
                 where = f"heads.{n}.{name}" if lesson.multi_head else name
             out.append((prefix + name, where, m, numbered(m)))
     if lesson.W_O is not None:
-        out.append(("W_O", "W_O", lesson.W_O, numbered(lesson.W_O)))
+        out.append(own("W_O", lesson.W_O, numbered(lesson.W_O)))
     if lesson.next is not None and not lesson.next_after:
         out.append(("x_new", "next.x", (lesson.next.x,), (lesson.next.token,)))
     for k, t in enumerate(lesson.decoding if lesson.next_after else (), 1):  # next: as a list

@@ -11,21 +11,8 @@ import functools
 from dataclasses import dataclass
 
 from tutor.core import kinds
-from tutor.core.decode import Append
-from tutor.core.engine import (
-    Concat,
-    Derivation,
-    Given,
-    Mask,
-    Product,
-    Ref,
-    Scale,
-    Softmax,
-    Step,
-    Sum,
-)
-from tutor.core.positions import Rotate
-from tutor.explore.model import DIVISOR_TEXT, Settings, Times, factor_text
+from tutor.core.engine import Derivation, Ref, Scale, Step
+from tutor.explore.model import Settings, Times, factor_text
 from tutor.text import format as fmt
 from tutor.text import steps, words
 from tutor.text import working as wk
@@ -86,8 +73,8 @@ def title(step: Step, settings: Settings) -> str:
     what = steps.say(step, "short")
     if isinstance(step, Times):  # the explorer's own variations: the factor and the divisor
         what = f"{step.args[0].name} × {factor_text(settings)}"
-    elif isinstance(step, Scale) and not kinds.BY_NAME[step.name].decoding:
-        what = f"{step.args[0].name} ÷ {DIVISOR_TEXT[settings.divisor]}"
+    elif isinstance(step, Scale):  # the lesson's and the decoding row's: the rule's divisor
+        what = f"{step.args[0].name} ÷ {divisor_text(step)}"
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.given else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
@@ -96,9 +83,10 @@ def title(step: Step, settings: Settings) -> str:
 @functools.singledispatch
 def working_text(step: Step, i: int, j: int, places: int, settings: Settings) -> str:
     """The side panel's working of one cell, by its rule: how it is made, the numbers, then
-    the value (with its exact form when short). The explorer's own variations (the divisor,
-    the factor t) are worded as its settings have them."""
-    raise NotImplementedError(f"the explorer's working has no rule for {type(step).__name__}")
+    the value (with its exact form when short): the working ``tutor.text.working`` writes.
+    The explorer's own variations (the divisor, the factor t) are worded as its settings
+    have them."""
+    return _worked(step, i, j, places)
 
 
 @working_text.register
@@ -115,19 +103,14 @@ def _(step: Times, i: int, j: int, places: int, settings: Settings) -> str:
 
 @working_text.register
 def _(step: Scale, i: int, j: int, places: int, settings: Settings) -> str:
-    return _worked(step, i, j, places, DIVISOR_TEXT[settings.divisor])
+    return _worked(step, i, j, places, divisor_text(step))
 
 
-@working_text.register(Given)
-@working_text.register(Product)
-@working_text.register(Sum)
-@working_text.register(Mask)
-@working_text.register(Softmax)
-@working_text.register(Concat)
-@working_text.register(Rotate)
-@working_text.register(Append)
-def _(step: Step, i: int, j: int, places: int, settings: Settings) -> str:
-    return _worked(step, i, j, places)
+def divisor_text(step: Scale) -> str:
+    """What the rule divides its scores by, named by the head's d_k (the width of the keys
+    the scores read): √d_k, 1 or d_k, as the explorer's ``d`` key sets it."""
+    d_k = len(step.args[0].args[1].cols)
+    return {d_k * d_k: "d_k", 1: "1", d_k: "√d_k"}.get(step.divisor, f"√{step.divisor}")
 
 
 def _worked(step: Step, i: int, j: int, places: int, divisor: str | None = None) -> str:

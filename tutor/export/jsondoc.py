@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from tutor.core.engine import Derivation, Step
 from tutor.core.exact_size import too_long
 from tutor.core.positions import Rotate, angle
+from tutor.core.spec import GIVEN_KEYS
 
 
 def step_json(step: Step, exact: bool) -> dict[str, object]:
@@ -49,7 +50,7 @@ def derivation_json(
     if d.lesson.positions != "none":
         doc["positions"] = d.lesson.positions
     if d.lesson.qkv:  # issue 28: the lesson starts at the scores
-        doc["given"] = ["Q", "K", "V"]
+        doc["given"] = list(GIVEN_KEYS)
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
 

@@ -24,24 +24,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.core.decode import Append
-from tutor.core.engine import (
-    Concat,
-    Derivation,
-    Given,
-    Mask,
-    Product,
-    Scale,
-    Softmax,
-    Step,
-    Sum,
-    Times,
-)
+from tutor.core.engine import Concat, Derivation, Given, Softmax, Step
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.exact_size import too_long
 from tutor.core.install import install_command
 from tutor.core.lesson import Lesson
-from tutor.core.positions import Rotate
 from tutor.export.worksheet import (
     KEY_TERMS,
     MASK_NOTE,
@@ -433,17 +420,6 @@ def key_part(step: Step, d: Derivation, places: int, plain: bool) -> list[str]:
     """A step's part of an answer key under its heading, by its rule: its table (closing the
     step's block), then every cell's worked line; a softmax's rows instead (e^x, total, share);
     a concatenation's sentence; a given matrix's table alone."""
-    raise NotImplementedError(f"the typst answer key has no rule for {type(step).__name__}")
-
-
-@key_part.register(Product)
-@key_part.register(Sum)
-@key_part.register(Scale)
-@key_part.register(Times)
-@key_part.register(Mask)
-@key_part.register(Rotate)
-@key_part.register(Append)
-def _(step: Step, d: Derivation, places: int, plain: bool) -> list[str]:
     return [*_table_part(d, step, places, blank=False), *_working(step, places, plain)]
 
 
@@ -472,18 +448,8 @@ PLAIN_WORKING_FROM = 2000
 
 @functools.singledispatch
 def worked_cells(step: Step) -> int:
-    """How many of the step's cells its ``key_part`` works line by line, by its rule."""
-    raise NotImplementedError(f"the typst answer key has no count for {type(step).__name__}")
-
-
-@worked_cells.register(Product)
-@worked_cells.register(Sum)
-@worked_cells.register(Scale)
-@worked_cells.register(Times)
-@worked_cells.register(Mask)
-@worked_cells.register(Rotate)
-@worked_cells.register(Append)
-def _(step: Step) -> int:
+    """How many of the step's cells its ``key_part`` works line by line, by its rule: every
+    cell, but for a rule whose key part shows something else."""
     return len(step.rows) * len(step.cols)
 
 

@@ -20,22 +20,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from tutor.core import exact_size, kinds
-from tutor.core.decode import Append
-from tutor.core.engine import (
-    Cell,
-    Concat,
-    Derivation,
-    Given,
-    Mask,
-    Product,
-    Scale,
-    Softmax,
-    Step,
-    Sum,
-    Times,
-)
-from tutor.core.positions import Rotate
+from tutor.core import exact_size, kinds, rules
+from tutor.core.engine import Cell, Derivation, Step
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
@@ -166,7 +152,7 @@ def _tables(
     widths = [col_width([h] + [r[j] for r in texts]) for j, h in enumerate(step.cols)]
     blocks = column_blocks(label_w, widths, width)
     colour = COLOURS.get(step.name, PLAIN)
-    heat = _lessons_own(step, Softmax)  # the weights as a heatmap (not the decoding row's)
+    heat = _lessons_own(step, rules.Softmax)  # the weights as a heatmap (not the decoding row's)
     if heat:
         shown = [c.value for row in step.cells for c in row if not c.masked]
         low, high = min(shown), max(shown)
@@ -205,13 +191,13 @@ def _tables(
 def turned(step: Step) -> Step:
     """The same step turned on its side (layout: columns), keeping its name and head."""
     cells = tuple(zip(*step.cells, strict=True))
-    return Given(step.name, step.head, step.cols, step.rows, cells)
+    return rules.Given(step.name, step.head, step.cols, step.rows, cells)
 
 
 def transposed(step: Step) -> Step:
     """The same step turned on its side, for showing Kᵀ."""
     cells = tuple(zip(*step.cells, strict=True))
-    return Given(step.name, step.head, step.cols, step.rows, cells)
+    return rules.Given(step.name, step.head, step.cols, step.rows, cells)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,14 +217,32 @@ def worked_cell(d: Derivation, step: Step, opts: WalkOptions) -> tuple[int, int]
 def rule_work(
     step: Step, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
-    """A step's tables and working in the walk, by its rule (one ``work_`` function per rule);
-    ``cell`` is the one worked (the focus)."""
-    raise NotImplementedError(f"the walk has no rule for {type(step).__name__}")
+    """A step's tables and working in the walk, by its rule; ``cell`` is the one worked (the
+    focus). A rule with no ``work_`` function of its own: the rows its cell reads of each
+    source, the step with the cell marked, and the cell's working."""
+    i, j = cell
+    parts: list[RenderableType | str] = []
+    for k, source in enumerate(step.args):
+        parts += [","] if k else []
+        rows = [i] if len(source.rows) == len(step.rows) else None
+        parts += matrix_tables(source, places, width, exact, rows=rows)
+    parts += ["→", *matrix_tables(step, places, width, exact, cell=(i, j))]
+    w = wk.working(step, i, j, places)
+    out: list[RenderableType] = [side_by_side(parts, width)]
+    out.append(
+        Text.assemble(
+            (w.name, f"bold {COLOURS.get(step.name, PLAIN)}"),
+            f" = {w.how}\n    = {w.numbers} {w.result(exact=False)}",
+        )
+    )
+    if w.rounded:
+        out.append(_rounding_note(places))
+    return out
 
 
 @rule_work.register
 def work_matmul(
-    step: Product, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Product, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """Tables left · right = result, with the meeting row and column highlighted, and the sum."""
     left, right = step.args
@@ -280,7 +284,8 @@ def work_matmul(
 
 def _matmul_working(step: Step, i: int, j: int, places: int) -> list[RenderableType]:
     out: list[RenderableType] = []
-    if _lessons_own(step, Product) and isinstance(step.args[0], Softmax):  # Z = weights · V
+    # Z = weights · V
+    if _lessons_own(step, rules.Product) and isinstance(step.args[0], rules.Softmax):
         out.extend(blend_working(step, i, places))
         return out
     w = wk.working(step, i, j, places)
@@ -315,7 +320,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
 
 @rule_work.register
 def work_scale(
-    step: Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """scores ÷ √d_k = scaled, what dividing does, and the worked cell."""
     note = wk.scale_note(step.divisor, places)
@@ -324,7 +329,7 @@ def work_scale(
 
 @rule_work.register
 def work_times(
-    step: Times, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Times, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """scaled × t = tempered, what multiplying does, and the worked cell."""
     sign = f"× {wk.factor_text(step)} ="
@@ -383,7 +388,7 @@ def softmax_table(
 
 @rule_work.register
 def work_softmax(
-    step: Softmax, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Softmax, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     (scaled,) = step.args
     i, j = cell
@@ -402,7 +407,7 @@ def work_softmax(
 
 @rule_work.register
 def work_concat(
-    step: Concat, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Concat, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """The heads' Z tables side by side, then one row of the concatenation spelled out."""
     i = cell[0]
@@ -421,7 +426,7 @@ def work_concat(
 
 @rule_work.register
 def work_mask(
-    step: Mask, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Mask, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     (scaled,) = step.args
     rows = [cell[0]]
@@ -444,7 +449,7 @@ def work_mask(
 
 @rule_work.register
 def work_append(
-    step: Append, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Append, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """The cache and the new row below it: the cached rows are read, only the new one is worked."""
     cache, new = step.args
@@ -457,7 +462,7 @@ def work_append(
         *matrix_tables(step, places, width, exact, rows=list(range(n, len(step.rows)))),
     ]
     out: list[RenderableType] = [side_by_side(parts, width), Text(nextstep.reuse_line(step))]
-    appended = [s for s in d.steps if isinstance(s, Append) and s.head == step.head]
+    appended = [s for s in d.steps if isinstance(s, rules.Append) and s.head == step.head]
     if step is appended[-1]:  # the head's caches are made: what they save
         out.append(Text(nextstep.saving_line(d.lesson), style="bold"))
     return out
@@ -478,7 +483,7 @@ def _pick_position_cell(step: Step) -> tuple[int, int]:
 
 @rule_work.register
 def work_add(
-    step: Sum, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Sum, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """E + P = X, with one cell added up."""
     E, P = step.args
@@ -532,7 +537,7 @@ def work_sinusoidal(step: Step, places: int, width: int, exact: bool) -> list[Re
 
 @rule_work.register
 def work_rotate(
-    step: Rotate, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Rotate, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """Q (or K) → Q_rot, with one token's first pair turned term by term."""
     (src,) = step.args
@@ -568,7 +573,7 @@ def work_rotate(
 
 @rule_work.register
 def work_given(
-    step: Given, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
+    step: rules.Given, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """A given matrix as it is (a sinusoidal P with one of its cells worked)."""
     # the sin/cos table (P): every number a lesson gives is a fraction
@@ -588,25 +593,14 @@ def shape_line(step: Step) -> str:
 
 @functools.singledispatch
 def rule_shape_line(step: Step) -> str:
-    """``shape_line`` by the step's rule (one function per rule)."""
-    raise NotImplementedError(f"the walk's shape_line has no rule for {type(step).__name__}")
-
-
-@rule_shape_line.register(Given)
-@rule_shape_line.register(Sum)
-@rule_shape_line.register(Scale)
-@rule_shape_line.register(Times)
-@rule_shape_line.register(Mask)
-@rule_shape_line.register(Softmax)
-@rule_shape_line.register(Rotate)
-@rule_shape_line.register(Append)
-def _(step: Step) -> str:
+    """``shape_line`` by the step's rule: a rule worked cell by cell (or given) has the shape
+    it has (on its side when turned); a product and a concatenation say how theirs comes."""
     n, m = step.shape
-    return f"{m} × {n}" if TURNED.get() else f"{n} × {m}"  # every shape on its side when turned
+    return f"{m} × {n}" if TURNED.get() else f"{n} × {m}"
 
 
 @rule_shape_line.register
-def _(step: Product) -> str:
+def _(step: rules.Product) -> str:
     n, m = step.shape
     if TURNED.get():  # every shape on its side, and the product's factors swapped
         (a, b), (c, e) = step.args[0].shape, step.args[1].shape
@@ -621,7 +615,7 @@ def _(step: Product) -> str:
 
 
 @rule_shape_line.register
-def _(step: Concat) -> str:
+def _(step: rules.Concat) -> str:
     n, m = step.shape
     if TURNED.get():
         return f"{m} × {n}"

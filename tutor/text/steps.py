@@ -48,6 +48,8 @@ class StepWords:
     words: Words
     forms: Mapping[str, Words] = field(default_factory=dict)
     slips: str | None = None  # the family of slips the judge knows for it (catalogue.SLIP_RULES)
+    # what each slip its rule declares (``Step.slips``) says to a student, by the slip's id
+    slips_said: Mapping[str, str] = field(default_factory=dict)
 
 
 W, S = Words, StepWords
@@ -739,6 +741,13 @@ def said(name: str, what: str, forms: tuple[str, ...] = ()) -> str:
         if words is not None and getattr(words, what) is not None:
             return getattr(words, what)  # type: ignore[no-any-return]
     return getattr(entry.words, what) or ""
+
+
+def slip_said(name: str, slip: str) -> str:
+    """What a slip the rule of step ``name`` declares says to a student (its id when the
+    words table has no words for it)."""
+    entry = STEPS.get(name)
+    return entry.slips_said.get(slip, slip) if entry is not None else slip
 
 
 def colour(name: str) -> str:

@@ -268,8 +268,10 @@ def numbers(
 def rule_numbers(
     step: Step, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
 ) -> Stages:
-    """``numbers`` by the step's rule (one function per rule)."""
-    raise NotImplementedError(f"working.numbers has no rule for {type(step).__name__}")
+    """``numbers`` by the step's rule: what the rule writes (``Step.written``) from its
+    sources' numbers, for a rule with no registration of its own."""
+    written = step.written(i, j, [factor(operand(r)) for r in _refs(step, i, j, refs)])
+    return (Num(written),)
 
 
 def _refs(step: Step, i: int, j: int, refs: Refs) -> tuple[Ref, ...]:
@@ -443,8 +445,11 @@ def working(step: Step, i: int, j: int, places: int, terms: Elide | None = None)
 
 @functools.singledispatch
 def rule_working(step: Step, i: int, j: int, places: int, terms: Elide | None) -> Working:
-    """``working`` by the step's rule (one function per rule)."""
-    raise NotImplementedError(f"working.working has no rule for {type(step).__name__}")
+    """``working`` by the step's rule: for a rule with no registration of its own, what it
+    says of a cell over its sources' names (``Step.how``) and writes in their numbers."""
+    src = step.sources(i, j)
+    how = step.how(i, j, [cell_name(*r) for r in src])
+    return _made(step, i, j, places, _table(step, i, j, places, terms, src), how=how)
 
 
 def _made(step: Step, i: int, j: int, places: int, work: Stages, **how: object) -> Working:
@@ -465,7 +470,8 @@ def _table(
 
 @rule_working.register
 def _(step: en.Given, i: int, j: int, places: int, terms: Elide | None) -> Working:
-    if step.name == "P" and any(c.q is None for row in step.cells for c in row):
+    # (a lesson's numbers are fractions: a given step with others is the sinusoidal P)
+    if any(c.q is None for row in step.cells for c in row):
         return _made(step, i, j, places, (), how=sinusoid_phrase(i, j, len(step.cols)))
     return _made(step, i, j, places, (), how="given in the lesson")
 
@@ -613,21 +619,11 @@ def hand_note(hand: str) -> str:
 
 @functools.singledispatch
 def rule_shape(step: Step) -> str:
-    """The shape arithmetic of a step in plain text, by its rule (``words.shape_text``)."""
-    raise NotImplementedError(f"shape_text has no rule for {type(step).__name__}")
-
-
-@rule_shape.register(en.Given)
-@rule_shape.register(en.Sum)
-@rule_shape.register(en.Scale)
-@rule_shape.register(en.Times)
-@rule_shape.register(en.Mask)
-@rule_shape.register(en.Softmax)
-@rule_shape.register(Rotate)
-@rule_shape.register(Append)
-def _(step: Step) -> str:
+    """The shape arithmetic of a step in plain text, by its rule (``words.shape_text``): a
+    rule worked cell by cell (or given) has the shape it has; a product and a concatenation
+    say how theirs comes about."""
     n, m = step.shape
-    return f"{n} × {m}"  # cell by cell (or given): the shape it has
+    return f"{n} × {m}"
 
 
 @rule_shape.register
