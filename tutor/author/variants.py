@@ -12,7 +12,9 @@ original (``faults``):
   ``tutor.author.check.row_faults`` (the strongest key stays put with a clear margin; no
   uniform row, no more than 0.9 on one key, no row mostly 0.00 and no |scaled| above 4, each
   unless the original has it);
-* the non-zero products a student works by hand stay within ±15 % of the original's (``work``);
+* the non-zero products a student works by hand stay within ±10 % of the original's (``work``),
+  and so does what each classic slip costs (``slip_costs``: forgetting √d_k, softmax down the
+  columns), so that no student's variant makes a slip cheaper or dearer than a classmate's;
 * no matrix gains a row of zeros, and no two different words gain equal rows of X or X_src.
 
 The file is the original's own text with the changed entries written in place, so the
@@ -38,9 +40,9 @@ from tutor.core.lesson import Entry, Focus, Lesson, Matrix
 from tutor.core.roster import Student
 from tutor.text.lessonyaml import entry_text, yaml_text
 
-TRIES = 20  # walks for one variant before saying which constraints could not be met
+TRIES = 40  # walks for one variant before saying which constraints could not be met
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
-WORK_SPREAD = 0.15  # a variant's non-zero products stay within this share of the original's
+WORK_SPREAD = 0.10  # a variant's products and slip costs stay within this share of the original's
 N_BY_N = kinds.SQUARE  # the steps whose columns are tokens
 
 
@@ -173,9 +175,51 @@ def work(d: Derivation) -> int:
 
 
 def work_range(original: int) -> tuple[int, int]:
-    """The products a variant may have: within ``WORK_SPREAD`` of the original's."""
+    """The products (or a slip's cost in cells) a variant may have: within ``WORK_SPREAD`` of
+    the original's, and never narrower than the original's own count ± 1 (a slip that costs 6
+    cells may cost 5 or 7: ±10 % of 6 is less than a cell)."""
     low = int(original * (1 - WORK_SPREAD) + 0.999999)
-    return low, int(original * (1 + WORK_SPREAD))
+    high = int(original * (1 + WORK_SPREAD))
+    return min(low, max(original - 1, 0)), max(high, original + 1)
+
+
+# the classic slips whose cost must not depend on the variant: a student who makes one loses
+# the slipped step's cells that it changes (follow-through keeps the steps after it)
+SLIPS = {"not-scaled": "forgetting √d_k", "softmax-column": "softmax down the columns"}
+SHORT = {"not-scaled": "√d_k", "softmax-column": "columns"}  # in a variant's line
+
+
+def slip_costs(d: Derivation) -> dict[str, int]:
+    """The cells each classic slip costs in ``d``: the asked cells whose value at the lesson's
+    places the slip changes. Forgetting √d_k writes each score as its scaled value; softmax down
+    the columns shares each column's e^x (each worked from the scaled score's 40 digits,
+    rounded half away from zero as every shown value is). Lessons without the step: absent."""
+    from tutor.core.rounding import half_up, mp_decimal, round_decimal
+
+    places = d.lesson.precision
+    out = {}
+    scaled = d.every("scaled")
+    if scaled:
+        out["not-scaled"] = sum(
+            half_up(step.cells[i][j], places) != half_up(step.args[0].cells[i][j], places)
+            for step in scaled
+            for i, j in d.asked(step)
+            if not step.cells[i][j].masked
+        )
+    weights = [w for w in d.every("weights") if isinstance(w, en.Softmax)]
+    if weights:
+        cost = 0
+        for step in weights:
+            source = step.args[0]
+            ex = [[None if c.masked else en.MP.exp(c.approx) for c in row] for row in source.cells]
+            totals = [sum(e for e in col if e is not None) for col in zip(*ex, strict=True)]
+            for i, j in d.asked(step):
+                if ex[i][j] is None:
+                    continue
+                down = round_decimal(mp_decimal(ex[i][j] / totals[j]), places)
+                cost += down != half_up(step.cells[i][j], places)
+        out["softmax-column"] = cost
+    return out
 
 
 @dataclass(frozen=True)
@@ -185,6 +229,7 @@ class Work:
     products: int
     scaled: tuple[Cell, Cell]  # the smallest and largest |scaled| a student works
     Z: tuple[Cell, Cell]  # the smallest and largest entry of Z
+    slips: dict[str, int]  # ``slip_costs``
 
     def line(self, places: int, original: int) -> str:
         from tutor.text.format import MINUS, number
@@ -192,8 +237,10 @@ class Work:
         change = round(100 * (self.products - original) / original) if original else 0
         low, high = (number(c, places).lstrip(MINUS) for c in self.scaled)
         z_low, z_high = (number(c, places) for c in self.Z)
+        costs = ", ".join(f"{n} ({SHORT[k]})" for k, n in self.slips.items())
+        costs = f" · slips cost {costs}" if costs else ""
         return (
-            f"products {self.products} ({change:+d} %) · |scaled| {low}–{high} · "
+            f"products {self.products} ({change:+d} %){costs} · |scaled| {low}–{high} · "
             f"Z {z_low} to {z_high}"
         )
 
@@ -205,7 +252,7 @@ def work_of(d: Derivation) -> Work:
     z = [c for s in d.every("Z") for row in s.cells for c in row]
     by_size = sorted(scaled, key=lambda c: abs(c.value))
     by_value = sorted(z, key=lambda c: c.value)
-    return Work(work(d), (by_size[0], by_size[-1]), (by_value[0], by_value[-1]))
+    return Work(work(d), (by_size[0], by_size[-1]), (by_value[0], by_value[-1]), slip_costs(d))
 
 
 def _zero_rows(m: Matrix) -> int:
@@ -250,6 +297,7 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
     rows = faults_of(original)
     products = work(d)
     low, high = work_range(products)
+    costs = slip_costs(d)
     old_decoding = decoding_rows(d)
     before = numbers_of(original)
     zero_rows = {k: _zero_rows(m) for k, m in before.items()}
@@ -282,6 +330,13 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
                 f"{n} non-zero products to work by hand, outside {low}–{high} "
                 f"(±{WORK_SPREAD:.0%} of the original's {products})"
             )
+        for slip, cost in slip_costs(worked).items():
+            a, b = work_range(costs[slip])
+            if not a <= cost <= b:
+                out.append(
+                    f"{SLIPS[slip]} costs {cost} cells, outside {a}–{b} (the original's "
+                    f"{costs[slip]})"
+                )
         return out
 
     return found
@@ -407,8 +462,9 @@ def _unmet(lesson: Lesson, vid: str, left: list[str], values: dict) -> str:
         shown = f"{shown} (features) and {values_text(values['w'])} (W's)"
     return (
         f"could not make {vid} of {lesson.name} different from the variants before it in "
-        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores "
-        f"and the work within ±{WORK_SPREAD:.0%} of the original's: this lesson has too few "
+        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores, "
+        f"the work and the classic slips' cost within ±{WORK_SPREAD:.0%} of the original's: "
+        "this lesson has too few "
         "distinct variants for so many students; writing none. Widen the entries on purpose "
         '(--entries "-1,0,1,2") or ask for fewer'
     )
@@ -427,12 +483,18 @@ def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
     ]
     counts = [w.products for w in works]
     low, high = work_range(base)
-    spread_text = f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else str(counts[0])
     tail = (
-        f"work: {spread_text} products per variant (the original's {base}; "
+        f"work: {_span(counts)} products per variant (the original's {base}; "
         f"allowed {low}–{high}, ±{WORK_SPREAD:.0%})"
     )
+    for slip, cost in slip_costs(derive(original)).items():
+        spent = _span([w.slips[slip] for w in works])
+        tail += f"; {SLIPS[slip]} costs {spent} cells (the original's {cost})"
     return lines, tail
+
+
+def _span(counts: list[int]) -> str:
+    return f"{min(counts)}–{max(counts)}" if min(counts) < max(counts) else str(counts[0])
 
 
 # ---------------------------------------------------------------------------------------------
