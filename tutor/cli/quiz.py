@@ -13,6 +13,8 @@ from tutor.cli.common import LessonArg, LessonsDirOpt, make_console, open_lesson
 from tutor.cli.session import QuizSession, Stopped
 from tutor.core.errors import TutorError, UsageError
 
+RESERVE = 10  # rows a stage's opening leaves on its last screen: the rule and the first question
+
 
 def quiz(
     lesson: LessonArg = "cats-chase-mice",
@@ -159,13 +161,23 @@ def learn(
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]
+        from tutor.assess.stageplan import plan
         from tutor.core.engine import derive
         from tutor.teach.course_view import stage_intro
 
         if stage.lesson not in lessons:
             lessons[stage.lesson] = derive(open_lesson(stage.lesson, lessons_dir))
-        d = lessons[stage.lesson]
-        return d, stage_intro(d, stage, console.width)  # type: ignore[arg-type]
+        p = plan(lessons[stage.lesson], stage)  # type: ignore[arg-type]
+        return p, stage_intro(p, stage, console.width)
+
+    pager = None
+    if stream is None and console.is_terminal:  # a screen at a time, the heading on each
+
+        def pager(parts):  # type: ignore[no-untyped-def]
+            from tutor.teach.course_view import page
+            from tutor.teach.lecture import key_reader, line_reader
+
+            return page(console, parts, key_reader(stdin), line_reader(console, None), RESERVE)
 
     def keep(stage, d, result, draw, now_passed):  # type: ignore[no-untyped-def]
         from tutor.assess import quiz as qz
@@ -180,7 +192,7 @@ def learn(
     gc.enable()
     problems = []
     with session.signals():
-        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due)
+        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due, pager)
     with contextlib.suppress(OSError):
         for problem in dict.fromkeys(problems):
             err.print(Text(f"warning: {problem}"))
