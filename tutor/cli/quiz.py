@@ -171,7 +171,7 @@ def learn(
         return p, stage_intro(p, stage, console.width)
 
     pager = None
-    if stream is None and console.is_terminal:  # a screen at a time, the heading on each
+    if stream is None and sys.stdout is not None and sys.stdout.isatty():  # a screen at a time
 
         def pager(parts):  # type: ignore[no-untyped-def]
             from tutor.teach.course_view import page
