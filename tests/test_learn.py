@@ -601,3 +601,23 @@ def test_show_never_reveals_a_step_still_to_be_asked(run, home: Path, tmp_path: 
         f"{path}:{line}:11: show in stage 1: its tables hold Q, which this stage asks" in r.stderr
     )
     assert "Q[" not in r.stdout  # nothing of the table was printed
+
+
+def test_learn_status_says_which_passed_stage_is_on_a_changed_lesson(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A stage passed on a lesson whose numbers changed since stays passed, and ``--status``
+    says so (before, only ``learn`` itself did, once the questions were about to start)."""
+    course = load_course(SMALL)
+    assert ln.save_passed(course, ["queries"], lessons={"cats-chase-mice": "0123abcd"}) == []
+    r = run("learn", "--course", str(SMALL), "--status")
+    assert r.exit_code == 0, r.stderr
+    said = " ".join(r.stdout.split())
+    assert (
+        "Note: lesson cats-chase-mice has changed since you passed stage 1 on it; it stays passed"
+        in said
+    )
+    assert "✓ 1. Queries" in said and "1/3 stages passed" in said
+    assert (
+        ln.save_passed(course, ["queries"], lessons={"cats-chase-mice": CATS.lesson.fingerprint})
+        == []
+    )
+    assert "Note:" not in run("learn", "--course", str(SMALL), "--status").stdout  # unchanged

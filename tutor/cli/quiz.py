@@ -144,6 +144,10 @@ def learn(
     due = [] if only else ln.due_reviews(crs, passed, history.stream(), datetime.now(UTC))
     if due and status:
         console.print(Text(f"Due for review: {ln.due_text(due)}"))
+    if status:  # a lesson changed since its stages were passed: they stay passed, said here too
+        for note in ln.load_passed(crs, lessons=_passed_lessons(crs, passed, lessons_dir))[1]:
+            if note not in problems:  # the course's own note was said above
+                console.print(Text(f"Note: {note}"))
     if status or (only is None and ln.next_stage(crs, passed) is None and not due):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
@@ -203,6 +207,17 @@ def learn(
         raise session.output.error
     if sitting.ended == "ctrl-c":
         raise typer.Exit(130)
+
+
+def _passed_lessons(crs, passed: list[str], lessons_dir) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The fingerprints of the lessons of the stages passed (read without sympy: ``--status``
+    stays quick); a lesson that cannot be found is left out (``learn`` says so when it starts)."""
+    out: dict[str, str] = {}
+    for stage in crs.stages:
+        if stage.id in passed and stage.lesson not in out:
+            with contextlib.suppress(TutorError):
+                out[stage.lesson] = open_lesson(stage.lesson, lessons_dir).fingerprint
+    return out
 
 
 def progress(
