@@ -244,3 +244,19 @@ def test_each_stage_s_heading_stays_in_view_at_80_by_24(tmp_path: Path, colour: 
         child.close()
         assert child.exitstatus == 0
         assert screens >= (1 if n in (1, 2, 7, 8) else 0), n
+
+
+@pytest.mark.parametrize(
+    "sizes", [[1, 3, 2, 10, 2, 1], [1, 3, 2, 10, 9, 2, 1], [1, 3, 12], [1, 4, 20, 3], [1, 2, 3]]
+)
+def test_a_stage_opening_is_cut_between_its_parts_and_leaves_room_for_the_question(
+    sizes: list[int],
+) -> None:
+    from tutor.teach.course_view import screens_of
+
+    pages = screens_of(sizes, 24, 10)
+    assert [k for p in pages for k in p] == list(range(len(sizes)))  # in order, each once
+    for n, kept in enumerate(pages):
+        lines = (sizes[0] if n else 0) + sum(sizes[k] for k in kept)
+        assert lines <= 23 or len(kept) == 1  # a screen and the pager's line, or one tall part
+    assert (sizes[0] if len(pages) > 1 else 0) + sum(sizes[k] for k in pages[-1]) + 10 <= 24

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from tutor.core import engine as en
@@ -110,9 +110,13 @@ def worked_cell(p: Plan, width: int) -> list[RenderableType]:
     else:
         lines.append(f"    {w.result(exact=False)}" + (f" ({w.aside})" if w.aside else ""))
     lines += rule_worked(step, q.i, q.j, places)
-    return [
-        _tables(step.args, places, width, lambda a: _marks(step, q.i, q.j, a)),
-        Text.assemble(("Worked for you: ", "bold"), (q.name, f"bold {colour}"), "\n".join(lines)),
+    return [  # one part: the pager never puts the tables and their working on two screens
+        Group(
+            _tables(step.args, places, width, lambda a: _marks(step, q.i, q.j, a)),
+            Text.assemble(
+                ("Worked for you: ", "bold"), (q.name, f"bold {colour}"), "\n".join(lines)
+            ),
+        )
     ]
 
 
@@ -139,8 +143,8 @@ def stage_intro(p: Plan, stage: Stage, width: int) -> list[RenderableType]:
     shown = set(p.worked.step.args)
     rest = [s for s in needed(p, stage) if s not in shown]
     if rest:
-        out.append(Text("Your questions also read:", style="bold"))
-        out.append(_tables(rest, places, width, lambda a: {}))
+        label = Text("Your questions also read:", style="bold")
+        out.append(Group(label, _tables(rest, places, width, lambda a: {})))
     if p.order:
         first = p.order[0]
         out.append(
@@ -162,6 +166,50 @@ def first_term_hint(q: object, places: int) -> str:
 # a screen at a time
 
 
+def screens_of(sizes: Sequence[int], height: int, reserve: int) -> list[list[int]]:
+    """Which parts (by their heights in lines, the first the heading) go on which screen: as
+    many whole parts as fit, never a paragraph or a table cut in two unless it is taller than a
+    screen (then cut by lines: such a part is a screen of its own); every screen after the
+    first starts with the heading again and keeps a row for the pager's line, and the last
+    leaves ``reserve`` rows for what follows."""
+    room = max(1, height - 1)  # the pager's line at the bottom
+    pages: list[list[int]] = [[]]
+    used = 0
+    for k, size in enumerate(sizes):
+        top = 0 if len(pages) == 1 else sizes[0]  # the heading again
+        if pages[-1] and top + used + size > room:
+            pages.append([])
+            used = 0
+        pages[-1].append(k)
+        used += size
+    while len(pages[-1]) > 1:  # the last screen: its parts, then the rule and a question
+        top = 0 if len(pages) == 1 else sizes[0]
+        if top + sum(sizes[k] for k in pages[-1]) + reserve <= height:
+            break
+        pages.append([pages[-1].pop()])
+        while (
+            len(pages[-2]) > 1
+            and sizes[0] + sum(sizes[k] for k in pages[-1]) + sizes[pages[-2][-1]] + reserve
+            <= height
+        ):
+            pages[-1].insert(0, pages[-2].pop())
+    return pages
+
+
+def _pieces(lines: list[str], room: int) -> list[list[str]]:
+    """A part's lines, cut into pieces that fit a screen under the heading when it is taller
+    (between two tables, or two rows of one, as the walk's pager cuts)."""
+    from tutor.teach.lecture import _clean_cut
+
+    out, start = [], 0
+    while len(lines) - start > room:
+        cut = _clean_cut(lines, start, start + room, room)
+        cut = cut if cut > start else start + room
+        out.append(lines[start:cut])
+        start = cut
+    return [*out, lines[start:]]
+
+
 def page(
     console: Console,
     parts: Sequence[RenderableType],
@@ -169,26 +217,20 @@ def page(
     read: Callable[[str], str],
     reserve: int,
 ) -> str:
-    """Show ``parts`` (its first line the stage's heading) a screen at a time: every screen
-    after the first starts with the heading, and the last leaves ``reserve`` rows for what
-    follows (the rule and the first question). Enter or a space goes on, ``q`` stops; returns
-    "go", "stopped", "ctrl-c" or "ctrl-d". Lines of plain text without a terminal's height."""
-    from tutor.teach.lecture import STOP, _clean_cut, draw, screens
+    """Show ``parts`` (the first the stage's heading) a screen at a time (``screens_of``).
+    A key (Enter or a space) goes on, ``q`` stops; returns "go", "stopped", "ctrl-c" or
+    "ctrl-d"."""
+    from tutor.teach.lecture import STOP, draw
 
-    lines = draw(console, parts)
     height = max(8, console.size.height)
-    offsets = screens(lines, 0, height)
-    room = max(1, height - 2 - reserve)  # the last screen: heading, its lines, what follows
-    if len(lines) - offsets[-1] + (len(offsets) > 1) > room + 1:
-        cut = max(offsets[-1] + 1, len(lines) - room)
-        offsets.append(_clean_cut(lines, offsets[-1], cut, room))
-    for n, start in enumerate(offsets):
-        end = offsets[n + 1] if n + 1 < len(offsets) else len(lines)
-        top = [lines[0]] if n else []
-        console.file.write("\n".join(top + lines[start:end]) + "\n")
-        if n + 1 == len(offsets):
+    drawn = [piece for part in parts for piece in _pieces(draw(console, [part]), height - 2)]
+    pages = screens_of([len(d) for d in drawn], height, reserve)
+    for n, kept in enumerate(pages):
+        lines = [line for k in ([0] if n and 0 not in kept else []) + kept for line in drawn[k]]
+        console.file.write("\n".join(lines) + "\n")  # a part taller than a screen scrolls
+        if n + 1 == len(pages):
             break
-        console.print(Text(f"── {n + 1}/{len(offsets)} · Enter: more · q: stop ──", style="dim"),
+        console.print(Text(f"── {n + 1}/{len(pages)} · Enter: more · q: stop ──", style="dim"),
                       end="")  # fmt: skip
         console.file.flush()
         try:
