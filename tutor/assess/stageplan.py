@@ -43,6 +43,7 @@ SHARED = 3  # a value this many cells share is a guess that passes them all
 # the practice numbers' ranges, tried in turn (smaller numbers first: less arithmetic)
 RANGES = ((0, 3), (0, 4), (1, 5), (0, 6), (1, 9))
 TRIES = 80  # seeded draws of new numbers per range
+SHOWS = Decimal("0.1")  # a worked cell at least this large: 0.01 = 0.00·1 + … shows little
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def _ordered(cells: dict[str, list[Question]], rng: random.Random, places: int) 
 
 
 def _worked(d: Derivation, stage: Stage, first: Question) -> Question:
-    """The cell worked before the questions: in the first question's step, not 0, next to it
+    """The cell worked before the questions: in the first question's step, not near 0, next to it
     (same row, then same column), with another answer; a cell of the idea when there is one."""
     from tutor.assess import quiz as qz
 
@@ -197,7 +198,7 @@ def _worked(d: Derivation, stage: Stage, first: Question) -> Question:
     near = sorted(
         (q for q in idea + every if (q.i, q.j) != (first.i, first.j)),
         key=lambda q: (
-            answer(q, places) == 0,  # a cell of nothing but zeros shows little of the step
+            abs(answer(q, places)) < SHOWS,  # a cell of (nearly) nothing shows little
             q.i != first.i,
             q.j != first.j,
             abs(q.i - first.i) + abs(q.j - first.j),
