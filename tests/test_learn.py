@@ -52,6 +52,7 @@ class Student(io.StringIO):
     def __init__(self, console: Console, plan: list[str]) -> None:
         super().__init__()
         self.console, self.plan = console, plan
+        self.d = CATS  # the derivation the stage asks (its plan's: new numbers, maybe)
 
     def readline(self, *args) -> str:  # type: ignore[no-untyped-def, override]
         if not self.plan:
@@ -61,7 +62,7 @@ class Student(io.StringIO):
         m = PROMPT.search(last)
         if move == "right":
             assert m, last
-            return right_answer(CATS, m[1]) + "\n"
+            return right_answer(self.d, m[1]) + "\n"
         if move == "wrong":
             return "12345\n"
         return move + "\n"
@@ -75,12 +76,17 @@ def sit(plan: list[str], passed: list[str] | None = None, seed: int = 3):  # typ
     def keep(stage, d, result, draw, now_passed):  # type: ignore[no-untyped-def]
         kept.append((stage.id, result.ended, list(now_passed)))
 
+    student = Student(c, plan)
+
     def prepare(stage):  # type: ignore[no-untyped-def]
+        from tutor.assess.stageplan import plan as stage_plan
         from tutor.teach.course_view import stage_intro
 
-        return CATS, stage_intro(CATS, stage, 80)
+        p = stage_plan(CATS, stage)
+        student.d = p.d
+        return p, stage_intro(p, stage, 80)
 
-    sitting = ln.run(course, passed or [], c, Student(c, plan), prepare, keep, seed=seed)
+    sitting = ln.run(course, passed or [], c, student, prepare, keep, seed=seed)
     return sitting, c.file.getvalue(), kept  # type: ignore[attr-defined]
 
 
@@ -209,15 +215,17 @@ def test_q_between_stages_stops_and_keeps_what_was_passed() -> None:
 
 
 def test_the_explanation_shows_inputs_never_the_answers() -> None:
+    from tutor.assess.stageplan import plan
     from tutor.teach.course_view import stage_intro
 
     course = load_course()
     c = Console(file=io.StringIO(), width=80, color_system=None, highlight=False)
-    for part in stage_intro(CATS, course.stages[2], 80):  # scores: Q and K in full
+    p = plan(CATS, course.stages[2])
+    for part in stage_intro(p, course.stages[2], 80):  # scores: Q and K in full
         c.print(part)
     out = c.file.getvalue()
-    assert "Q (3 × 2)" in out or "Q = X · W_Q" in out
-    assert "scores = Q · Kᵀ" in out  # the step's heading and why, in the walk's words
+    assert "Q (3 × 2)" in out and "K (3 × 2)" in out
+    assert f"Worked for you: {p.worked.name}" in out  # one cell of the step, worked
     assert "scores (3 × 3)" not in out  # but not its table
 
 
@@ -593,3 +601,23 @@ def test_show_never_reveals_a_step_still_to_be_asked(run, home: Path, tmp_path: 
         f"{path}:{line}:11: show in stage 1: its tables hold Q, which this stage asks" in r.stderr
     )
     assert "Q[" not in r.stdout  # nothing of the table was printed
+
+
+def test_learn_status_says_which_passed_stage_is_on_a_changed_lesson(run, home: Path) -> None:  # type: ignore[no-untyped-def]
+    """A stage passed on a lesson whose numbers changed since stays passed, and ``--status``
+    says so (before, only ``learn`` itself did, once the questions were about to start)."""
+    course = load_course(SMALL)
+    assert ln.save_passed(course, ["queries"], lessons={"cats-chase-mice": "0123abcd"}) == []
+    r = run("learn", "--course", str(SMALL), "--status")
+    assert r.exit_code == 0, r.stderr
+    said = " ".join(r.stdout.split())
+    assert (
+        "Note: lesson cats-chase-mice has changed since you passed stage 1 on it; it stays passed"
+        in said
+    )
+    assert "✓ 1. Queries" in said and "1/3 stages passed" in said
+    assert (
+        ln.save_passed(course, ["queries"], lessons={"cats-chase-mice": CATS.lesson.fingerprint})
+        == []
+    )
+    assert "Note:" not in run("learn", "--course", str(SMALL), "--status").stdout  # unchanged

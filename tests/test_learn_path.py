@@ -22,6 +22,7 @@ from tests.reference import attention
 from tests.test_learn import SMALL, Student, ago, cell
 from tutor.assess import history
 from tutor.assess import learn as ln
+from tutor.assess.stageplan import plan
 from tutor.core.course import bundled_course_path, load_course
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
@@ -184,10 +185,14 @@ def test_a_replayed_stage_plays_that_one_and_stops() -> None:
     course = load_course(SMALL)
     c = Console(file=io.StringIO(), width=80, color_system=None, highlight=False)
 
-    def prepare(stage):  # type: ignore[no-untyped-def]
-        return DERIVED["cats-chase-mice"], []
+    student = Student(c, ["right"])
 
-    sitting = ln.run(course, [], c, Student(c, ["right"]), prepare, lambda *a: None, 1, only=2)
+    def prepare(stage):  # type: ignore[no-untyped-def]
+        p = plan(DERIVED["cats-chase-mice"], stage)
+        student.d = p.d
+        return p, []
+
+    sitting = ln.run(course, [], c, student, prepare, lambda *a: None, 1, only=2)
     out = c.file.getvalue()  # type: ignore[attr-defined]
     assert sitting.passed == ["scaled-scores"] and sitting.ended == "replayed"
     assert "Stage 2/3: Scaled scores" in out and "Stage 1/3" not in out and "Stage 3/3" not in out
@@ -300,6 +305,7 @@ RACE = """
 import sys, time
 from pathlib import Path
 from tutor.assess import learn as ln
+from tutor.assess.stageplan import plan
 from tutor.core.course import load_course
 
 course = load_course()

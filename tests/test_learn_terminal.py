@@ -17,8 +17,19 @@ from tests.conftest import PLAIN_ENV, ROOT
 from tests.test_learn import CATS, SMALL, ago, cell, right_answer, seed_history
 from tests.test_quiz import default_sigint
 from tutor.assess import history
+from tutor.assess.stageplan import plan
+from tutor.core.course import load_course
 
 pexpect = pytest.importorskip("pexpect")
+
+# the small course's stages ask Q, scaled and weights, each of its own plan (new numbers, maybe)
+SMALL_D = {s.steps[0]: plan(CATS, s).d for s in load_course(SMALL).stages}
+
+
+def small_answer(name: str) -> str:
+    """The right answer to a cell of the small course, from the plan of the stage asking it."""
+    return right_answer(SMALL_D[name.split("[")[0]], name)
+
 
 QUESTION = re.compile(r"Question \d+/\d+: (\S+\[[^\]\r\n]+\])")
 
@@ -57,7 +68,7 @@ def answer(child, how: str) -> None:  # type: ignore[no-untyped-def]
         child.sendline("hint")
         child.expect_exact("Hint: ")
         child.expect_exact(f"{name} = ")
-    child.sendline(right_answer(CATS, name))
+    child.sendline(small_answer(name))
     child.expect_exact("✓ Right")
 
 
@@ -190,7 +201,7 @@ def test_a_review_after_named_slips(tmp_path: Path) -> None:
     for _ in range(4):
         name = prompt(child)
         asked.append(name.split("[")[0])
-        child.sendline(right_answer(CATS, name))
+        child.sendline(small_answer(name))
         child.expect_exact("✓ Right")
     child.expect_exact("Score: 4/4 at the first try")
     child.expect_exact("Next: attn-tutor progress")
@@ -251,7 +262,7 @@ def test_a_student_who_answers_right_passes_every_stage_of_the_path(tmp_path: Pa
         child.expect_exact(f"To pass: {stage.count} right in a row")
         for _ in range(stage.count):
             name = prompt(child)
-            child.sendline(right_answer(DERIVED[stage.lesson], name))
+            child.sendline(right_answer(plan(DERIVED[stage.lesson], stage).d, name))
             child.expect_exact("✓ Right")
         child.expect_exact(f"✓ Stage {n} passed: {stage.count} right in a row.")
         if n < total:
@@ -268,7 +279,7 @@ def test_a_failed_stage_is_tried_again_in_place_with_new_cells(tmp_path: Path) -
     from tests.test_learn_path import COURSE, DERIVED
 
     home = tmp_path / "home"
-    d = DERIVED[COURSE.stages[0].lesson]
+    d = plan(DERIVED[COURSE.stages[0].lesson], COURSE.stages[0]).d
     child = spawn(home, "learn", "--seed", "3")
     child.expect_exact("To pass: 3 right in a row")
     first = []

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from tutor.assess import quiz as qz
+    from tutor.assess.stageplan import Plan
     from tutor.core.engine import Derivation
     from tutor.core.lesson import Lesson
 
@@ -396,7 +397,9 @@ def round_table(result: qz.Result) -> RenderableType:
     return table
 
 
-def _round(draw: Draw, need: int, result: qz.Result, console: Console) -> Iterator[qz.Question]:
+def _round(
+    draw: Iterator[qz.Question], need: int, result: qz.Result, console: Console
+) -> Iterator[qz.Question]:
     """A round's questions, one at a time: it ends at ``need`` in a row, or as soon as the
     questions left cannot reach it."""
     while (run := streak(result.items)) < need:
@@ -404,7 +407,14 @@ def _round(draw: Draw, need: int, result: qz.Result, console: Console) -> Iterat
             return
         if result.items:
             console.print(Text(f"In a row: {run} of {need}.", style="dim"))
-        yield draw.next()
+        yield next(draw)
+
+
+def first_term(q: qz.Question, places: int) -> str:
+    """The hint after a miss: the cell's first term worked, and what is left to do."""
+    from tutor.text.working import first_term as term
+
+    return f"{q.name}: {term(q.step, q.i, q.j, places)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,7 +522,9 @@ class Sitting:
     results: list[qz.Result] = field(default_factory=list)
 
 
-Prepare = Callable[[Stage], tuple["Derivation", list["RenderableType"]]]
+Prepare = Callable[[Stage], tuple["Plan", list["RenderableType"]]]
+# a stage's opening shown a screen at a time: "go", or how the student stopped
+Pager = Callable[[list["RenderableType"]], str]
 Keep = Callable[[Stage, "Derivation", "qz.Result", int, list[str]], None]
 
 
@@ -526,15 +538,17 @@ def run(
     seed: int | None = None,
     only: int | None = None,
     review: list[tuple[Stage, str]] | None = None,
+    pager: Pager | None = None,
 ) -> Sitting:
     """The review that is due, then stages from the first not passed, until the course is done
     or the student stops; ``only`` (a stage number) plays that one stage and stops.
 
-    ``prepare`` gives a stage's derivation and its explanation; ``keep`` saves a round (history
-    and course progress) as soon as it ends, so Ctrl-C loses nothing that was done."""
+    ``prepare`` gives a stage's plan (``tutor.assess.stageplan``: its cells) and its opening;
+    ``keep`` saves a round (history and course progress) as soon as it ends, so Ctrl-C loses
+    nothing that was done. ``pager`` shows an opening a screen at a time (at a terminal)."""
     sitting = Sitting(list(passed))
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
-    seat = _Seat(console, stream, prepare, keep, rng, sitting)
+    seat = _Seat(console, stream, prepare, keep, rng, sitting, pager)
     if review and only is None:
         how = _review(review, seat)
         if how != "finished":
@@ -572,6 +586,15 @@ class _Seat:
     keep: Keep
     rng: random.Random
     sitting: Sitting
+    pager: Pager | None = None
+
+    def show(self, parts: list[RenderableType]) -> str:
+        """A stage's opening: paged when there is a pager, else printed whole."""
+        if self.pager is not None:
+            return self.pager(parts)
+        for part in parts:
+            self.console.print(part)
+        return "go"
 
 
 def _stage(course: Course, n: int, stage: Stage, seat: _Seat) -> str:
@@ -581,28 +604,28 @@ def _stage(course: Course, n: int, stage: Stage, seat: _Seat) -> str:
     console, stream, rng, sitting = seat.console, seat.stream, seat.rng, seat.sitting
     prepare, keep = seat.prepare, seat.keep
 
-    d, intro = prepare(stage)
+    from tutor.assess.stageplan import questions
+
+    p, intro = prepare(stage)
     console.print()
-    console.print(Text(f"Stage {n}/{len(course.stages)}: {stage.title}", style="bold"))
-    if stage.about:
-        console.print(Text(stage.about))
-    for part in intro:
-        console.print(part)
-    console.print()
+    heading = Text(f"Stage {n}/{len(course.stages)}: {stage.title}", style="bold")
+    how = seat.show([heading, *([Text(stage.about)] if stage.about else []), *intro])
+    if how != "go":
+        return how
     console.print(Text(rule_text(stage.count), style="bold"))
-    draw = Draw(pool(d, stage), rng)
+    draw = questions(p)  # the stage's cells in their order, round after round
     while True:
         result = qz.Result(planned=stage.count + EXTRA)
         mark = rng.randrange(1_000_000)  # the round's number in the history, as a quiz's seed
         try:
-            qz.run(d, _round(draw, stage.count, result, console), console, stream,
-                   result=result, summarise=False)  # fmt: skip
+            qz.run(p.d, _round(draw, stage.count, result, console), console, stream,
+                   result=result, summarise=False, miss_hint=first_term)  # fmt: skip
         finally:
             won = result.ended == "finished" and streak(result.items) >= stage.count
             if won and stage.id not in sitting.passed:
                 sitting.passed.append(stage.id)
             sitting.results.append(result)
-            keep(stage, d, result, mark, sitting.passed)
+            keep(stage, p.lesson, result, mark, sitting.passed)
         if result.items:
             console.print()
             console.print(round_table(result))
@@ -642,15 +665,15 @@ def _review(due: list[tuple[Stage, str]], seat: _Seat) -> str:
     for stage, step in due:
         by_stage.setdefault(stage.id, (stage, []))[1].append(step)
     for stage, steps in by_stage.values():
-        d, _ = prepare(stage)
-        pools = pool(d, stage)
+        p, _ = prepare(stage)
+        pools = pool(p.d, stage)
         questions = [Draw({s: pools[s]}, rng).next() for s in steps if pools.get(s)]
         result = qz.Result(planned=len(questions))
         try:
-            qz.run(d, questions, console, stream, result=result)
+            qz.run(p.d, questions, console, stream, result=result, miss_hint=first_term)
         finally:
             sitting.results.append(result)
-            keep(stage, d, result, rng.randrange(1_000_000), sitting.passed)
+            keep(stage, p.lesson, result, rng.randrange(1_000_000), sitting.passed)
         if result.ended != "finished":
             return result.ended
     return "finished"

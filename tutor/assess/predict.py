@@ -77,7 +77,12 @@ def predict(
     console.print(Text(steps.said(step.name, "quiz"), style="dim"))
     for line in qz.inputs(q, places):
         console.print(Text("  " + line))
-    console.print(Text("Type your answer, Enter to just see the step, q to stop.", style="dim"))
+    console.print(
+        Text(
+            "Type your answer and press Enter; Enter alone just shows the step; q stops.",
+            style="dim",
+        )
+    )
     judge = judge or jd.judge_for(d, places)
     while True:
         text = read(f"{q.name} = ").strip()

@@ -11,7 +11,7 @@ import functools
 import random
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
@@ -41,6 +41,7 @@ QUIZ_STEPS, PRIORITY = kinds.QUIZ_STEPS, kinds.PRIORITY  # (as the table has the
 MAX_TRIES = 3
 MASTERED = 4  # a step in this Leitner box or above is asked only when there is room
 COMMANDS = ("hint", "skip", "show", "quit")
+MissHint = Callable[["Question", int], str]  # (question, places) -> the hint after a miss
 
 
 def formula(d: Derivation, step: Step, turned: bool = False) -> str:
@@ -380,9 +381,12 @@ def ask(
     stream: TextIO | None,
     places: int,
     item: Item | None = None,
+    miss_hint: MissHint | None = None,
 ) -> Item:
     """Ask one question until it is right, missed, skipped or shown. ``item`` (a fresh one by
-    default) is filled in as the student goes, so a quiz ended mid-question still has it."""
+    default) is filled in as the student goes, so a quiz ended mid-question still has it.
+    ``miss_hint``: the hint after a first miss (the learning path works the first term);
+    by default the first step of the hints."""
     item = Item(q) if item is None else item
     console.print()
     console.print(
@@ -457,7 +461,10 @@ def ask(
             console.print(Text("Here is the working:"))
             console.print(Text(working(q, places)))
             return item
-        if item.tries == 1 and not item.hinted:  # the first step only: never the terms
+        if item.tries == 1 and not item.hinted and miss_hint is not None:
+            item.hinted, item.hints = True, 1
+            console.print(Text("Hint: " + miss_hint(q, places), style=theme.WARN))
+        elif item.tries == 1 and not item.hinted:  # the first step only: never the terms
             _give_hint(console, q, places, item)
         console.print(Text(f"Try again ({left} {'tries' if left > 1 else 'try'} left)."))
 
@@ -479,6 +486,7 @@ def run(
     places: int | None = None,
     result: Result | None = None,
     summarise: bool = True,
+    miss_hint: MissHint | None = None,
 ) -> Result:
     """Ask every question; Ctrl-C, Ctrl-D and ``quit`` end the quiz with what was done so far.
 
@@ -503,7 +511,9 @@ def run(
     try:
         for n, q in enumerate(questions, 1):
             current = Item(q)
-            result.items.append(ask(d, q, n, result.planned, console, stream, places, current))
+            result.items.append(
+                ask(d, q, n, result.planned, console, stream, places, current, miss_hint)
+            )
             current = None
     except _Quit:
         result.ended = "quit"

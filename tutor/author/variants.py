@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tutor.author.new import faults_of, notes_of
 from tutor.core import kinds
-from tutor.core.engine import Cell, Derivation, Step
+from tutor.core.engine import MP, Cell, Derivation, Softmax, Step
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Entry, Focus, Lesson, Matrix
 from tutor.core.roster import Student
@@ -206,12 +206,12 @@ def slip_costs(d: Derivation) -> dict[str, int]:
             for i, j in d.asked(step)
             if not step.cells[i][j].masked
         )
-    weights = [w for w in d.every("weights") if isinstance(w, en.Softmax)]
+    weights = [w for w in d.every("weights") if isinstance(w, Softmax)]
     if weights:
         cost = 0
         for step in weights:
             source = step.args[0]
-            ex = [[None if c.masked else en.MP.exp(c.approx) for c in row] for row in source.cells]
+            ex = [[None if c.masked else MP.exp(c.approx) for c in row] for row in source.cells]
             totals = [sum(e for e in col if e is not None) for col in zip(*ex, strict=True)]
             for i, j in d.asked(step):
                 if ex[i][j] is None:

@@ -13,6 +13,8 @@ from tutor.cli.common import LessonArg, LessonsDirOpt, PlainOpt, make_console, o
 from tutor.cli.session import QuizSession, Stopped
 from tutor.core.errors import TutorError, UsageError
 
+RESERVE = 10  # rows a stage's opening leaves on its last screen: the rule and the first question
+
 
 def quiz(
     lesson: LessonArg = "cats-chase-mice",
@@ -144,6 +146,10 @@ def learn(
     due = [] if only else ln.due_reviews(crs, passed, history.stream(), datetime.now(UTC))
     if due and status:
         console.print(Text(f"Due for review: {ln.due_text(due)}"))
+    if status:  # a lesson changed since its stages were passed: they stay passed, said here too
+        for note in ln.load_passed(crs, lessons=_passed_lessons(crs, passed, lessons_dir))[1]:
+            if note not in problems:  # the course's own note was said above
+                console.print(Text(f"Note: {note}"))
     if status or (only is None and ln.next_stage(crs, passed) is None and not due):
         console.print(Text(ln.next_command(crs, passed, "status", option)), soft_wrap=True)
         return
@@ -161,13 +167,23 @@ def learn(
     lessons: dict[str, object] = {}
 
     def prepare(stage):  # type: ignore[no-untyped-def]
+        from tutor.assess.stageplan import plan
         from tutor.core.engine import derive
         from tutor.teach.course_view import stage_intro
 
         if stage.lesson not in lessons:
             lessons[stage.lesson] = derive(open_lesson(stage.lesson, lessons_dir))
-        d = lessons[stage.lesson]
-        return d, stage_intro(d, stage, console.width)  # type: ignore[arg-type]
+        p = plan(lessons[stage.lesson], stage)  # type: ignore[arg-type]
+        return p, stage_intro(p, stage, console.width)
+
+    pager = None
+    if stream is None and sys.stdout is not None and sys.stdout.isatty():  # a screen at a time
+
+        def pager(parts):  # type: ignore[no-untyped-def]
+            from tutor.teach.course_view import page
+            from tutor.teach.lecture import key_reader, line_reader
+
+            return page(console, parts, key_reader(stdin), line_reader(console, None), RESERVE)
 
     def keep(stage, d, result, draw, now_passed):  # type: ignore[no-untyped-def]
         from tutor.assess import quiz as qz
@@ -182,7 +198,7 @@ def learn(
     gc.enable()
     problems = []
     with session.signals():
-        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due)
+        sitting = ln.run(crs, passed, console, stream, prepare, keep, seed, only, due, pager)
     with contextlib.suppress(OSError):
         for problem in dict.fromkeys(problems):
             err.print(Text(f"warning: {problem}"))
@@ -193,6 +209,17 @@ def learn(
         raise session.output.error
     if sitting.ended == "ctrl-c":
         raise typer.Exit(130)
+
+
+def _passed_lessons(crs, passed: list[str], lessons_dir) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The fingerprints of the lessons of the stages passed (read without sympy: ``--status``
+    stays quick); a lesson that cannot be found is left out (``learn`` says so when it starts)."""
+    out: dict[str, str] = {}
+    for stage in crs.stages:
+        if stage.id in passed and stage.lesson not in out:
+            with contextlib.suppress(TutorError):
+                out[stage.lesson] = open_lesson(stage.lesson, lessons_dir).fingerprint
+    return out
 
 
 def progress(

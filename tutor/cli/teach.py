@@ -1,5 +1,6 @@
 """What a student reads: walk, list, explain, explore and softmax."""
 
+import functools
 import gc
 import io
 import sys
@@ -205,11 +206,14 @@ def _lecture(d, opts, pages, console: "Console", stdin: TextIO, predict: bool) -
     from rich.text import Text
 
     from tutor.assess.predict import Predictions, StopPredicting
-    from tutor.teach.lecture import Lecture, key_reader, line_reader
+    from tutor.assess.quiz import read_line
+    from tutor.teach.lecture import Lecture, key_reader
     from tutor.teach.walk import worked_cell
 
     tty = stdin.isatty()
-    read = line_reader(console, None if tty else stdin)
+    # a prediction is read as the quiz reads an answer (an overlong line is one answer, input
+    # that cannot be decoded ends it); at a terminal, with line editing, Enter to send it
+    read = functools.partial(read_line, console, None if tty else stdin)
     places = opts.precision if opts.precision is not None else d.lesson.precision
     asks = Predictions(d, lambda step: worked_cell(d, step, opts), console, read, places, tty)
     lecture = Lecture(

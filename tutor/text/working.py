@@ -788,3 +788,103 @@ def full_text(step: Step, i: int, j: int, places: int) -> str:
     if w.hand_text is not None:
         text += "\n  " + hand_note(w.hand_text)
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# the first term of a cell: the hint after a miss on the learning path (issue 40)
+
+
+def first_term(step: Step, i: int, j: int, places: int) -> str:
+    """Cell (i, j)'s first term worked, from the numbers its tables show, and what is left to
+    do: ``first term 1·2 = 2; then the other 3 products, and add them``. A hint that works a
+    piece of the cell, never the question said again."""
+    return rule_first_term(step, i, j, places)
+
+
+@functools.singledispatch
+def rule_first_term(step: Step, i: int, j: int, places: int) -> str:
+    """``first_term`` by the step's rule (one function per rule)."""
+    raise NotImplementedError(f"working.first_term has no rule for {type(step).__name__}")
+
+
+def _shown(ref: Ref, places: int) -> Decimal:
+    return fmt.as_shown(ref.step.cells[ref.i][ref.j], places)
+
+
+@rule_first_term.register
+def _(step: en.Given, i: int, j: int, places: int) -> str:
+    return f"{cell_name(step, i, j)} is given: read it off its table"
+
+
+@rule_first_term.register
+def _(step: en.Product, i: int, j: int, places: int) -> str:
+    a, b = step.pair(i, j, 0)
+    value = fmt.decimal_text(_shown(a, places) * _shown(b, places))
+    left = len(step.args[0].cols) - 1
+    others = "the other product" if left == 1 else f"the other {left} products"
+    rest = f"; then {others}, and add them" if left else ""
+    first = f"{factor(table_operand(places)(a))}·{factor(table_operand(places)(b))}"
+    return f"{dot_phrase(step, i, j)}: the first term is {first} = {value}{rest}"
+
+
+@rule_first_term.register
+def _(step: en.Scale, i: int, j: int, places: int) -> str:
+    import sympy
+
+    whole = fmt.whole_root(step.divisor)
+    score = fmt.operand(step.args[0].cells[i][j], places)
+    if whole:
+        return f"first √d_k = √{step.divisor} = {whole}; then {score} / {whole}"
+    root = fmt.expr_rounded(sympy.sqrt(step.divisor), places + 2)
+    return (
+        f"first √d_k = √{step.divisor} ≈ {root} (keep more places than the answer); "
+        f"then {score} / √{step.divisor}"
+    )
+
+
+@rule_first_term.register
+def _(step: en.Times, i: int, j: int, places: int) -> str:
+    score = fmt.operand(step.args[0].cells[i][j], places)
+    return f"the score is {score}; multiply it by t = {factor_text(step)}"
+
+
+@rule_first_term.register
+def _(step: en.Softmax, i: int, j: int, places: int) -> str:
+    row = step.args[0].cells[i]
+    if row[j].masked:
+        return f"{cell_name(*step.sources(i, j)[j])} = {fmt.NEG_INF_TEXT}: e^(−∞) = 0"
+    exps, _ = step.exp_terms(i)
+    top = fmt.decimal_text(fmt.round_decimal(fmt.mp_decimal(exps[j]), places))
+    x = fmt.operand(row[j], places)
+    return (
+        f"the top first: e^{factor(x)} ≈ {top}; then e^x of every score of "
+        f"{the_row(step.rows[i])} of {step.args[0].key}, added, is the bottom"
+    )
+
+
+@rule_first_term.register(en.Mask)
+@rule_first_term.register(en.Concat)
+@rule_first_term.register(Append)
+def _(step: Step, i: int, j: int, places: int) -> str:
+    (ref,) = step.sources(i, j)[:1]
+    return f"{cell_name(step, i, j)} copies {cell_name(*ref)}: read it off its table"
+
+
+@rule_first_term.register
+def _(step: en.Sum, i: int, j: int, places: int) -> str:
+    a, *rest = step.sources(i, j)
+    more = " + ".join(cell_name(*r) for r in rest)
+    value = fmt.decimal_text(_shown(a, places))
+    return f"the first term is {cell_name(*a)} = {value}; then add {more}"
+
+
+@rule_first_term.register
+def _(step: Rotate, i: int, j: int, places: int) -> str:
+    a, b = step.sources(i, j)
+    cos, sin = turn_texts(step, i, j // 2)
+    number = cos if j % 2 == 0 else sin
+    a_text = table_operand(places)(a)
+    return (
+        f"{turn_phrase(step, i, j)}: the first term is {factor(a_text)}·{factor(number)}; "
+        f"then the term with {cell_name(*b)}"
+    )
