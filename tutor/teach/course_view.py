@@ -18,9 +18,7 @@ from rich.text import Text
 
 from tutor.core import engine as en
 from tutor.core.course import Stage
-from tutor.core.decode import Append
 from tutor.core.engine import Step
-from tutor.core.positions import Rotate
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.teach.walk import matrix_tables, softmax_warmup
 from tutor.teach.warmup import softmax_row
@@ -72,21 +70,9 @@ def needed(p: Plan, stage: Stage) -> list[Step]:
 
 @functools.singledispatch
 def rule_worked(step: Step, i: int, j: int, places: int) -> list[str]:
-    """Lines a rule adds under a worked cell's working (the e^x of a softmax row)."""
-    raise NotImplementedError(f"the course's worked cell has no rule for {type(step).__name__}")
-
-
-@rule_worked.register(en.Given)
-@rule_worked.register(en.Product)
-@rule_worked.register(en.Sum)
-@rule_worked.register(en.Scale)
-@rule_worked.register(en.Times)
-@rule_worked.register(en.Mask)
-@rule_worked.register(en.Concat)
-@rule_worked.register(Rotate)
-@rule_worked.register(Append)
-def _(step: Step, i: int, j: int, places: int) -> list[str]:
-    return []  # the working's one line says it all
+    """Lines a rule adds under a worked cell's working (the e^x of a softmax row); for every
+    other rule, none: the working's one line says it all."""
+    return []
 
 
 @rule_worked.register

@@ -803,8 +803,15 @@ def first_term(step: Step, i: int, j: int, places: int) -> str:
 
 @functools.singledispatch
 def rule_first_term(step: Step, i: int, j: int, places: int) -> str:
-    """``first_term`` by the step's rule (one function per rule)."""
-    raise NotImplementedError(f"working.first_term has no rule for {type(step).__name__}")
+    """``first_term`` by the step's rule; a rule with no words of its own here says how the
+    cell is made (``Step.how``) and where to start: its first source, as its table shows it."""
+    refs = step.sources(i, j)
+    how = step.how(i, j, [cell_name(*r) for r in refs])
+    if not refs:
+        return f"{cell_name(step, i, j)} = {how}"
+    first = refs[0]
+    shown = fmt.operand(first.step.cells[first.i][first.j], places)
+    return f"{cell_name(step, i, j)} = {how}: start from {cell_name(*first)} = {shown}"
 
 
 def _shown(ref: Ref, places: int) -> Decimal:
