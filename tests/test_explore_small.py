@@ -115,6 +115,8 @@ def test_an_edited_entry_says_you_set_it_and_what_the_lesson_gave() -> None:
         assert "X[cats, 2] = you set this" in text and "≈ 0.33" in text
         assert "you set this; the lesson gave 0" in text
         assert "given in the lesson" not in text
+        x = view(app, "q", "X")  # its numbers are wider now ("1.00"): laid out again, uncut
+        assert x.size == (x.get_content_width(None, None), 5)  # type: ignore[arg-type]
         await pilot.press("left")  # an entry not edited is still the lesson's
         await pilot.pause()
         assert "X[cats, 1] = given in the lesson" in panel(app)

@@ -120,7 +120,8 @@ class Help(ModalScreen[None]):
 class Row(Container):
     """A row of a page's tables, laid out in lines by ``ExploreApp.fit_rows``."""
 
-    shape: tuple[tuple[str | None, ...], ...] = ()  # the tables' ids, line by line
+    # the tables' ids line by line, and their widths: laid out again when either changes
+    shape: tuple[tuple[tuple[str | None, ...], ...], tuple[int, ...]] = ((), ())
 
 
 class ExploreApp(App[None]):
@@ -252,8 +253,8 @@ class ExploreApp(App[None]):
             widths = [v.get_content_width(None, None) + COLUMN_GAP for v in views_]  # type: ignore[arg-type]
             heights = [len(v.step.rows) + 2 for v in views_]  # type: ignore[union-attr]
             lines = views.packing(widths, heights, room)
-            shape = tuple(tuple(views_[k].id for k in line) for line in lines)
-            if row.shape == shape:
+            shape = (tuple(tuple(views_[k].id for k in line) for line in lines), tuple(widths))
+            if row.shape == shape:  # the same tables, as wide as they were
                 continue
             row.shape = shape
             moved = True
