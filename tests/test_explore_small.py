@@ -234,3 +234,29 @@ def test_the_scaled_heading_follows_the_divisor_for_a_new_token_too() -> None:
             assert "√d_k" not in new.heading
 
     drive("the-cake-next-token", script)
+
+
+def test_tab_reaches_every_table_of_every_page_and_only_those_shown() -> None:
+    """On every page of the-cake-causal at 80 × 24, tab visits each table the page shows, each
+    with its cursor's cell in sight, and no table the lesson has no step for (the tempered
+    scores, with the factor at 1, were an empty, focusable view: tab "went" nowhere)."""
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        for page in app.pages:
+            app.go_page(page)
+            await pilot.pause()
+            shown = {
+                v.id for v in app.query(MatrixView) if v.id.startswith(f"{page.id}-") and v.display
+            }
+            assert all(view(app, *v.split("-", 1)).step is not None for v in shown), page.id
+            reached = set()
+            for _ in range(len(shown) + 2):  # the tab bar takes a tab too
+                f = app.focused
+                if isinstance(f, MatrixView):
+                    assert f.step is not None and on_screen(f, f.row, f.col), f.id
+                    reached.add(f.id)
+                await pilot.press("tab")
+                await pilot.pause()
+            assert reached == shown, page.id
+
+    drive("the-cake-causal", script)

@@ -88,10 +88,10 @@ class MatrixView(Widget, can_focus=True):
         marks, and the rows of weights whose strongest key moved (``called``).
         Nothing is redrawn when nothing changed (a step an edit did not touch)."""
         called = called or set()
+        self.display = step is not None  # (a view never bound to a step is hidden too)
         if (step, heading, marks, called) == (self.step, self.heading, self.marks, self.called):
             return
         self.step, self.heading, self.marks, self.called = step, heading, marks, called
-        self.display = step is not None
         if step is None or texts is None:
             return
         self._texts = texts
