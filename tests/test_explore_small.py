@@ -260,3 +260,24 @@ def test_tab_reaches_every_table_of_every_page_and_only_those_shown() -> None:
             assert reached == shown, page.id
 
     drive("the-cake-causal", script)
+
+
+def test_a_row_whose_strongest_key_moved_underlines_it_in_a_readable_colour() -> None:
+    """The new strongest key is underlined in bold over its heat shade, in the shade's own text
+    colour (an orange text on the dark orange of a large weight could not be read)."""
+    from tutor.explore.widgets import heat
+
+    async def script(app: ExploreApp, pilot) -> None:  # type: ignore[no-untyped-def]
+        w = view(app, "weights", "weights")
+        await pilot.press("m")  # cats now sees only itself: its strongest key moves to cats
+        await pilot.pause()
+        assert w.called == {0}
+        assert w.step is not None
+        values = [c.value for row in w.step.cells for c in row if not c.masked]
+        shade = heat(w.step.cells[0][0].value, min(values), max(values))
+        text = w.render()
+        (called,) = [s for s in text.spans if "underline" in str(s.style)]
+        assert text.plain[called.start : called.end].strip().startswith("1.00")
+        assert called.style.color == shade.color and called.style.bgcolor == shade.bgcolor  # type: ignore[union-attr]
+
+    drive("cats-chase-mice", script)

@@ -21,7 +21,7 @@ from tutor.text import theme
 GAP = 1  # spaces between columns
 HIGHLIGHT = Style(bgcolor="dark_goldenrod", color=theme.BLACK, bold=True)
 CURSOR = Style(reverse=True, bold=True)
-CALLED = Style(bold=True, underline=True, color=theme.WARN)
+CALLED = Style(bold=True, underline=True)  # the heat's own text colour: orange on orange hid it
 
 
 @functools.lru_cache(maxsize=256)
