@@ -4,7 +4,7 @@ Run from the repository root: ``python bench/explore.py``. For each lesson, 21 e
 different number each time, so every edit changes cells), in a headless app at 100 × 30:
 
 * model: ``Explorer.edit`` — the derivation worked again from the edited lesson (exactly) and
-  the ▲/▼ marks found by comparing every shown value with the last derivation's;
+  the ▲/▼ marks found by comparing every value with the last derivation's (exactly);
 * redraw: binding every table to its new step (the shown texts of every cell) and the side
   panel's working of the cell under the cursor;
 * render: ``render()`` of every table the edit changed (the widgets' own drawing);

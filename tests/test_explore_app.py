@@ -24,13 +24,16 @@ SIZE = (100, 30)
 
 
 def drive(
-    lesson: str, script: Callable[[ExploreApp, object], Awaitable[None]], folder: Path | None = None
+    lesson: str,
+    script: Callable[[ExploreApp, object], Awaitable[None]],
+    folder: Path | None = None,
+    size: tuple[int, int] = SIZE,
 ) -> ExploreApp:
-    """Run the app headless at 100 × 30 and play ``script(app, pilot)`` on it."""
+    """Run the app headless (at 100 × 30 unless told) and play ``script(app, pilot)`` on it."""
     app = ExploreApp(load_lesson(LESSONS / f"{lesson}.yaml", lesson), lesson, folder)
 
     async def main() -> None:
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await script(app, pilot)
 
@@ -250,7 +253,7 @@ def test_help_lists_every_key_and_q_quits() -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert "every key" in str(app.screen.query_one("#help-text").render())
-        await pilot.press("x", "y")  # any key closes it (once: keys typed fast are no trouble)
+        await pilot.press("escape", "escape")  # closes it (once: keys typed fast are no trouble)
         await pilot.pause()
         assert len(app.screen.query("#help-text")) == 0
         await pilot.press("n", "enter", "5", "enter", "q")  # an unsaved edit: q asks first

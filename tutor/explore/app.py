@@ -3,6 +3,7 @@ and the given numbers editable, with undo. The Textual edge over ``tutor.explore
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import ClassVar
 
@@ -11,6 +12,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.geometry import Region
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -32,20 +34,24 @@ from tutor.explore.widgets import Board, MatrixView
 from tutor.text.cells import cell_name
 
 EDIT_KEYS = set("0123456789-./")
+COLUMN_GAP = 2  # columns between two tables side by side
 MAX_TYPED = 400  # characters on the typing line (a file path can be long; numbers are capped)
 
 HELP = """\
 attn-tutor explore: every key
 
 Moving
-  ← ↑ → ↓          move in a table (or click a cell)
-  tab / shift+tab  next / previous table
+  ← ↑ → ↓          move in a table (or click a cell); a table wider or
+                   longer than the screen scrolls with the cursor
+  home / end       first / last column of the table
+  tab / shift+tab  next / previous table (the page scrolls to it)
+  pgup / pgdn      scroll the page up / down (or the mouse wheel)
   n / p            next / previous page (or click a tab)
   h                next head (lessons with heads)
 
 Explaining
   (cursor)         the side panel shows the cell's working; the cells it
-                   comes from are highlighted
+                   comes from are highlighted (and scrolled into sight)
   enter            follow the cell to the cells it is made from
   backspace        come back
 
@@ -57,22 +63,27 @@ Editing (on X, W_Q, W_K, W_V or W_O)
   m                causal mask on / off
   d                divide the scores by √d_k, 1 or d_k
   ] / [            multiply the scaled scores by more / less (0 … 10)
-  ▲ ▼              shown values the last change raised or lowered
+  ▲ ▼              values the last change raised or lowered
 
 Keeping
   s                save the edited lesson as a new lesson file
-  ?                this help;  q  quit (twice when there are unsaved edits)
+  ?                this help
+  q                quit (twice when there are unsaved edits)
 
-Press any key to close."""
+esc or ? closes this help; ↑ ↓ pgup pgdn scroll it."""
+CLOSE_HELP = ("escape", "question_mark")
+SCROLL_HELP = ("up", "down", "pageup", "pagedown", "home", "end")
 
 
 class Help(ModalScreen[None]):
-    """The help overlay: every key."""
+    """The help overlay: every key. It scrolls (↑ ↓ pgup pgdn, the wheel) and closes with esc
+    or ? only: a key meant for the tables, typed while it is open, does nothing."""
 
     DEFAULT_CSS = """
     Help { align: center middle; }
-    Help > VerticalScroll { width: 100%; max-width: 82; height: auto; max-height: 100%;
-                            border: round $accent; padding: 0 1; background: $panel; }
+    Help > VerticalScroll { width: 100%; max-width: 80; height: auto; max-height: 100%;
+                            border: round $accent; padding: 0 1; background: $panel;
+                            border-subtitle-align: center; }
     Help Static { width: auto; }
     """
 
@@ -80,20 +91,37 @@ class Help(ModalScreen[None]):
         text = Text()
         for line in HELP.splitlines(keepends=True):  # headings in bold; no markup to trip on
             text.append(line, style="bold" if line[:1].isalpha() and ":" not in line else "")
-        with VerticalScroll():  # a short screen scrolls it (mouse wheel)
+        box = VerticalScroll(id="help-box")
+        box.border_subtitle = "esc or ? closes · ↑ ↓ scroll"  # in sight however it is scrolled
+        with box:
             yield Static(text, id="help-text")
 
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        self.close()
+    def on_mount(self) -> None:
+        self.query_one("#help-box").focus()  # its ↑ ↓ pgup pgdn scroll it
 
-    def on_click(self) -> None:
-        self.close()
+    def on_key(self, event: events.Key) -> None:
+        if event.key in CLOSE_HELP:
+            event.stop()
+            self.close()
+        elif event.key not in SCROLL_HELP:  # not for the app's keys under the help either
+            event.stop()
+            event.prevent_default()
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is self:  # outside the box
+            self.close()
 
     def close(self) -> None:
         """Close once: keys typed fast arrive while it is already closing."""
         if self.is_current:
             self.dismiss()
+
+
+class Row(Container):
+    """A row of a page's tables, laid out in lines by ``ExploreApp.fit_rows``."""
+
+    # the tables' ids line by line, and their widths: laid out again when either changes
+    shape: tuple[tuple[tuple[str | None, ...], ...], tuple[int, ...]] = ((), ())
 
 
 class ExploreApp(App[None]):
@@ -108,8 +136,9 @@ class ExploreApp(App[None]):
     #pages { height: 1fr; }
     #panel { width: 36%; max-width: 40; min-width: 26; height: 100%; padding: 0 1;
              border-left: solid $primary; }
-    .row { height: auto; width: auto; min-width: 100%; layout: horizontal; }
-    .row.stacked { layout: vertical; }
+    .row { height: auto; width: auto; min-width: 100%; layout: grid; grid-rows: auto;
+           grid-gutter: 1 2; margin-bottom: 1; }
+    .row MatrixView { margin: 0; }
     TabPane { padding: 0 0; }
     TabPane > VerticalScroll { overflow-x: auto; }
     #prompt { height: 1; }
@@ -164,7 +193,7 @@ class ExploreApp(App[None]):
                     for page in self.pages:
                         with TabPane(page.title, id=page.id), VerticalScroll():
                             for row in page.rows:
-                                with Container(classes="row"):
+                                with Row(classes="row"):
                                     for name in row:
                                         view = MatrixView(name, id=f"{page.id}-{name}")
                                         self.views.append(view)
@@ -211,12 +240,45 @@ class ExploreApp(App[None]):
                 self.show(fresh, i, j)
 
     def fit_rows(self) -> None:
-        """Tables side by side where they fit the width, else one under another."""
-        width = self.query_one("#tabs").size.width - 2  # the scroll bar
-        for row in self.query(".row"):
+        """Each row of tables in lines that fit the width (``views.packing``): side by side
+        where they fit, else a table beside the one it shares its rows with, else one under
+        another. Laid out as a grid whose columns are as wide as their tables."""
+        room = self.query_one("#tabs").size.width - 2 + COLUMN_GAP  # the scroll bar
+        moved = False
+        for row in self.query(Row):
             views_ = [v for v in row.query(MatrixView) if v.step is not None]
-            need = sum(v.get_content_width(None, None) + 2 for v in views_)  # + the margin
-            row.set_class(need > width, "stacked")
+            row.display = bool(views_)
+            if not views_:
+                continue
+            widths = [v.get_content_width(None, None) + COLUMN_GAP for v in views_]  # type: ignore[arg-type]
+            heights = [len(v.step.rows) + 2 for v in views_]  # type: ignore[union-attr]
+            lines = views.packing(widths, heights, room)
+            shape = (tuple(tuple(views_[k].id for k in line) for line in lines), tuple(widths))
+            if row.shape == shape:  # the same tables, as wide as they were
+                continue
+            row.shape = shape
+            moved = True
+            k = max(len(line) for line in lines)
+            columns = [0] * k
+            for line in lines:
+                for c, n in enumerate(line[:-1] if len(line) < k else line):
+                    columns[c] = max(columns[c], widths[n] - COLUMN_GAP)
+            order = [views_[n] for line in lines for n in line]
+            for line in lines:  # a short line's last table spans the columns left
+                last = views_[line[-1]]
+                c = len(line) - 1
+                last.styles.column_span = k - c
+                need = (
+                    widths[line[-1]] - COLUMN_GAP - sum(columns[c + 1 :]) - COLUMN_GAP * (k - c - 1)
+                )
+                columns[c] = max(columns[c], need)
+            for a, b in itertools.pairwise(order):  # tab goes through them as shown
+                row.move_child(b, after=a)
+            row.styles.grid_size_columns = k
+            row.styles.grid_columns = " ".join(str(w) for w in columns)
+            row.styles.width = sum(columns) + COLUMN_GAP * (k - 1)  # wider than the page: scrolls
+        if moved and self.current is not None:
+            self.call_after_refresh(self.reveal)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.fit_rows)
@@ -243,8 +305,12 @@ class ExploreApp(App[None]):
         self.current = (step, i, j)
         refs = views.sources(step, i, j)
         places, settings = self.model.places, self.model.settings
-        text = views.working_text(step, i, j, places, settings)
-        lines = [text, "", views.from_text(step, refs)]
+        was = self.model.set_from(step, i, j) if step.given else None
+        if was is None:
+            text = views.working_text(step, i, j, places, settings)
+        else:
+            text = views.set_text(step, i, j, places)
+        lines = [text, "", views.from_text(step, refs, was)]
         if refs:
             lines.append("enter: go to them")
         if self.trail:
@@ -255,6 +321,42 @@ class ExploreApp(App[None]):
             lit.setdefault(r.step.key, set()).add((r.i, r.j))
         for v in self.views:
             v.light(lit.get(v.step.key, set()) if v.step is not None else set())
+        self.call_after_refresh(self.reveal)
+
+    def reveal(self) -> None:
+        """Scroll the page so the cursor's cell is on screen, and with it as many as fit of
+        the cells it comes from (a row of X, a column of W_Q: each whole), then its table's
+        heading; the least scrolling of those that show the most."""
+        v = self.focused
+        box = v.page_box() if isinstance(v, MatrixView) and v.step is not None else None
+        if box is None:
+            return
+        assert isinstance(v, MatrixView)
+        cursor = v.placed(v.cell_region(v.row, v.col))
+        lit = [
+            w.placed(Region.from_union([w.cell_region(i, j) for i, j in w.lit]))
+            for w in box.query(MatrixView)
+            if w.lit and w.step is not None and w.display
+        ]
+        heading = v.placed(Region(0, 0, v.size.width, 2))
+        view = box.scrollable_content_region.size
+        axes = [  # where it is, how much is in sight, how far it goes, a region's extent
+            (box.scroll_x, view.width, box.max_scroll_x, "column_span"),
+            (box.scroll_y, view.height, box.max_scroll_y, "line_span"),
+        ]
+        x, y = (
+            views.window(
+                at,
+                size,
+                limit,
+                getattr(cursor, span),
+                [getattr(r, span) for r in lit],
+                getattr(heading, span),
+            )
+            for at, size, limit, span in axes
+        )
+        if (x, y) != (box.scroll_x, box.scroll_y):
+            box.scroll_to(x, y, animate=False, immediate=True)
 
     def on_matrix_view_moved(self, message: MatrixView.Moved) -> None:
         v = message.view
@@ -463,7 +565,7 @@ class ExploreApp(App[None]):
         self.redraw()
         moved = self.model.moved
         changed = len(self.model.marks)
-        text = f"{done}: {changed} shown values changed"
+        text = f"{done}: {changed} values changed"
         if moved:
             text += "; strongest key moved: " + ", ".join(str(m) for m in moved)
         self.say(text)

@@ -3,7 +3,7 @@
 ``Explorer`` holds a lesson and the explorer's own settings (mask on or off, what the scores
 are divided by, a factor on the scaled scores), works them with the engine's own ``derive``
 (the settings are its ``Options``; a memo reuses the steps an edit did not touch), and after
-every change says which shown values went up or down and where a row's strongest key moved.
+every change says which values went up or down and where a row's strongest key moved.
 Edits and settings are undoable. Every given matrix can be edited: X (or E and P), X_src, the
 heads' W_Q, W_K, W_V (a group's, for grouped heads), W_O and the next token's x.
 """
@@ -137,6 +137,24 @@ def _compare(c: Cell) -> object:
     return -math.inf if c.masked else c.approx
 
 
+SAME_DIGITS = en.APPROX_DIGITS - 5  # two irrational values alike to this many digits: the same
+SAME = en.MP.mpf(10) ** -SAME_DIGITS
+
+
+def _moved(old: Cell, new: Cell) -> bool:
+    """True when a cell's value changed (its shown text may change with no change of value:
+    a step's format goes from integers to decimals when one entry becomes 1/3). Rational
+    values are compared exactly; an irrational one by its 40-digit approximation, taken as
+    unchanged when the two agree to 35 digits (a row of scores all shifted by the same amount
+    gives the same weights, worked along another path)."""
+    if old.masked or new.masked:
+        return old.masked != new.masked
+    if old.q is not None and new.q is not None:
+        return bool(old.q != new.q)
+    a, b = old.approx, new.approx
+    return a != b and bool(abs(a - b) > max(abs(a), abs(b)) * SAME)
+
+
 Texts = dict[str, list[list[str]]]  # every step's cells as its table shows them
 
 
@@ -154,24 +172,19 @@ def texts_of(
     }
 
 
-def marks(
-    old: Derivation, new: Derivation, places: int, texts: tuple[Texts, Texts] | None = None
-) -> dict[tuple[str, int, int], str]:
-    """▲ or ▼ for every cell whose shown value changed between two derivations (cells of a
-    step that is new, or changed shape, are not marked: there is nothing to compare).
-    ``texts``: both derivations' shown texts, when they are known already."""
+def marks(old: Derivation, new: Derivation) -> dict[tuple[str, int, int], str]:
+    """▲ or ▼ for every cell whose value changed between two derivations (cells of a step
+    that is new, or changed shape, are not marked: there is nothing to compare)."""
     before = {s.key: s for s in old.steps}
-    was, now = texts or (texts_of(old, places), texts_of(new, places))
     out: dict[tuple[str, int, int], str] = {}
     for s in new.steps:
         o = before.get(s.key)
         if o is None or o is s or o.shape != s.shape:  # a reused step: nothing changed
             continue
-        for i, (a_row, b_row) in enumerate(zip(was[s.key], now[s.key], strict=True)):
+        for i, (a_row, b_row) in enumerate(zip(o.cells, s.cells, strict=True)):
             for j, (a, b) in enumerate(zip(a_row, b_row, strict=True)):
-                if a != b:
-                    up = _compare(s.cells[i][j]) > _compare(o.cells[i][j])
-                    out[(s.key, i, j)] = UP if up else DOWN
+                if _moved(a, b):
+                    out[(s.key, i, j)] = UP if _compare(b) > _compare(a) else DOWN
     return out
 
 
@@ -260,7 +273,7 @@ class Explorer:
         self.state = state
         self.derivation = en.derive(state.lesson, state.settings, self.memo)
         self.texts = texts_of(self.derivation, self.places, old, was)
-        self.marks = marks(old, self.derivation, self.places, (was, self.texts))
+        self.marks = marks(old, self.derivation)
         self.moved = moves(old, self.derivation)
 
     def _change(self, state: State) -> None:
@@ -285,6 +298,16 @@ class Explorer:
         lesson = with_entry(self.lesson, step.name, step.head, i, j, entry)
         self._change(State(lesson, self.settings))
         return f"{cell_name(step, i, j)} = {typed_text(entry)}"
+
+    def set_from(self, step: Step, i: int, j: int) -> str | None:
+        """The lesson's own entry at (i, j) of a given matrix, as typed, when the student has
+        set another one there (None: the entry is the lesson's, or the step is not editable)."""
+        try:
+            was = given_matrix(self.original, step.name, step.head)[i][j]
+            now = given_matrix(self.lesson, step.name, step.head)[i][j]
+        except (AnswerError, IndexError):
+            return None
+        return None if was == now else typed_text(was)
 
     def configure(self, **changes: object) -> None:
         """Change a setting (``mask``, ``divisor``, ``factor``), undoably."""

@@ -113,12 +113,20 @@ def divisor_text(step: Scale) -> str:
     return {d_k * d_k: "d_k", 1: "1", d_k: "√d_k"}.get(step.divisor, f"√{step.divisor}")
 
 
-def _worked(step: Step, i: int, j: int, places: int, divisor: str | None = None) -> str:
+def set_text(step: Step, i: int, j: int, places: int) -> str:
+    """The side panel's working of a given cell the student set (not "given in the lesson")."""
+    return _worked(step, i, j, places, how="you set this")
+
+
+def _worked(
+    step: Step, i: int, j: int, places: int, divisor: str | None = None, how: str | None = None
+) -> str:
     """The working ``tutor.text.working`` writes; a scaled cell's √d_k as the explorer's
-    ``divisor`` setting says."""
+    ``divisor`` setting says; ``how``: said instead of the working's own words."""
     name = cell_name(step, i, j)
     w = wk.working(step, i, j, places, wk.Elide(6, 3, 2))
-    how = w.how if divisor is None else w.how.replace("√d_k", divisor)
+    if how is None:
+        how = w.how if divisor is None else w.how.replace("√d_k", divisor)
     lines = [f"{name} = {how}" if how else name]
     if w.work:
         lines.append(f"  = {w.numbers}")
@@ -141,8 +149,11 @@ def _result(step: Step, i: int, j: int, rel: str, shown: str) -> str:
     return f"= {exact} ≈ {shown}"
 
 
-def from_text(step: Step, refs: list[Ref]) -> str:
-    """Where the cell comes from, in words: the row and column (or row) it reads."""
+def from_text(step: Step, refs: list[Ref], was: str | None = None) -> str:
+    """Where the cell comes from, in words: the row and column (or row) it reads; for a given
+    cell the student changed, ``was`` is the lesson's own entry."""
+    if step.given and was is not None:
+        return f"you set this; the lesson gave {was}: type a number to change it"
     if step.given:
         return "given in the lesson: type a number to change it"
     if not refs:
@@ -163,3 +174,65 @@ def from_text(step: Step, refs: list[Ref]) -> str:
         else:
             parts.append(f"{len(mine)} cells of {key}")
     return "from " + " and ".join(parts)
+
+
+def _partitions(items: list[int]) -> list[list[list[int]]]:
+    """Every way to split ``items`` into groups (each group in order, groups by their first)."""
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out = []
+    for tail in _partitions(rest):
+        out.append([[first], *tail])
+        for k in range(len(tail)):
+            out.append([*tail[:k], [first, *tail[k]], *tail[k + 1 :]])
+    return [sorted(p, key=lambda line: line[0]) for p in out]
+
+
+def packing(widths: list[int], heights: list[int], room: int, gap: int = 1) -> list[list[int]]:
+    """A row of tables (their widths and heights) in lines that fit ``room`` columns: the
+    arrangement of least height (at 80 columns the-cake's Q beside X, the rows it shares,
+    and W_Q under them, rather than three tables one under another), then the one with its
+    fuller lines first and the tables in order. ``gap``: the rows between two lines."""
+
+    def fits(line: list[int]) -> bool:
+        return len(line) == 1 or sum(widths[k] for k in line) <= room
+
+    def cost(p: list[list[int]]) -> tuple[int, int, list[int], bool]:
+        height = sum(max(heights[k] for k in line) for line in p) + gap * (len(p) - 1)
+        order = [k for line in p for k in line]
+        return height, len(p), [-len(line) for line in p], order != sorted(order)
+
+    shapes = [p for p in _partitions(list(range(len(widths)))) if all(fits(x) for x in p)]
+    return min(shapes, key=cost) if shapes else []
+
+
+Span = tuple[int, int]  # from, to (not included): rows or columns of a page
+
+
+def window(at: int, size: int, limit: int, must: Span, wanted: list[Span], then: Span) -> int:
+    """Where to scroll a page (0 … ``limit``) with ``size`` rows (or columns) in sight, now at
+    ``at``: ``must`` in sight (the cursor's cell), and as many of ``wanted`` whole as can be
+    (the cells it comes from), then ``then`` (its table's heading), then as much of ``wanted``
+    as can be, moving the least."""
+    lo, hi = must
+
+    def seen(t: int, span: Span) -> int:
+        return max(0, min(span[1], t + size) - max(span[0], t))
+
+    def whole(t: int, span: Span) -> bool:
+        return seen(t, span) == span[1] - span[0]
+
+    starts = {at, lo, hi - size, then[0]} | {a for a, _ in wanted} | {b - size for _, b in wanted}
+    shown = [t for t in {max(0, min(limit, t)) for t in starts} if whole(t, must)]
+    if not shown:  # the cell is wider than the page: its start
+        return max(0, min(limit, lo))
+    return max(
+        shown,
+        key=lambda t: (
+            sum(whole(t, s) for s in wanted),
+            whole(t, then),
+            sum(seen(t, s) for s in wanted),
+            -abs(t - at),
+        ),
+    )

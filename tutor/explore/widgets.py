@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import functools
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
@@ -19,7 +21,7 @@ from tutor.text import theme
 GAP = 1  # spaces between columns
 HIGHLIGHT = Style(bgcolor="dark_goldenrod", color=theme.BLACK, bold=True)
 CURSOR = Style(reverse=True, bold=True)
-CALLED = Style(bold=True, underline=True, color=theme.WARN)
+CALLED = Style(bold=True, underline=True)  # the heat's own text colour: orange on orange hid it
 
 
 @functools.lru_cache(maxsize=256)
@@ -32,6 +34,19 @@ def heat(value: float, low: float, high: float) -> Style:
 
 class MatrixView(Widget, can_focus=True):
     """One step's table. The app binds it to a step (or to nothing: then it is hidden)."""
+
+    # bindings, not key_ methods: a binding of the focused widget is the one that acts, where
+    # a key_ method also lets the page's own ↑ ↓ ← → home end scroll it (the cursor's row and
+    # the tables above it then slid off the screen)
+    BINDINGS: ClassVar = [
+        Binding("up", "move(-1, 0)", show=False),
+        Binding("down", "move(1, 0)", show=False),
+        Binding("left", "move(0, -1)", show=False),
+        Binding("right", "move(0, 1)", show=False),
+        Binding("home", "edge(False)", show=False),
+        Binding("end", "edge(True)", show=False),
+        Binding("tab", "app.focus_next", "next table"),
+    ]
 
     DEFAULT_CSS = """
     MatrixView { width: auto; height: auto; margin: 0 2 1 0; }
@@ -73,10 +88,10 @@ class MatrixView(Widget, can_focus=True):
         marks, and the rows of weights whose strongest key moved (``called``).
         Nothing is redrawn when nothing changed (a step an edit did not touch)."""
         called = called or set()
+        self.display = step is not None  # (a view never bound to a step is hidden too)
         if (step, heading, marks, called) == (self.step, self.heading, self.marks, self.called):
             return
         self.step, self.heading, self.marks, self.called = step, heading, marks, called
-        self.display = step is not None
         if step is None or texts is None:
             return
         self._texts = texts
@@ -165,38 +180,39 @@ class MatrixView(Widget, can_focus=True):
         w = self._widths[j] + GAP if self._widths else 1
         return Region(0 if j == 0 else x, 2 + i, w + (x if j == 0 else 0), 1)
 
-    def follow(self) -> None:
-        """Scroll the page so the cursor's cell is on screen (a table wider or taller than
-        the screen: the-cake's last column at 80 columns)."""
-        if self.step is None or not self._widths:
-            return
-        region = self.cell_region(self.row, self.col)
+    def page_box(self) -> Widget | None:
+        """The scrolling page this table is on."""
         widget: Widget = self
         while isinstance(widget.parent, Widget):
+            widget = widget.parent
+            if {widget.styles.overflow_x, widget.styles.overflow_y} & {"auto", "scroll"}:
+                return widget
+        return None
+
+    def placed(self, region: Region) -> Region:
+        """A region of this table in its page's coordinates (scrolled or not)."""
+        widget: Widget = self
+        while isinstance(widget.parent, Widget) and widget is not self.page_box():
             region = region.translate(widget.virtual_region.offset)
-            container = widget.parent
-            if container.allow_horizontal_scroll or container.allow_vertical_scroll:
-                container.scroll_to_region(region, animate=False, immediate=True)
-                return
-            widget = container
+            widget = widget.parent
+        return region
 
-    def key_up(self) -> None:
-        self.move_to(self.row - 1, self.col)
+    def follow(self) -> None:
+        """Scroll the page so the cursor's cell is on screen (a table wider or taller than
+        the screen: the-cake's last column at 80 columns); the app then brings in the cells
+        it comes from (``ExploreApp.reveal``)."""
+        box = self.page_box()
+        if self.step is None or not self._widths or box is None:
+            return
+        box.scroll_to_region(
+            self.placed(self.cell_region(self.row, self.col)), animate=False, immediate=True
+        )
 
-    def key_down(self) -> None:
-        self.move_to(self.row + 1, self.col)
+    def action_move(self, di: int, dj: int) -> None:
+        self.move_to(self.row + di, self.col + dj)
 
-    def key_left(self) -> None:
-        self.move_to(self.row, self.col - 1)
-
-    def key_right(self) -> None:
-        self.move_to(self.row, self.col + 1)
-
-    def key_home(self) -> None:
-        self.move_to(self.row, 0)
-
-    def key_end(self) -> None:
-        self.move_to(self.row, 10**6)
+    def action_edge(self, last: bool) -> None:
+        self.move_to(self.row, 10**6 if last else 0)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
         """While the app's typing line is open, every key is for it (no key bindings)."""
