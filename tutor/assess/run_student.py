@@ -63,7 +63,8 @@ def _answer(path: str, name: str, calls: list[dict[str, object]], limit: int) ->
         for call in calls:
             mask = None if call["mask"] is None else np.array(call["mask"], dtype=bool)
             args = [np.array(call[k], dtype=np.float64) for k in ("X", "W_Q", "W_K", "W_V")]
-            steps = steps_of(fn(*args, mask=mask))
+            extra = {k: float(v) for k, v in call.get("extra", {}).items()}  # scale: (issue 41)
+            steps = steps_of(fn(*args, mask=mask, **extra))
             results.append(
                 {
                     k: {"shape": list(v.shape), "values": v.tolist() if v.size <= limit else None}

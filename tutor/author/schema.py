@@ -22,6 +22,7 @@ from tutor.core.spec import (
     MAX_TOKEN_CHARS,
     MAX_TOKENS,
     POSITIONS,
+    SCALES,
     STEP_NAMES,
     THETA_UNITS,
     VARIANT_KEYS,
@@ -175,6 +176,16 @@ SCHEMA: dict = {
         "mask": {
             "description": "causal: a token sees only itself and the tokens before it.",
             "enum": list(MASKS),
+        },
+        "scale": {
+            "description": "What the scores are divided by before the softmax: sqrt_d_k (the "
+            "default), none (softmax of the raw scores: no scaled step), sqrt_d_model, or a "
+            "positive number (8, 2.5, 5/2).",
+            "anyOf": [
+                {"enum": list(SCALES)},
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "string", "pattern": ENTRY_PATTERN, "not": {"pattern": r"^\s*[\-\u2212]"}},
+            ],
         },
         "precision": {
             "description": "Decimals shown, 0 to 10 (default 2).",

@@ -101,8 +101,10 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
             steps += [k, v, K_cache, V_cache]
         K_cache, V_cache = made[K.head]  # type: ignore[index]
         shift = lesson.n if len(tokens) > 1 else None  # new token s sees up to itself
-        divisor = d.step("scaled", h).divisor  # type: ignore[attr-defined]
-        rows = attend(q, K_cache, V_cache, divisor, h, shift, suffix="_new")  # the same rules
+        scaled = d.step("scaled", h) if d.has("scaled", h) else None  # (scale: none: no step)
+        divisor = None if scaled is None else scaled.by or scaled.divisor  # type: ignore[attr-defined]
+        of = "d_k" if scaled is None else scaled.of or "d_k"  # type: ignore[attr-defined]
+        rows = attend(q, K_cache, V_cache, divisor, h, shift, suffix="_new", of=of)  # same rules
         steps += rows
         z = rows[-1]
         outputs.append(z)

@@ -392,14 +392,27 @@ class Scale(Step):
     """Every cell of one step divided by √divisor (``scaled = scores / √d_k``)."""
 
     divisor: int = 1  # n, dividing by √n
+    # a lesson's own number (issue 41: ``scale: 8``), p/q, divided by as it is (no root)
+    by: tuple[int, int] | None = None
+    of: str = "d_k"  # what the divisor is the root of: "d_k", or "d_model" (``scale:``)
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
         return (Ref(self.args[0], i, j),)
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        if self.by is not None:  # a number the lesson gives, in the kit's own arithmetic
+            return value(Ref(self.args[0], i, j)) / kit.given(rational(*self.by))  # type: ignore[operator, no-any-return]
         return value(Ref(self.args[0], i, j)) / kit.root(self.divisor)  # type: ignore[operator, no-any-return]
 
+    @property
+    def divides(self) -> bool:
+        """Whether the step changes the scores at all (÷√1 does not)."""
+        return self.by != (1, 1) if self.by is not None else self.divisor != 1
+
     def numpy(self, args: Sequence[str]) -> str:
+        if self.by is not None:
+            p, q = self.by
+            return f"{args[0]} / {p}" if q == 1 else f"{args[0]} / ({p} / {q})"
         return f"{args[0]} / np.sqrt({self.divisor})"
 
 
@@ -735,8 +748,15 @@ def _over_root(s: Cell, n: int, places: int) -> mpmath.mpf:
         return s.near(places + 1) / MP.sqrt(n)
 
 
-def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
-    """scores / √d_k, exactly: rational when d_k is a perfect square."""
+def scale(
+    name: str, scores: Step, d_k: int | tuple[int, int], head: int | None = None, of: str = "d_k"
+) -> Step:
+    """scores / √d_k, exactly: rational when d_k is a perfect square. A pair (p, q) is a
+    number the lesson divides by as it is (``scale: 8``)."""
+    if isinstance(d_k, tuple):
+        p, q = d_k
+        cells = tuple(tuple(_times_cell(c, q, p) for c in row) for row in scores.cells)
+        return Scale(name, head, scores.rows, scores.cols, cells, (scores,), by=d_k, of="")
     root = math.isqrt(d_k)
     whole = root * root == d_k
     sqrt_dk = MP.sqrt(d_k)
@@ -760,7 +780,7 @@ def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
         )
 
     cells = tuple(tuple(cell(s) for s in row) for row in scores.cells)
-    return Scale(name, head, scores.rows, scores.cols, cells, (scores,), divisor=d_k)
+    return Scale(name, head, scores.rows, scores.cols, cells, (scores,), divisor=d_k, of=of)
 
 
 def causal_mask(name: str, scaled: Step, head: int | None = None, shift: int = 0) -> Mask:
@@ -862,16 +882,24 @@ def concat(name: str, parts: Sequence[Step]) -> Step:
 @dataclass(frozen=True)
 class Options:
     """What the explorer varies in the computation (the defaults are the lesson's own):
-    ``mask`` on or off (None: the lesson's), the divisor of the scores (``root``: √d_k, ``one``:
-    none, ``d_k``: d_k itself) and a factor (p, q) on the scaled scores (``tempered``)."""
+    ``mask`` on or off (None: the lesson's), the divisor of the scores (``lesson``: the lesson's
+    own ``scale:``, ``root``: √d_k, ``one``: none, ``d_k``: d_k itself) and a factor (p, q) on
+    the scaled scores (``tempered``)."""
 
     mask: bool | None = None
-    divisor: str = "root"
+    divisor: str = "lesson"
     factor: tuple[int, int] = (1, 1)
 
     def divisor_square(self, d_k: int) -> int:
         """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
         return {"root": d_k, "one": 1, "d_k": d_k * d_k}[self.divisor]
+
+    def scaling(self, lesson: Lesson, d_k: int) -> tuple[int | tuple[int, int] | None, str]:
+        """What a head's scores are divided by (as ``attend`` takes it) and what it is the root
+        of: the lesson's own ``scale:`` unless the explorer chose another divisor."""
+        if self.divisor != "lesson":
+            return self.divisor_square(d_k), "d_k"
+        return lesson.divisor(d_k), "d_model" if lesson.scale == "sqrt_d_model" else "d_k"
 
 
 LESSON_OWN = Options()
@@ -938,29 +966,35 @@ def attend(
     Q: Step,
     K: Step,
     V: Step,
-    divisor: int,
+    divisor: int | tuple[int, int] | None,
     head: int | None,
     mask: int | None = None,
     factor: tuple[int, int] = (1, 1),
     suffix: str = "",
     made: Callable[..., Step] | None = None,
+    of: str = "d_k",
 ) -> list[Step]:
     """One head's attention from its queries, keys and values, as the formula reads::
 
         scores = Q · Kᵀ,  scaled = scores / √divisor,  [× t],  [masked],  weights = softmax,
         Z = weights · V
 
-    ``mask`` is the causal mask's shift (None: no mask); ``suffix`` names the decoding rows'
-    steps (``scores_new`` …), which are made by this same function. Returns the steps made,
-    Z last."""
+    ``divisor`` is n for √n, a number (p, q), or None for no scaled step at all (``scale:
+    none``; ``of`` names what n is the root of); ``mask`` is the causal mask's shift (None: no
+    mask); ``suffix`` names the decoding rows' steps (``scores_new`` …), which are made by this
+    same function. Returns the steps made, Z last."""
     from tutor.core import positions  # (it builds on this module)
 
     make = made if made is not None else (lambda f, *a, **kw: f(*a, **kw))
     scores = make(matmul, "scores" + suffix, Q, K, transpose=True, head=head)  # (N, N_src)
     if isinstance(Q, positions.Rotate):  # turned queries and keys: √3·√3 = 3, keep it exact
         scores = make(positions.rational_where_exact, scores)
-    scaled = make(scale, "scaled" + suffix, scores, divisor, head=head)  # (N, N_src)
-    steps = [scores, scaled]
+    scaled = scores
+    steps = [scores]
+    if divisor is not None:  # scale: none leaves the raw scores to the softmax
+        kw = {"of": of} if of != "d_k" else {}  # (the memo's key stays as it was)
+        scaled = make(scale, "scaled" + suffix, scores, divisor, head=head, **kw)  # (N, N_src)
+        steps.append(scaled)
     if factor != (1, 1):  # the explorer's temperature: scaled × t
         scaled = make(times, "tempered" + suffix, scaled, factor, head=head)
         steps.append(scaled)
@@ -1037,8 +1071,8 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
                     K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
                     steps += [Q, K]
                 shared[group] = K, V
-        n = options.divisor_square(len(head.W_K[0]))
-        made_here = attend(Q, K, V, n, h, 0 if masked else None, options.factor, made=made)
+        n, of = options.scaling(lesson, len(head.W_K[0]))
+        made_here = attend(Q, K, V, n, h, 0 if masked else None, options.factor, made=made, of=of)
         steps += made_here
         Z = made_here[-1]
         outputs.append(Z)

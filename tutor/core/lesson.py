@@ -109,6 +109,10 @@ class Lesson:
     # Q, K and V given (issue 28; tutor.core.givenqkv): each head's W_Q, W_K, W_V hold the given
     # Q, K, V and X is the N × N identity; the engine gives Q, K, V as inputs, no X or W steps
     qkv: bool = False
+    # what the scores are divided by (issue 41): "sqrt_d_k" (as always), "none" (no scaled step),
+    # "sqrt_d_model", or "number" with ``scale_by`` the exact number
+    scale: str = "sqrt_d_k"
+    scale_by: Entry | None = None
     layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
 
     def group_of(self, head: int) -> int:
@@ -129,6 +133,15 @@ class Lesson:
         """The points the lesson gives a step a student fills (``Q``, ``weights``…), or None
         when it gives none: then the step is worth one point per cell."""
         return self.points.get(step_name)
+
+    def divisor(self, d_k: int) -> int | Entry | None:
+        """What a head's scores are divided by: n for √n (d_k, or d_model), an exact number
+        (p, q), or None when the lesson does not scale them."""
+        if self.scale == "none":
+            return None
+        if self.scale == "number":
+            return self.scale_by
+        return self.d_model if self.scale == "sqrt_d_model" else d_k
 
     @property
     def decoding(self) -> tuple[NextToken, ...]:
@@ -228,6 +241,9 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("theta=" + theta)
         if lesson.theta_units is not None:  # only with radians: degree lessons keep theirs
             parts.append("theta_units=" + ",".join(lesson.theta_units))
+    if lesson.scale != "sqrt_d_k":  # only when chosen: older lessons keep their fingerprints
+        by = "" if lesson.scale_by is None else f"={lesson.scale_by[0]}/{lesson.scale_by[1]}"
+        parts.append(f"scale={lesson.scale}{by}")
     if lesson.source is not None:
         parts.append("source=" + "\x1f".join(lesson.source))
         parts.append("X_src=" + mat(lesson.X_src))

@@ -147,6 +147,9 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
     heads = given.heads
     W_O = _w_o(c, keys, heads)
     mask = _mask(c, keys)
+    scale, scale_by = (
+        more.scale(c, _value(keys, "scale"), qkv) if "scale" in keys else ("sqrt_d_k", None)
+    )
     precision = _precision(c, keys)
     next_token = (
         more.next_entry(c, _value(keys, "next"), given.d_model, len(tokens or ()))
@@ -185,6 +188,8 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
         multi_head="heads" in keys,
         W_O=W_O,
         mask=mask,
+        scale=scale,
+        scale_by=scale_by,
         precision=precision,
         positions=given.positions,
         P=given.P,

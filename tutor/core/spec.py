@@ -50,6 +50,7 @@ TOP_KEYS = (
     "heads",
     "W_O",
     "mask",
+    "scale",
     "precision",
     "notes",
     "quiz",
@@ -82,6 +83,9 @@ MAX_LAYERS = 1000
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")
+# what the scores are divided by before the softmax (issue 41): √d_k (the default), nothing (the
+# softmax of the raw scores), √d_model, or a positive number the lesson gives (``scale: 8``)
+SCALES = ("sqrt_d_k", "none", "sqrt_d_model")
 # how token order enters (issue 17): not at all, added to the embeddings E (given P or the
 # sin/cos table), or by rotating Q and K (RoPE)
 POSITIONS = ("none", "given", "sinusoidal", "rope")

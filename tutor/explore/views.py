@@ -87,7 +87,7 @@ def title(step: Step, settings: Settings) -> str:
     if isinstance(step, Times):  # the explorer's own variations: the factor and the divisor
         what = f"{step.args[0].name} × {factor_text(settings)}"
     elif isinstance(step, Scale) and not kinds.BY_NAME[step.name].decoding:
-        what = f"{step.args[0].name} ÷ {DIVISOR_TEXT[settings.divisor]}"
+        what = f"{step.args[0].name} ÷ {_divisor(step, settings)}"
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.given else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
@@ -115,7 +115,14 @@ def _(step: Times, i: int, j: int, places: int, settings: Settings) -> str:
 
 @working_text.register
 def _(step: Scale, i: int, j: int, places: int, settings: Settings) -> str:
-    return _worked(step, i, j, places, DIVISOR_TEXT[settings.divisor])
+    return _worked(step, i, j, places, _divisor(step, settings))
+
+
+def _divisor(step: Scale, settings: Settings) -> str:
+    """The divisor as the settings have it; the lesson's own (``scale:``) read off the step."""
+    if settings.divisor != "lesson":
+        return DIVISOR_TEXT[settings.divisor]
+    return wk.divisor_text(step) if step.by is not None else f"√{step.of}"
 
 
 @working_text.register(Given)

@@ -50,8 +50,24 @@ def derivation_json(
         doc["positions"] = d.lesson.positions
     if d.lesson.qkv:  # issue 28: the lesson starts at the scores
         doc["given"] = ["Q", "K", "V"]
+    if d.lesson.scale != "sqrt_d_k":  # issue 41: the lesson's own scale, to reproduce it
+        doc["scale"] = scale_json(d)
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
+
+
+def scale_json(d: Derivation) -> dict[str, object]:
+    """What the scores are divided by: the lesson's choice, and (unless none) the divisor,
+    exact (``5/2``, ``sqrt(8)``) and as a double."""
+    lesson = d.lesson
+    out: dict[str, object] = {"choice": lesson.scale}
+    divisor = lesson.divisor(lesson.d_k)
+    if isinstance(divisor, tuple):
+        p, q = divisor
+        out |= {"divisor": f"{p}/{q}" if q != 1 else str(p), "value": p / q}
+    elif divisor is not None:
+        out |= {"divisor": f"sqrt({divisor})", "value": math.sqrt(divisor)}
+    return out
 
 
 def extras(d: Derivation) -> dict[str, object]:

@@ -317,8 +317,8 @@ def work_scale(
     step: Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """scores ÷ √d_k = scaled, what dividing does, and the worked cell."""
-    note = wk.scale_note(step.divisor, places)
-    return _each_cell(step, f"÷ √{step.divisor} =", note, places, width, exact, cell)
+    note = wk.scale_note(step, places)
+    return _each_cell(step, f"÷ {wk.divisor_text(step)} =", note, places, width, exact, cell)
 
 
 @rule_work.register

@@ -52,6 +52,11 @@ def entry_text(entry: Entry) -> str:
     return scientific or plain  # none fits: the loader says why
 
 
+def scale_text(lesson: Lesson) -> str:
+    """The lesson's ``scale:`` as written: ``none``, ``sqrt_d_model``, or its exact number."""
+    return entry_text(lesson.scale_by) if lesson.scale_by is not None else lesson.scale
+
+
 def _decimal(p: int, q: int, places: int) -> str:
     """p/q (q a divisor of 10^places) written out exactly, with ``places`` decimals."""
     digits = str(abs(p) * 10**places // q).rjust(places + 1, "0")
@@ -152,6 +157,11 @@ def lesson_yaml(
     )
     lines += [
         _commented(f"mask: {lesson.mask}", mask_why),
+        *(
+            [_commented(f"scale: {scale_text(lesson)}", "what the scores are divided by")]
+            if lesson.scale != "sqrt_d_k"
+            else []
+        ),
         _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
         *(
             [_commented("layout: columns", "tokens as columns, as on AI by Hand sheets")]

@@ -51,6 +51,29 @@ class StepWords:
 
 
 W, S = Words, StepWords
+# a lesson's own ``scale:`` (issue 41): the scaled step's words when it is not √d_k
+SCALE_FORMS = {
+    "d_model": W(
+        title="scaled = scores / √d_model",
+        why=(
+            "Dot products grow with the length of the vectors, and large inputs make softmax give "
+            "nearly everything to one token. This lesson divides by √d_model, the root of the "
+            "model's width, as its source does (√d_k is the usual choice)."
+        ),
+        quiz="scaled = scores / √d_model (this lesson's scale)",
+        tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_{\mathrm{model}}}$",
+    ),
+    "number": W(
+        title="scaled = scores / s",
+        why=(
+            "Dot products grow with the length of the vectors, and large inputs make softmax give "
+            "nearly everything to one token. This lesson divides every score by its own number "
+            "s, as its source does (√d_k is the usual choice)."
+        ),
+        quiz="scaled = scores / s (this lesson's scale)",
+        tex=r"$\mathrm{scaled} = \mathrm{scores} / s$",
+    ),
+}
 STEPS: dict[str, StepWords] = {
     "E": S(
         PALETTE["tokens"],
@@ -394,7 +417,10 @@ STEPS: dict[str, StepWords] = {
             quiz="scaled = scores / √d_k",
             tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_k}$",
         ),
-        {"source": W(origin="rows: target tokens (queries); columns: source tokens (keys)")},
+        {
+            "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
+            **SCALE_FORMS,
+        },
         slips="scale",
     ),
     "tempered": S(  # the explorer's: the scaled scores times a factor t (a temperature of 1/t)
@@ -444,6 +470,13 @@ STEPS: dict[str, StepWords] = {
                 tex=r"$\mathrm{weights} = \mathrm{softmax}$ down each column",
             ),
             "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
+            "raw": W(
+                why=(
+                    "Softmax turns each row into positive weights that add up to 1: take e^x of "
+                    "each entry and divide by the row's total. This lesson does not scale the "
+                    "scores (scale: none), as its source does: softmax takes the raw scores."
+                ),
+            ),
         },
         slips="softmax",
     ),
@@ -637,6 +670,21 @@ STEPS: dict[str, StepWords] = {
             quiz="scaled_new = scores_new / √d_k",
             tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
         ),
+        {
+            "d_model": W(
+                title="scaled_new = scores_new / √d_model",
+                why="Divided by √d_model, as in the lesson's own scores.",
+                quiz="scaled_new = scores_new / √d_model (this lesson's scale)",
+                tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / "
+                r"\sqrt{d_{\mathrm{model}}}$",
+            ),
+            "number": W(
+                title="scaled_new = scores_new / s",
+                why="Divided by the lesson's own number s, as in the lesson's own scores.",
+                quiz="scaled_new = scores_new / s (this lesson's scale)",
+                tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / s$",
+            ),
+        },
     ),
     "masked_new": S(
         PALETTE["scores"],
@@ -699,13 +747,14 @@ STEPS: dict[str, StepWords] = {
 }
 del W, S
 # the order in which a form's words win
-FORMS = ("given", "columns", "source", "rope", "added", "several")
+FORMS = ("given", "columns", "source", "rope", "added", "several", "d_model", "number", "raw")
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
 def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
     """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
-    from tutor.core.engine import Sum  # (a step's engine is loaded: steps stays import-light)
+    # (a step's engine is loaded: steps stays import-light)
+    from tutor.core.engine import Scale, Softmax, Sum
 
     out = []
     if step.given and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
@@ -722,6 +771,10 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("added")
     if lesson is not None and len(lesson.decoding) > 1 and step.name in NEXT_STEP_NAMES:
         out.append("several")  # next: as a list: its steps have a row per new token
+    if isinstance(step, Scale) and (step.of == "d_model" or step.by is not None):
+        out.append("d_model" if step.of == "d_model" else "number")  # the lesson's scale:
+    if isinstance(step, Softmax) and step.args[0].name.startswith("scores"):
+        out.append("raw")  # scale: none, and no mask between
     return tuple(out)
 
 
