@@ -372,6 +372,14 @@ def _product(step: Product, d: Derivation, i: int, j: int) -> SlipList:
     out = family(d, step, i, j) if family else []
     if d.lesson.source is not None:
         out += _cross_slips(d, step, i, j)
+    if step.bias is not None:  # issue 41: the product alone, its bias not added
+        A, B = step.args
+        slip = Slip(
+            "forgot-bias",
+            f"that is {A.key}·{B.key} alone; add the bias: {step.bias.key}'s entry "
+            f"{step.cols[j]} is added to every row",
+        )
+        out.append((slip, _at(dataclasses.replace(step, bias=None), i, j)))
     return out + _other_group(d, step, i, j) + _old_query(d, step, i, j)
 
 

@@ -7,7 +7,8 @@ Each step returned is compared with the lesson's exact values (as float64); the 
 differs is reported: the cell, both values, and the classic slip that explains it when one does
 (forgot √d_k, divided by d_k, softmax over the wrong axis, K instead of Kᵀ, mask after softmax,
 no mask). A lesson with several heads calls the function once per head. A lesson with its own
-``scale:`` also passes ``scale=``, the number its scores are divided by (1 for ``none``).
+``scale:`` also passes ``scale=``, the number its scores are divided by (1 for ``none``), and
+one with biases ``b_Q=``, ``b_K=``, ``b_V=`` (1-D arrays, the head's).
 
 Pure: values in, a ``CodeReport`` out. Running the student's file is ``run_student``'s job (a
 separate process, with a time limit); ``check_function`` here calls a function in-process.
@@ -24,6 +25,7 @@ import numpy as np
 from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError
+from tutor.core.spec import BIASES
 
 ORDER = kinds.CODE_STEPS  # the steps a student's function returns
 RTOL, ATOL = 1e-6, 1e-9  # float64 work against exact values: far inside any real slip
@@ -55,8 +57,9 @@ class Call:
     truth: dict[str, np.ndarray]  # step name -> its exact values
     unmasked: str | None = None  # the step the mask is put on (returned with its −∞, or not)
     # keywords passed besides mask, only for a lesson that has them (issue 41): ``scale``, the
-    # number the scores are divided by, for a lesson with its own ``scale:``
-    extra: dict[str, float] = field(default_factory=dict)
+    # number the scores are divided by, for a lesson with its own ``scale:``, and the head's
+    # biases ``b_Q``, ``b_K``, ``b_V`` (each a 1-D array), for a lesson that gives them
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def calls(d: Derivation) -> list[Call]:
@@ -92,9 +95,14 @@ def calls(d: Derivation) -> list[Call]:
             if not d.has(w, h):
                 owner = d.lesson.group_heads(d.lesson.group_of(h or 1))[0]
             inputs[w] = floats(d.step(w, owner))
-        extra = {}
+        extra: dict[str, object] = {}
         if d.lesson.scale != "sqrt_d_k":  # the lesson's own scale, as a number to divide by
             extra["scale"] = scale_number(d.lesson.divisor(len(inputs["W_K"][0])))  # type: ignore[index]
+        head = d.lesson.heads[(h or 1) - 1]  # (a grouped head carries its group's b_K, b_V)
+        for key in BIASES:
+            row = getattr(head, key)
+            if row is not None:
+                extra[key] = np.array([p / q for p, q in row], dtype=np.float64)
         out.append(Call(h, inputs, truth, unmasked, extra))
     return out
 
@@ -147,6 +155,7 @@ def _masked(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
 SLIPS = {
     "not-scaled": "the scores are not divided by √d_k",
     "usual-scale": "the scores are divided by √d_k; this lesson divides them by `scale`",
+    "forgot-bias": "the bias is not added: Q = X @ W_Q + b_Q (and likewise K and V)",
     "divided-by-dk": "the scores are divided by d_k, not by √d_k",
     "softmax-column": "softmax runs down each column (axis=0); it runs along each row (axis=-1)",
     "k-not-transposed": "the scores multiply by K, not Kᵀ: a score is a query's row · a key's row",
@@ -182,6 +191,15 @@ def alternatives(call: Call) -> dict[str, dict[str, np.ndarray]]:
         after("k-not-transposed", wrong, wrong / s, _softmax(_masked(wrong / s, mask)))
     kq = K @ Q.T
     after("key-query", kq, kq / s, _softmax(_masked(kq / s, mask)))
+    if any(key in call.extra for key in BIASES):  # X @ W alone, no bias added (issue 41)
+        X = call.inputs["X"]
+        Qb, Kb, Vb = (X @ call.inputs[w] for w in BIASES.values())  # type: ignore[operator]
+        bare = Qb @ Kb.T
+        weights_ = _softmax(_masked(bare / s, mask))
+        out["forgot-bias"] = {
+            "Q": Qb, "K": Kb, "V": Vb, "scores": bare, "scaled": bare / s,
+            "weights": weights_, "Z": weights_ @ Vb,
+        }  # fmt: skip
     if mask is not None:
         after("mask-after-softmax", scores, scaled, np.where(mask, _softmax(scaled), 0.0))
         after("forgot-mask", scores, scaled, _softmax(scaled))
@@ -400,7 +418,11 @@ def check_file(d: Derivation, path: str, function: str = "attention", limit: flo
         "limit": biggest,  # a step larger than any of the lesson's comes back as its shape
         "calls": [
             {k: (None if v is None else v.tolist()) for k, v in call.inputs.items()}
-            | {"extra": call.extra}
+            | {
+                "extra": {
+                    k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in call.extra.items()
+                }
+            }
             for call in todo
         ],
     }

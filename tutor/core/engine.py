@@ -286,6 +286,11 @@ class Step:
     def column(self, j: int) -> list[Cell]:
         return [row[j] for row in self.cells]
 
+    @property
+    def inputs(self) -> tuple[Step, ...]:
+        """Every step this one reads: its ``args``, and a product's bias (issue 41)."""
+        return self.args
+
     # -- the rule: every subclass says how a cell is made ------------------------------------
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
@@ -345,6 +350,12 @@ class Product(Step):
     (a row of B when it is transposed)."""
 
     transpose: bool = False  # the right operand transposed (Q · Kᵀ)
+    # a given row added to every row (issue 41: Q = X · W_Q + b_Q), or None
+    bias: Step | None = None
+
+    @property
+    def inputs(self) -> tuple[Step, ...]:
+        return self.args if self.bias is None else (*self.args, self.bias)
 
     def terms(self, i: int, j: int) -> list[tuple[Cell, Cell]]:
         """The products that add up to cell (i, j)."""
@@ -360,14 +371,18 @@ class Product(Step):
         return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+        pairs = tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+        return pairs if self.bias is None else (*pairs, Ref(self.bias, 0, j))
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
-        vals = [value(r) for r in self.sources(i, j)]
-        return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)])
+        refs = self.sources(i, j)
+        bias = [] if self.bias is None else [value(refs[-1])]  # the bias term comes last
+        vals = [value(r) for r in (refs if self.bias is None else refs[:-1])]
+        return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)] + bias)
 
     def numpy(self, args: Sequence[str]) -> str:
-        return f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+        line = f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+        return line if len(args) < 3 else f"{line} + {args[2]}"  # (+ the bias row)
 
 
 @dataclass(frozen=True, eq=False)
@@ -637,8 +652,10 @@ def matmul(
     cols: Sequence[str] | None = None,
     transpose: bool = False,
     head: int | None = None,
+    bias: Step | None = None,
 ) -> Step:
-    """A · B (or A · Bᵀ): every cell a dot product of a row of A and a column of B."""
+    """A · B (or A · Bᵀ): every cell a dot product of a row of A and a column of B, plus
+    ``bias``'s entry of the column when there is a bias row (issue 41)."""
     Bt = B.cells if transpose else tuple(zip(*B.cells, strict=True))  # columns of B
     ints_a, ints_b = _as_integers(A), _as_integers(B)
     if ints_a and ints_b:  # the common case: exact integer arithmetic, fast
@@ -657,7 +674,30 @@ def matmul(
     else:
         cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
     labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
+    if bias is not None:
+        cells = tuple(
+            tuple(_plus(c, b) for c, b in zip(row, bias.cells[0], strict=True)) for row in cells
+        )
+        return Product(name, head, A.rows, labels, cells, (A, B), transpose=transpose, bias=bias)
     return Product(name, head, A.rows, labels, cells, (A, B), transpose=transpose)
+
+
+def _plus(c: Cell, b: Cell) -> Cell:
+    """A cell plus a given (rational) bias entry, exactly."""
+    if b.q == 0:
+        return c
+    if c.q is not None:
+        return Cell(c.q + b.q)
+    return Cell(
+        None, c.approx + b.approx, lambda: c.exact + b.exact, functools.partial(_near_plus, c, b)
+    )
+
+
+def _near_plus(c: Cell, b: Cell, places: int) -> mpmath.mpf:
+    """c + b within 10^-places (b a rational bias entry)."""
+    size = max(mag10(c.approx), mag10(b.approx), 0)
+    with MP.workdps(max(places, 0) + GUARD + size):
+        return c.near(places + 1) + b.near(places + 1)
 
 
 FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than CARRIED
@@ -1006,6 +1046,22 @@ def attend(
     return [*steps, weights, Z]
 
 
+def bias_step(
+    made: Callable[..., Step], name: str, row: tuple[tuple[int, int], ...] | None, h: int | None
+) -> Step | None:
+    """A bias row the lesson gives, as a one-row given step (None: no bias)."""
+    return None if row is None else made(given, name, (row,), ("b",), h)
+
+
+def biased(bias: Step | None) -> dict[str, Step]:
+    """``matmul``'s keyword for a bias (none without one: the memo's key stays as it was)."""
+    return {} if bias is None else {"bias": bias}
+
+
+def given_bias(*biases: Step | None) -> list[Step]:
+    return [b for b in biases if b is not None]
+
+
 def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = None) -> Derivation:
     """Work every step of the lesson exactly, in order: the one pipeline, for the walk and every
     other consumer. ``options`` are the explorer's variations (the defaults give the lesson's
@@ -1047,7 +1103,8 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
             steps += [Q, K, V]
         else:
             W_Q = made(given, "W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
-            Q = made(matmul, "Q", X, W_Q, head=h)  # (N, d_k)
+            b_Q = bias_step(made, "b_Q", head.b_Q, h)  # (1, d_k), or None
+            Q = made(matmul, "Q", X, W_Q, head=h, **biased(b_Q))  # (N, d_k)
             rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
             if rope:
                 from tutor.core import positions
@@ -1056,16 +1113,18 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
             group = lesson.group_of(number)
             if group in shared:  # a later head of its group reads the group's K and V
                 K, V = shared[group]
-                steps += [W_Q, Q]
+                steps += [W_Q, *given_bias(b_Q), Q]
                 if rope:
                     Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
                     steps.append(Q)
             else:  # K and V of a group belong to its first head
                 W_K = made(given, "W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
                 W_V = made(given, "W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
-                K = made(matmul, "K", source, W_K, head=h)  # (N_src, d_k)
-                V = made(matmul, "V", source, W_V, head=h)  # (N_src, d_v)
-                steps += [W_Q, W_K, W_V, Q, K, V]
+                b_K = bias_step(made, "b_K", head.b_K, h)  # (1, d_k), or None
+                b_V = bias_step(made, "b_V", head.b_V, h)  # (1, d_v), or None
+                K = made(matmul, "K", source, W_K, head=h, **biased(b_K))  # (N_src, d_k)
+                V = made(matmul, "V", source, W_V, head=h, **biased(b_V))  # (N_src, d_v)
+                steps += [W_Q, W_K, W_V, *given_bias(b_Q, b_K, b_V), Q, K, V]
                 if rope:
                     Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
                     K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
@@ -1081,7 +1140,9 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
         steps.append(joined)
         if lesson.W_O is not None:
             W_O = made(given, "W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
-            steps += [W_O, made(matmul, "output", joined, W_O)]  # (N, d_out)
+            b_O = bias_step(made, "b_O", lesson.b_O, None)  # (1, d_out), or None
+            output = made(matmul, "output", joined, W_O, **biased(b_O))  # (N, d_out)
+            steps += [W_O, *given_bias(b_O), output]
     if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
         from tutor.core.decode import next_steps
 

@@ -52,6 +52,8 @@ def derivation_json(
         doc["given"] = ["Q", "K", "V"]
     if d.lesson.scale != "sqrt_d_k":  # issue 41: the lesson's own scale, to reproduce it
         doc["scale"] = scale_json(d)
+    if d.lesson.biased:  # issue 41: which products add a bias (their rows are given steps)
+        doc["biases"] = {s.key: s.bias.key for s in d.steps if getattr(s, "bias", None) is not None}
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
 

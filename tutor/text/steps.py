@@ -214,6 +214,30 @@ STEPS: dict[str, StepWords] = {
             )
         },
     ),
+    "b_Q": S(
+        PALETTE["query"],
+        W(
+            title="b_Q, the query bias",
+            why="A row the layer learned, added to every row of X · W_Q: Q = X · W_Q + b_Q.",
+            tex="$b_Q$, the query bias",
+        ),
+    ),
+    "b_K": S(
+        PALETTE["key"],
+        W(
+            title="b_K, the key bias",
+            why="A row the layer learned, added to every row of X · W_K: K = X · W_K + b_K.",
+            tex="$b_K$, the key bias",
+        ),
+    ),
+    "b_V": S(
+        PALETTE["value"],
+        W(
+            title="b_V, the value bias",
+            why="A row the layer learned, added to every row of X · W_V: V = X · W_V + b_V.",
+            tex="$b_V$, the value bias",
+        ),
+    ),
     "Q": S(
         PALETTE["query"],
         W(
@@ -531,6 +555,14 @@ STEPS: dict[str, StepWords] = {
                 "per token."
             ),
             tex="$W_O$, the output projection",
+        ),
+    ),
+    "b_O": S(
+        PALETTE["output"],
+        W(
+            title="b_O, the output bias",
+            why="A row the layer learned, added to every row of concat · W_O.",
+            tex="$b_O$, the output bias",
         ),
     ),
     "output": S(

@@ -289,7 +289,10 @@ def _(
         a, b = step.pair(i, j, k)
         return Prod(Num(operand(a)), Num(operand(b)))
 
-    return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
+    shown = _some(range(len(step.args[0].cols)), terms, product)
+    if step.bias is not None:  # + the bias entry of the column (issue 41)
+        shown = (*shown, Num(operand(Ref(step.bias, 0, j))))
+    return (Sum(shown),)
 
 
 @rule_numbers.register
