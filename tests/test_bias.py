@@ -86,7 +86,7 @@ def test_walk_json_has_the_biases_to_reproduce_the_lesson(run, tmp_path: Path) -
 
 def test_no_bias_cells_on_the_sheet(run, tmp_path: Path) -> None:
     sheet = run("export", str(biased(tmp_path)), "-f", "sheet").stdout
-    assert "\nQ:" in sheet and "b_Q" not in sheet
+    assert "\nQ:" in sheet and "\nb_Q:" not in sheet and "b_Q[" not in sheet
 
 
 def test_code_adds_the_bias_and_its_variables_equal_the_walk(tmp_path: Path) -> None:
@@ -298,3 +298,15 @@ def test_torch_multihead_attention_with_bias_agrees(tmp_path: Path) -> None:
     out, _ = mha(x, x, x, need_weights=False)
     want = np.array([[c.value for c in row] for row in d.step("output").cells])
     np.testing.assert_allclose(out[:, 0, :].detach().numpy(), want, rtol=1e-12)
+
+
+def test_the_lesson_writer_keeps_biases_and_the_scale() -> None:
+    """What the explorer saves (and new writes): the biases and the scale come back as read."""
+    from tutor.core.lessonfile import load_lesson_text
+    from tutor.text.lessonyaml import lesson_yaml
+
+    for text in (BASE + BIASES + "scale: 5/2\n", TWO_HEADS + "notes:\n  Q: biased\n"):
+        lesson = load_lesson_text(text, "x.yaml", "x")
+        again = load_lesson_text(lesson_yaml(lesson, "attn-tutor explore x", "x.yaml"), "y", "x")
+        assert again.heads == lesson.heads and again.b_O == lesson.b_O
+        assert again.scale_by == lesson.scale_by and again.fingerprint == lesson.fingerprint

@@ -690,10 +690,11 @@ def header(d: Derivation) -> RenderableType:
             )
         )
     else:
+        by, b = words.scaled_by(lesson), functools.partial(words.plus_bias, lesson)
         body.append(
             Text(
-                f"Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = {source}·W_K, "
-                f"V = {source}·W_V",
+                f"Z = softmax(Q·Kᵀ{by}) · V,  with Q = X·W_Q{b('b_Q')}, K = {source}·W_K"
+                f"{b('b_K')}, V = {source}·W_V{b('b_V')}",
                 style="bold",
             )
         )
@@ -703,6 +704,7 @@ def header(d: Derivation) -> RenderableType:
     if lesson.multi_head:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
+        tail += " + b_O" if lesson.b_O is not None else ""
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     if lesson.next is not None:
         body.append(Text(nextstep.header_line(lesson), style="bold"))

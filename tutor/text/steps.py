@@ -17,7 +17,7 @@ Pure data: no Rich, no sympy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tutor.core.kinds import NEXT_STEP_NAMES
@@ -72,6 +72,29 @@ SCALE_FORMS = {
         ),
         quiz="scaled = scores / s (this lesson's scale)",
         tex=r"$\mathrm{scaled} = \mathrm{scores} / s$",
+    ),
+}
+# a product with a bias (issue 41): its words with the term added
+BIASED = {
+    "Q": W(
+        title="Q = X · W_Q + b_Q, the queries",
+        quiz="Q = X · W_Q + b_Q: a row of X times a column of W_Q, plus b_Q's entry",
+        tex="$Q = X W_Q + b_Q$, the queries",
+    ),
+    "K": W(
+        title="K = X · W_K + b_K, the keys",
+        quiz="K = X · W_K + b_K: a row of X times a column of W_K, plus b_K's entry",
+        tex="$K = X W_K + b_K$, the keys",
+    ),
+    "V": W(
+        title="V = X · W_V + b_V, the values",
+        quiz="V = X · W_V + b_V: a row of X times a column of W_V, plus b_V's entry",
+        tex="$V = X W_V + b_V$, the values",
+    ),
+    "output": W(
+        title="output = concat · W_O + b_O",
+        quiz="output = concat · W_O + b_O: a row of concat times a column of W_O, plus b_O's entry",
+        tex="$\\mathrm{output} = \\mathrm{concat} \\cdot W_O + b_O$",
     ),
 }
 STEPS: dict[str, StepWords] = {
@@ -777,16 +800,21 @@ STEPS: dict[str, StepWords] = {
         ),
     ),
 }
-del W, S
+for _name, _words in BIASED.items():  # the biased form beside each product's own forms
+    STEPS[_name] = replace(STEPS[_name], forms={**STEPS[_name].forms, "biased": _words})
+del W, S, _name, _words
 # the order in which a form's words win
-FORMS = ("given", "columns", "source", "rope", "added", "several", "d_model", "number", "raw")
+FORMS = (
+    *("given", "columns", "source", "rope", "added", "several"),
+    *("d_model", "number", "raw", "biased"),
+)
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
 def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
     """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
     # (a step's engine is loaded: steps stays import-light)
-    from tutor.core.engine import Scale, Softmax, Sum
+    from tutor.core.engine import Product, Scale, Softmax, Sum
 
     out = []
     if step.given and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
@@ -807,6 +835,8 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("d_model" if step.of == "d_model" else "number")  # the lesson's scale:
     if isinstance(step, Softmax) and step.args[0].name.startswith("scores"):
         out.append("raw")  # scale: none, and no mask between
+    if isinstance(step, Product) and step.bias is not None:
+        out.append("biased")  # X · W + b (issue 41)
     return tuple(out)
 
 
