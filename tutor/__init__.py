@@ -30,7 +30,8 @@ if python_too_old(tuple(sys.version_info)):  # a clone run as python -m tutor: s
 
 _API = (
     "Cell", "Derivation", "GradeReport", "Lesson", "LessonError", "StepValues", "TutorError",
-    "Verdict", "Walk", "check_function", "grade", "judge", "lesson",
+    "Verdict", "Walk", "check_function", "grade", "judge", "lesson", "lesson_from_arrays",
+    "lesson_from_torch",
 )  # fmt: skip
 __all__ = ["__version__", *_API]
 
