@@ -80,3 +80,29 @@ def test_a_torch_layer_becomes_a_lesson_that_reproduces_it(batch_first: bool, bi
     assert made.drift < 1e-3  # the walk's output agrees with the layer's to 3 places
     assert (made.lesson.heads[0].b_Q is not None) == bias
     load_lesson_text(made.text, "layer.yaml", "layer")
+
+
+def test_new_from_an_npz_writes_the_lesson_and_says_the_drift(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    npz = tmp_path / "cats.npz"
+    np.savez(npz, **{k: np.array(v, dtype=float) for k, v in CATS.items()}, b_Q=[0.125, -0.5])
+    out = tmp_path / "cats-npz.yaml"
+    result = run("new", "cats-npz", "--from", str(npz), "--places", "2", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert "every entry at 2 places; rounding moves the output by at most" in result.output
+    lesson = load_lesson_text(out.read_text(), str(out), "cats-npz")
+    assert lesson.tokens == ("t1", "t2", "t3") and lesson.heads[0].b_Q == ((13, 100), (-1, 2))
+    named = run("new", "c", "--from", str(npz), "--tokens", "cats chase mice", "-o", "-")
+    assert "tokens: [cats, chase, mice]" in named.stdout
+
+
+def test_new_from_refuses_what_is_not_an_npz_of_arrays(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "x.npz"
+    bad.write_text("title: not arrays\n")
+    result = run("new", "x", "--from", str(bad))
+    assert result.exit_code == 1
+    assert "it is not a NumPy .npz of plain arrays (numpy.savez makes one)" in result.output
+    assert "Traceback" not in result.output
+    np.savez(tmp_path / "two.npz", X=np.eye(2), W_Q=np.eye(2), W_K=np.eye(2), W_V=np.eye(2))
+    short = run("new", "y", "--from", str(tmp_path / "two.npz"), "--tokens", "a b c")
+    assert short.exit_code == 1 and "--tokens gives 3 words, but X in" in short.output
+    assert run("new", "z").exit_code == 2  # neither --tokens nor --from: a usage error

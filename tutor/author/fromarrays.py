@@ -199,3 +199,30 @@ def lesson_from_torch(
     got = np.array([[c.value for c in row] for row in derive(made.lesson).step("output").cells])
     drift = float(np.max(np.abs(got - theirs.numpy())))
     return FromArrays(made.text, made.lesson, places, drift)
+
+
+def lesson_from_npz(path: Any, tokens: Sequence[str] | None, places: int, name: str) -> FromArrays:
+    """``attn-tutor new NAME --from FILE.npz``: the file's arrays (never pickled objects), rows
+    named by ``tokens`` (default t1, t2, …)."""
+    import zipfile
+
+    import numpy as np
+
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except OSError as err:
+        raise TutorError(f"cannot read {path}: {err.strerror or err}") from None
+    except (ValueError, zipfile.BadZipFile):
+        raise TutorError(
+            f"cannot read {path}: it is not a NumPy .npz of plain arrays (numpy.savez makes one)"
+        ) from None
+    if "X" not in arrays:
+        raise TutorError(
+            f"{path} has no array X; its arrays: {', '.join(sorted(arrays)) or 'none'}"
+        )
+    n = len(arrays["X"])
+    names = list(tokens) if tokens is not None else [f"t{i}" for i in range(1, n + 1)]
+    if len(names) != n:
+        raise TutorError(f"--tokens gives {len(names)} words, but X in {path} has {n} rows")
+    return lesson_from_arrays(arrays, names, places, name)
