@@ -197,6 +197,7 @@ def test_check_warns_when_large_scores_are_not_scaled(run, tmp_path: Path) -> No
     result = run("check", str(lesson_file(tmp_path, "none", loud)))
     assert result.exit_code == 0
     assert "warning: scale is none, and a score is 18.00 (|score| above 10)" in result.output
+    assert "as its scores run from 2 to 18" in result.output  # (not "scaled": there are none)
     calm = run("check", str(lesson_file(tmp_path, "none")))
     assert "scale is none" not in calm.output  # scores up to 4: no warning
     scaled = run("check", str(lesson_file(tmp_path, "sqrt_d_model", loud)))

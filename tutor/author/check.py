@@ -457,6 +457,7 @@ def head_warnings(
     z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
     (scores, scaled_step, weights), rows = worked or attention_rows(lesson, head)
     zero = "0." + "0" * lesson.precision if lesson.precision else "0"
+    what = "scores" if lesson.scale == "none" else "scaled scores"  # (scale: none: the raw ones)
 
     def at(row: Row, message: str) -> Problem:
         x = "E" if lesson.embedded else "X"
@@ -485,7 +486,7 @@ def head_warnings(
                 row,
                 f"the weights of {label}{of_head} are nearly one-hot: "
                 f"{number(weights.cells[i][row.top], 3)} on {weights.cols[row.top]}, as "
-                f"its scaled scores run from {low} to {high}; smaller entries in X, W_Q or "
+                f"its {what} run from {low} to {high}; smaller entries in X, W_Q or "
                 "W_K give softmax something to share",
             )
             continue
@@ -494,13 +495,13 @@ def head_warnings(
                 row,
                 f"the weights of {label}{of_head} are mostly {zero}: "
                 f"{row.zeros(lesson.precision)} of {len(row.seen)} show as {zero}, as its "
-                f"scaled scores run from {low} to {high}; a student learns little from "
+                f"{what} run from {low} to {high}; a student learns little from "
                 f"weights that vanish, so smaller entries in {_qk(lesson)} share them out",
             )
         elif row.loudest > MAX_SCALED:  # (mostly 0.00 has said how loud they are)
             yield at(
                 row,
-                f"the scaled scores of {label}{of_head} run from {low} to {high}, beyond "
+                f"the {what} of {label}{of_head} run from {low} to {high}, beyond "
                 f"±{MAX_SCALED:g}: e^x of such scores is not worked by hand and softmax turns "
                 f"loud; smaller entries in {_qk(lesson)} keep them in a calm range",
             )
