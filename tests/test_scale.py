@@ -86,6 +86,7 @@ def test_no_scaled_cells_on_the_sheet_or_the_form_when_none(run, tmp_path: Path)
     assert "\nscores:" in sheet and "\nweights:" in sheet and "\nscaled:" not in sheet
     form = run("export", path, "-f", "form").stdout
     assert 'data-step="scaled"' not in form and "scaled[" not in form
+    assert "Z = softmax(Q·Kᵀ) · V" in form  # the raw scores, as the lesson says
     assert "scaled[" in run("export", str(lesson_file(tmp_path, "2.5")), "-f", "form").stdout
 
 
@@ -213,3 +214,12 @@ def test_variants_keep_the_scale(run, tmp_path: Path) -> None:
     assert made
     for f in made:
         assert load_lesson(f).scale_by == (5, 2)
+
+
+def test_the_documents_formula_divides_as_the_lesson_does(run, tmp_path: Path) -> None:
+    none, model = str(lesson_file(tmp_path, "none")), str(lesson_file(tmp_path, "sqrt_d_model"))
+    assert r"\left(Q K^\top\right) V" in run("export", none, "-f", "tex", "-o", "-").stdout
+    assert '"softmax"(Q K^top) V' in run("export", none, "-f", "typ", "-o", "-").stdout
+    md = run("export", model, "-f", "md", "-o", "-").stdout
+    assert r"\frac{Q K^\top}{\sqrt{d_{\mathrm{model}}}}" in md
+    assert r"{\sqrt{d_k}}" in run("export", "cats-chase-mice", "-f", "md", "-o", "-").stdout
