@@ -91,31 +91,47 @@ def lesson_text(
     d_out: int | None = None,
     positions: str = "none",
     source: int = 0,
+    bias: bool = False,
 ) -> str:
     """A valid lesson; ``heads`` > 0 gives a multi-head lesson (``d_out``: W_O's width, else
     1 to 3). ``positions`` (given, sinusoidal, rope: d_k must then be even) and ``source``
     (the length of a source sentence, for cross-attention) add issue 17's keys."""
     lines = _sentence(rng, n, d_model, d_k, kinds, positions, source, causal)
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_v)}
-    lines += _three(rng, shapes, heads, kinds)
+    lines += _three(rng, shapes, heads, kinds, bias)
     if heads and w_o:
         width = d_out if d_out is not None else rng.randint(1, 3)
         lines.append(f"W_O: {matrix(rng, heads * d_v, width, kinds)}")
+        if bias:
+            lines.append(f"b_O: {row(rng, width, kinds)}")
     return "\n".join(lines) + "\n"
 
 
+def row(rng: random.Random, cols: int, kinds: str = "idf") -> str:
+    """One row of numbers (a bias)."""
+    return "[" + ", ".join(entry(rng, kinds) for _ in range(cols)) + "]"
+
+
 def _three(
-    rng: random.Random, shapes: dict[str, tuple[int, int]], heads: int, kinds: str
+    rng: random.Random,
+    shapes: dict[str, tuple[int, int]],
+    heads: int,
+    kinds: str,
+    bias: bool = False,
 ) -> list[str]:
-    """W_Q, W_K, W_V (or Q, K, V) of the given shapes: at the top level, or once per head."""
+    """W_Q, W_K, W_V (or Q, K, V) of the given shapes: at the top level, or once per head;
+    with ``bias``, b_Q, b_K, b_V after them (issue 41)."""
+    biases = {"b_" + key[-1]: c for key, (_, c) in shapes.items()} if bias else {}
     if not heads:
-        return [f"{key}: {matrix(rng, r, c, kinds)}" for key, (r, c) in shapes.items()]
+        lines = [f"{key}: {matrix(rng, r, c, kinds)}" for key, (r, c) in shapes.items()]
+        return lines + [f"{key}: {row(rng, c, kinds)}" for key, c in biases.items()]
     lines = ["heads:"]
     for _ in range(heads):
         lines += [
             f"{'    ' if k else '  - '}{key}: {matrix(rng, r, c, kinds)}"
             for k, (key, (r, c)) in enumerate(shapes.items())
         ]
+        lines += [f"    {key}: {row(rng, c, kinds)}" for key, c in biases.items()]
     return lines
 
 
@@ -132,6 +148,7 @@ def grouped_lesson_text(
     w_o: bool = False,
     positions: str = "none",
     source: int = 0,
+    bias: bool = False,
 ) -> str:
     """A valid lesson with grouped heads: ``heads`` query heads (W_Q only) sharing ``groups``
     key/value heads (W_K, W_V); ``positions`` and ``source`` as for ``lesson_text``."""
@@ -139,7 +156,11 @@ def grouped_lesson_text(
     lines += [
         f"kv_groups: {groups}",
         "heads:",
-        *(f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}" for _ in range(heads)),
+        *(
+            f"  - W_Q: {matrix(rng, d_model, d_k, kinds)}"
+            + (f"\n    b_Q: {row(rng, d_k, kinds)}" if bias else "")
+            for _ in range(heads)
+        ),
         "kv_heads:",
     ]
     for _ in range(groups):
@@ -147,8 +168,13 @@ def grouped_lesson_text(
             f"  - W_K: {matrix(rng, d_model, d_k, kinds)}",
             f"    W_V: {matrix(rng, d_model, d_v, kinds)}",
         ]
+        if bias:
+            lines += [f"    b_K: {row(rng, d_k, kinds)}", f"    b_V: {row(rng, d_v, kinds)}"]
     if w_o:
-        lines.append(f"W_O: {matrix(rng, heads * d_v, rng.randint(1, 3), kinds)}")
+        width = rng.randint(1, 3)
+        lines.append(f"W_O: {matrix(rng, heads * d_v, width, kinds)}")
+        if bias:
+            lines.append(f"b_O: {row(rng, width, kinds)}")
     return "\n".join(lines) + "\n"
 
 
@@ -210,6 +236,7 @@ def features_text(
         w_o="W_O" in features,
         positions=positions,
         source=source,
+        bias="bias" in features,
     )
     if "grouped" in features:
         text = grouped_lesson_text(rng, n, d_model, d_k, d_v, heads, groups, **common)  # type: ignore[arg-type]
@@ -233,7 +260,7 @@ def features_text(
 
 KINDS = (
     *("single", "causal", "heads", "given", "sinusoidal", "rope"),
-    *("cross", "grouped", "next", "columns"),
+    *("cross", "grouped", "next", "columns", "bias"),
 )
 
 
@@ -254,11 +281,12 @@ def kind_text(rng: random.Random, kind: str, precision: int = 2) -> str:
             d_k,
             d_v,
             kinds,
-            heads=2 if kind == "heads" else 0,
+            heads=2 if kind in ("heads", "bias") else 0,
             causal=kind in ("causal", "heads") or (kind == "next" and rng.random() < 0.5),
-            w_o=kind == "heads",
+            w_o=kind in ("heads", "bias"),
             positions=kind if kind in ("given", "sinusoidal", "rope") else "none",
             source=rng.randint(2, 3) if kind == "cross" else 0,
+            bias=kind == "bias",
         )
         if kind == "next":
             text += next_entry(rng, d_model, kinds)

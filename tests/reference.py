@@ -60,6 +60,7 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
     for n, head in enumerate(lesson.heads, 1):
         h = n if lesson.multi_head else None
         Q, K, V = X @ as_array(head.W_Q), S @ as_array(head.W_K), S @ as_array(head.W_V)
+        Q, K, V = Q + bias(head.b_Q), K + bias(head.b_K), V + bias(head.b_V)  # (issue 41)
         if lesson.qkv:  # the lesson gives them: numpy takes them as they are, no X·W
             Q, K, V = as_array(head.W_Q), as_array(head.W_K), as_array(head.W_V)
         if lesson.positions == "rope":
@@ -76,8 +77,12 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         Z = weights @ V
         out.update(
             {
-                ("Q", h): as_array(head.W_Q) if lesson.qkv else X @ as_array(head.W_Q),
-                ("K", h): as_array(head.W_K) if lesson.qkv else S @ as_array(head.W_K),
+                ("Q", h): as_array(head.W_Q)
+                if lesson.qkv
+                else X @ as_array(head.W_Q) + bias(head.b_Q),
+                ("K", h): as_array(head.W_K)
+                if lesson.qkv
+                else S @ as_array(head.W_K) + bias(head.b_K),
                 ("V", h): V,
                 ("scores", h): scores,
                 ("scaled", h): scaled,
@@ -93,8 +98,13 @@ def attention(lesson: Lesson) -> dict[tuple[str, int | None], np.ndarray]:
         concat = np.concatenate(Zs, axis=1)
         out[("concat", None)] = concat
         if lesson.W_O is not None:
-            out[("output", None)] = concat @ as_array(lesson.W_O)
+            out[("output", None)] = concat @ as_array(lesson.W_O) + bias(lesson.b_O)
     return out
+
+
+def bias(row) -> np.ndarray | float:  # type: ignore[no-untyped-def]
+    """A bias row as a (1, d) array to add to every row; 0 when there is none."""
+    return 0.0 if row is None else as_array((row,))
 
 
 def attention_mp(lesson: Lesson, dps: int = 600) -> dict[tuple[str, int | None], list[list]]:  # type: ignore[type-arg]

@@ -57,6 +57,7 @@ def combo_text(features: set[str], seed: int, n: int = 3, source: int = 2) -> st
             "next": lessongen.next_entry(rng, d_model),
             "grouped": "kv_groups: 1\n",
             "columns": "layout: columns\n",
+            "bias": "b_Q: [1, 0]\n",
         }
         return text + "".join(
             extra[k] for k in sorted(f) if k in extra and (k != "positions" or positions != "none")
@@ -95,9 +96,10 @@ def next_row_reference(lesson) -> dict[tuple[str, int | None], np.ndarray]:  # t
         h = n if lesson.multi_head else None
         group = lesson.group_heads(lesson.group_of(n))[0] if lesson.kv_groups else n
         g = group if lesson.multi_head else None
-        q = x @ reference.as_array(head.W_Q)
-        K = np.vstack([ref[("K", g)], x @ reference.as_array(head.W_K)])
-        V = np.vstack([ref[("V", g)], x @ reference.as_array(head.W_V)])
+        kv = lesson.heads[group - 1]
+        q = x @ reference.as_array(head.W_Q) + reference.bias(head.b_Q)
+        K = np.vstack([ref[("K", g)], x @ reference.as_array(kv.W_K) + reference.bias(kv.b_K)])
+        V = np.vstack([ref[("V", g)], x @ reference.as_array(kv.W_V) + reference.bias(kv.b_V)])
         scores = q @ K.T
         e = np.exp(scores / np.sqrt(K.shape[1]) - (scores / np.sqrt(K.shape[1])).max())
         weights = e / e.sum()
@@ -105,7 +107,9 @@ def next_row_reference(lesson) -> dict[tuple[str, int | None], np.ndarray]:  # t
         out[("z_new", h)] = weights @ V
         zs.append(weights @ V)
     if lesson.multi_head and lesson.W_O is not None:
-        out[("output_new", None)] = np.concatenate(zs, axis=1) @ reference.as_array(lesson.W_O)
+        out[("output_new", None)] = np.concatenate(zs, axis=1) @ reference.as_array(
+            lesson.W_O
+        ) + reference.bias(lesson.b_O)
     return out
 
 

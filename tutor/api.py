@@ -501,3 +501,21 @@ def _exists(path: Path) -> bool:
 
 def _md(text: str) -> str:
     return _html.escape(text).replace("*", "\\*").replace("_", "\\_")
+
+
+def lesson_from_arrays(*args: Any, **kwargs: Any) -> Any:
+    """A lesson from named arrays (``X``, ``W_Q``, ``W_K``, ``W_V`` or ``W_Q.1``, …, optional
+    ``b_*``, ``W_O``, ``b_O``), every entry an exact decimal at ``places``: its YAML
+    (``.text``), the lesson, and ``.drift``, how far the rounding moves the output
+    (``tutor.author.fromarrays``)."""
+    from tutor.author.fromarrays import lesson_from_arrays as made
+
+    return made(*args, **kwargs)
+
+
+def lesson_from_torch(module: Any, x: Any, tokens: Any, places: int = 4, **kwargs: Any) -> Any:
+    """A lesson from a ``torch.nn.MultiheadAttention`` and its input ``x`` (torch is imported
+    only here: ``pip install attn-tutor[torch]``); ``.drift`` against the module's output."""
+    from tutor.author.fromarrays import lesson_from_torch as made
+
+    return made(module, x, tokens, places, **kwargs)

@@ -26,6 +26,7 @@ from tutor.core import kinds, rules
 from tutor.core.engine import Derivation, Ref, Step
 from tutor.core.numbers import Answer
 from tutor.text import steps
+from tutor.text import working as wk
 
 if TYPE_CHECKING:
     from tutor.assess.judge import Judge
@@ -203,7 +204,9 @@ def _scores_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip,
 
 
 def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
-    """The scaled scores: divided by another number than √d_k."""
+    """The scaled scores: divided by another number than √d_k (or the lesson's own scale)."""
+    if step.by is not None or step.of != "d_k":
+        return _own_scale_slips(d, step, i, j)
     out: list[tuple[Slip, Alternative]] = []
     d_k = step.divisor
     lesson = d.lesson
@@ -222,6 +225,25 @@ def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
         if n != d_k:
             other = dataclasses.replace(step, divisor=n)
             out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
+    return out
+
+
+def _own_scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
+    """A lesson's own scale (``scale: sqrt_d_model`` or a number): the raw score, or the usual
+    √d_k where the lesson chooses another divisor."""
+    lesson = d.lesson
+    d_k = len(lesson.heads[(step.head or 1) - 1].W_K[0])
+    own = f"√{step.of} = √{step.divisor}" if step.by is None else wk.divisor_text(step)  # type: ignore[attr-defined]
+    plain = dataclasses.replace(step, by=None, of="d_k")
+    out: list[tuple[Slip, Alternative]] = [
+        (
+            Slip("not-scaled", f"that is the raw score; this lesson divides it by {own}"),
+            _at(dataclasses.replace(plain, divisor=1), i, j),
+        )
+    ]
+    if step.by is not None or step.divisor != d_k:
+        slip = Slip("usual-scale", f"that divides by √d_k = √{d_k}; this lesson divides by {own}")
+        out.append((slip, _at(dataclasses.replace(plain, divisor=d_k), i, j)))
     return out
 
 
@@ -245,10 +267,12 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
             _e_alone(src, i, j),
         )
     )
-    if isinstance(scaled, rules.Scale) and scaled.divisor != 1:
+    if isinstance(scaled, rules.Scale) and scaled.divides:
+        by = "√d_k" if scaled.by is None and scaled.of == "d_k" else "the lesson's scale"
         slip = Slip(
             "softmax-of-raw-scores",
-            "that is the softmax of the raw scores; take it of the scaled scores (divided by √d_k)",
+            "that is the softmax of the raw scores; take it of the scaled scores "
+            f"(divided by {by})",
         )
         out.append((slip, _at(step, i, j, _swap_step(scaled, scaled.args[0]))))
     if masked:
@@ -340,6 +364,14 @@ def _product(step: rules.Product, d: Derivation, i: int, j: int) -> SlipList:
     out = family(d, step, i, j) if family else []
     if d.lesson.source is not None:
         out += _cross_slips(d, step, i, j)
+    if step.bias is not None:  # issue 41: the product alone, its bias not added
+        A, B = step.args
+        slip = Slip(
+            "forgot-bias",
+            f"that is {A.key}·{B.key} alone; add the bias: {step.bias.key}'s entry "
+            f"{step.cols[j]} is added to every row",
+        )
+        out.append((slip, _at(dataclasses.replace(step, bias=None), i, j)))
     return out + _other_group(d, step, i, j) + _old_query(d, step, i, j)
 
 

@@ -6,7 +6,9 @@ is None, or (for ``mask: causal``) an N × N array of booleans, True where a tok
 Each step returned is compared with the lesson's exact values (as float64); the first that
 differs is reported: the cell, both values, and the classic slip that explains it when one does
 (forgot √d_k, divided by d_k, softmax over the wrong axis, K instead of Kᵀ, mask after softmax,
-no mask). A lesson with several heads calls the function once per head.
+no mask). A lesson with several heads calls the function once per head. A lesson with its own
+``scale:`` also passes ``scale=``, the number its scores are divided by (1 for ``none``), and
+one with biases ``b_Q=``, ``b_K=``, ``b_V=`` (1-D arrays, the head's).
 
 Pure: values in, a ``CodeReport`` out. Running the student's file is ``run_student``'s job (a
 separate process, with a time limit); ``check_function`` here calls a function in-process.
@@ -26,6 +28,7 @@ import numpy as np
 from tutor.core import kinds
 from tutor.core.engine import Derivation, Step
 from tutor.core.errors import TutorError
+from tutor.core.spec import BIASES
 
 if TYPE_CHECKING:
     from tutor.assess.walls import Walls
@@ -59,6 +62,10 @@ class Call:
     inputs: dict[str, np.ndarray | None]  # X, W_Q, W_K, W_V, mask
     truth: dict[str, np.ndarray]  # step name -> its exact values
     unmasked: str | None = None  # the step the mask is put on (returned with its −∞, or not)
+    # keywords passed besides mask, only for a lesson that has them (issue 41): ``scale``, the
+    # number the scores are divided by, for a lesson with its own ``scale:``, and the head's
+    # biases ``b_Q``, ``b_K``, ``b_V`` (each a 1-D array), for a lesson that gives them
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def calls(d: Derivation) -> list[Call]:
@@ -77,6 +84,8 @@ def calls(d: Derivation) -> list[Call]:
     out = []
     for h in heads:
         truth = {name: floats(d.step(name, h)) for name in ORDER if d.has(name, h)}
+        if "scaled" not in truth:  # scale: none: the scaled scores are the scores
+            truth["scaled"] = truth["scores"]
         unmasked = None
         if d.has("masked", h):  # scaled may be returned with the mask's −∞ in it
             masked = d.step("masked", h)
@@ -92,8 +101,25 @@ def calls(d: Derivation) -> list[Call]:
             if not d.has(w, h):
                 owner = d.lesson.group_heads(d.lesson.group_of(h or 1))[0]
             inputs[w] = floats(d.step(w, owner))
-        out.append(Call(h, inputs, truth, unmasked))
+        extra: dict[str, object] = {}
+        if d.lesson.scale != "sqrt_d_k":  # the lesson's own scale, as a number to divide by
+            extra["scale"] = scale_number(d.lesson.divisor(len(inputs["W_K"][0])))  # type: ignore[index]
+        head = d.lesson.heads[(h or 1) - 1]  # (a grouped head carries its group's b_K, b_V)
+        for key in BIASES:
+            row = getattr(head, key)
+            if row is not None:
+                extra[key] = np.array([p / q for p, q in row], dtype=np.float64)
+        out.append(Call(h, inputs, truth, unmasked, extra))
     return out
+
+
+def scale_number(divisor: int | tuple[int, int] | None) -> float:
+    """What the scores are divided by, as a float: √n, p/q, or 1 (no scaling)."""
+    if divisor is None:
+        return 1.0
+    if isinstance(divisor, tuple):
+        return divisor[0] / divisor[1]
+    return float(np.sqrt(divisor))
 
 
 @dataclass(frozen=True)
@@ -134,6 +160,8 @@ def _masked(x: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
 
 SLIPS = {
     "not-scaled": "the scores are not divided by √d_k",
+    "usual-scale": "the scores are divided by √d_k; this lesson divides them by `scale`",
+    "forgot-bias": "the bias is not added: Q = X @ W_Q + b_Q (and likewise K and V)",
     "divided-by-dk": "the scores are divided by d_k, not by √d_k",
     "softmax-column": "softmax runs down each column (axis=0); it runs along each row (axis=-1)",
     "k-not-transposed": "the scores multiply by K, not Kᵀ: a score is a query's row · a key's row",
@@ -153,16 +181,31 @@ def alternatives(call: Call) -> dict[str, dict[str, np.ndarray]]:
     def after(name: str, scores_: np.ndarray, scaled_: np.ndarray, weights_: np.ndarray) -> None:
         out[name] = {"scores": scores_, "scaled": scaled_, "weights": weights_, "Z": weights_ @ V}
 
-    after("not-scaled", scores, scores, _softmax(_masked(scores, mask)))
-    after("divided-by-dk", scores, scores / d_k, _softmax(_masked(scores / d_k, mask)))
-    scaled = scores / np.sqrt(d_k)
+    s = call.extra.get("scale", np.sqrt(d_k))  # what the lesson divides the scores by
+    if s != 1:
+        after("not-scaled", scores, scores, _softmax(_masked(scores, mask)))
+    if "scale" in call.extra:  # the lesson's own scale: dividing by √d_k is the slip
+        if s != np.sqrt(d_k):
+            usual = scores / np.sqrt(d_k)
+            after("usual-scale", scores, usual, _softmax(_masked(usual, mask)))
+    else:
+        after("divided-by-dk", scores, scores / d_k, _softmax(_masked(scores / d_k, mask)))
+    scaled = scores / s
     after("softmax-column", scores, scaled, _softmax(_masked(scaled, mask), axis=0))
     if Q.shape == K.T.shape:  # Q @ K has the scores' shape only here
         wrong = Q @ K
-        after("k-not-transposed", wrong, wrong / np.sqrt(d_k),
-              _softmax(_masked(wrong / np.sqrt(d_k), mask)))  # fmt: skip
+        after("k-not-transposed", wrong, wrong / s, _softmax(_masked(wrong / s, mask)))
     kq = K @ Q.T
-    after("key-query", kq, kq / np.sqrt(d_k), _softmax(_masked(kq / np.sqrt(d_k), mask)))
+    after("key-query", kq, kq / s, _softmax(_masked(kq / s, mask)))
+    if any(key in call.extra for key in BIASES):  # X @ W alone, no bias added (issue 41)
+        X = call.inputs["X"]
+        Qb, Kb, Vb = (X @ call.inputs[w] for w in BIASES.values())  # type: ignore[operator]
+        bare = Qb @ Kb.T
+        weights_ = _softmax(_masked(bare / s, mask))
+        out["forgot-bias"] = {
+            "Q": Qb, "K": Kb, "V": Vb, "scores": bare, "scaled": bare / s,
+            "weights": weights_, "Z": weights_ @ Vb,
+        }  # fmt: skip
     if mask is not None:
         after("mask-after-softmax", scores, scaled, np.where(mask, _softmax(scaled), 0.0))
         after("forgot-mask", scores, scaled, _softmax(scaled))
@@ -312,6 +355,7 @@ def check_function(d: Derivation, fn: Callable[..., object]) -> CodeReport:
                 inputs["W_K"].copy(),  # type: ignore[union-attr]
                 inputs["W_V"].copy(),  # type: ignore[union-attr]
                 mask=None if inputs["mask"] is None else inputs["mask"].copy(),
+                **call.extra,
             )
             results.append(steps_of(value))
         except TutorError as err:
@@ -394,6 +438,11 @@ def check_file(  # type: ignore[no-untyped-def]
         "limit": biggest,  # a step larger than any of the lesson's comes back as its shape
         "calls": [
             {k: (None if v is None else v.tolist()) for k, v in call.inputs.items()}
+            | {
+                "extra": {
+                    k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in call.extra.items()
+                }
+            }
             for call in todo
         ],
     }

@@ -194,6 +194,9 @@ def _(step: en.Product, i: int, j: int, places: int) -> list[str]:
 def _(step: en.Scale, i: int, j: int, places: int) -> list[str]:
     (scores,) = step.args
     name = cell_name(scores, i, j)
+    if step.by is not None or step.of != "d_k":  # the lesson's own scale (issue 41)
+        by = f"{step.of} = {step.divisor}" if step.by is None else f"s = {wk.divisor_text(step)}"
+        return [f"{name} = {fmt.operand(scores.cells[i][j], places)}", by]
     return [f"{name} = {fmt.operand(scores.cells[i][j], places)}", f"d_k = {step.divisor}"]
 
 

@@ -64,7 +64,11 @@ def _answer(path: str, name: str, calls: list[dict[str, object]], limit: int) ->
         for call in calls:
             mask = None if call["mask"] is None else np.array(call["mask"], dtype=bool)
             args = [np.array(call[k], dtype=np.float64) for k in ("X", *WEIGHT_KEYS)]
-            steps = steps_of(fn(*args, mask=mask))
+            extra = {  # scale, b_Q, b_K, b_V (issue 41)
+                k: np.array(v, dtype=np.float64) if isinstance(v, list) else float(v)
+                for k, v in call.get("extra", {}).items()
+            }
+            steps = steps_of(fn(*args, mask=mask, **extra))
             results.append(
                 {
                     k: {"shape": list(v.shape), "values": v.tolist() if v.size <= limit else None}

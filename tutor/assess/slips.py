@@ -17,6 +17,8 @@ REMINDERS = {
     "divided-by-dk": ("divided by d_k", "divide by √d_k, its square root"),
     "dmodel-for-dk": ("divided by √d_model", "divide by √d_k, the length of a key"),
     "dv-for-dk": ("divided by √d_v", "divide by √d_k, the length of a key"),
+    "usual-scale": ("divided by √d_k", "divide by the lesson's own scale"),
+    "forgot-bias": ("forgot the bias", "X · W + b: add the bias row to every row"),
     "softmax-column": ("softmax down a column", "softmax runs along each row"),
     "unnormalised": ("e^x alone", "divide e^x by the row's total of e^x"),
     "softmax-of-raw-scores": ("softmax of the raw scores", "take softmax of the scaled scores"),

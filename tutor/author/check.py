@@ -12,6 +12,7 @@ A lesson can be valid and still make a poor exercise. These are worth a warning:
 * a ``focus:`` on a uniform row, which the walk would then work while livelier rows exist.
 * RoPE angles (position × θ) whose cos and sin a student does not know exactly (not a multiple
   of 30° or 45°), or no θ at all (the original 10000^(−2i/d_k) radians).
+* ``scale: none`` with raw scores beyond ±``LARGE_SCORE`` (softmax all but one-hot).
 
 Warnings never make a lesson invalid. They need the engine, so this module imports sympy.
 """
@@ -112,7 +113,29 @@ def teaching_warnings(lesson: Lesson) -> list[Problem]:
     found = list(_entry_warnings(lesson)) + list(_weight_warnings(lesson))
     found += _decoding_warnings(lesson)
     found += list(_angle_warnings(lesson))
+    found += _scale_warnings(lesson)
     return sorted(found, key=lambda p: (p.line, p.col))
+
+
+LARGE_SCORE = 10  # |score| above this, unscaled: softmax of it is all but one-hot
+
+
+def _scale_warnings(lesson: Lesson) -> list[Problem]:
+    """A lesson that does not scale (``scale: none``) whose raw scores are large."""
+    if lesson.scale != "none":
+        return []
+    d = _derived(lesson)
+    cells = [c for s in d.every("scores") for row in s.cells for c in row]
+    top = max(cells, key=lambda c: abs(c.value))
+    if abs(top.value) <= LARGE_SCORE:
+        return []
+    line, col = lesson.where.get("scale", (1, 1))
+    why = (
+        f"scale is none, and a score is {number(top, lesson.precision)} (|score| above "
+        f"{LARGE_SCORE}): softmax of raw scores that large is all but one-hot; scale "
+        "them (remove scale:, or scale: sqrt_d_k) or use smaller numbers"
+    )
+    return [Problem(lesson.path, line, col, why, "warning")]
 
 
 def _decoding_warnings(lesson: Lesson) -> list[Problem]:
@@ -265,8 +288,8 @@ def attention(lesson: Lesson, head: Head) -> tuple[Step, Step, Step]:
 
     d = _derived(lesson)
     h = next(k for k, x in enumerate(lesson.heads, 1) if x is head) if lesson.multi_head else None
-    last = d.step("masked" if d.has("masked", h) else "scaled", h)
-    return d.step("scores", h), last, d.step("weights", h)
+    weights = d.step("weights", h)
+    return d.step("scores", h), weights.args[0], weights  # what the softmax reads
 
 
 _DERIVED: dict[int, tuple[Lesson, Derivation]] = {}
@@ -434,6 +457,7 @@ def head_warnings(
     z = f"head{h}.Z" if lesson.multi_head else "Z"  # the cell's name, as explain takes it
     (scores, scaled_step, weights), rows = worked or attention_rows(lesson, head)
     zero = "0." + "0" * lesson.precision if lesson.precision else "0"
+    what = "scores" if lesson.scale == "none" else "scaled scores"  # (scale: none: the raw ones)
 
     def at(row: Row, message: str) -> Problem:
         x = "E" if lesson.embedded else "X"
@@ -462,7 +486,7 @@ def head_warnings(
                 row,
                 f"the weights of {label}{of_head} are nearly one-hot: "
                 f"{number(weights.cells[i][row.top], 3)} on {weights.cols[row.top]}, as "
-                f"its scaled scores run from {low} to {high}; smaller entries in X, W_Q or "
+                f"its {what} run from {low} to {high}; smaller entries in X, W_Q or "
                 "W_K give softmax something to share",
             )
             continue
@@ -471,13 +495,13 @@ def head_warnings(
                 row,
                 f"the weights of {label}{of_head} are mostly {zero}: "
                 f"{row.zeros(lesson.precision)} of {len(row.seen)} show as {zero}, as its "
-                f"scaled scores run from {low} to {high}; a student learns little from "
+                f"{what} run from {low} to {high}; a student learns little from "
                 f"weights that vanish, so smaller entries in {_qk(lesson)} share them out",
             )
         elif row.loudest > MAX_SCALED:  # (mostly 0.00 has said how loud they are)
             yield at(
                 row,
-                f"the scaled scores of {label}{of_head} run from {low} to {high}, beyond "
+                f"the {what} of {label}{of_head} run from {low} to {high}, beyond "
                 f"±{MAX_SCALED:g}: e^x of such scores is not worked by hand and softmax turns "
                 f"loud; smaller entries in {_qk(lesson)} keep them in a calm range",
             )

@@ -25,6 +25,7 @@ from tutor.core.spec import (
     MAX_TOKENS,
     NOT_WITH_GIVEN,
     POSITIONS,
+    SCALES,
     STEP_NAMES,
     THETA_UNITS,
     VARIANT_KEYS,
@@ -63,18 +64,27 @@ TEXT = {**SCALAR, "pattern": NO_CONTROL}
 ONE_LINE = rf"^[ \t\n]*[^{CONTROL_CHARS}\n\u2028\u2029]*[ \t\n]*$"
 
 
+def _row(description: str | None = None) -> dict:
+    """One row of numbers (a bias, issue 41; a matrix's row without a description)."""
+    row = {"type": "array", "minItems": 1, "maxItems": MAX_DIM, "items": {"$ref": "#/$defs/entry"}}
+    return row if description is None else {"description": description, **row}
+
+
+# biases (issue 41): one row each, added to every row of a product
+_BIASES = {
+    "b_Q": _row("1 × d_k: the query bias, added to every row of X · W_Q (Q = X · W_Q + b_Q)."),
+    "b_K": _row("1 × d_k: the key bias, added to every row of X · W_K."),
+    "b_V": _row("1 × d_v: the value bias, added to every row of X · W_V."),
+}
+
+
 def _matrix(description: str, max_rows: int = MAX_DIM) -> dict:
     return {
         "description": description,
         "type": "array",
         "minItems": 1,
         "maxItems": max_rows,
-        "items": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_DIM,
-            "items": {"$ref": "#/$defs/entry"},
-        },
+        "items": _row(),
     }
 
 
@@ -156,6 +166,7 @@ SCHEMA: dict = {
             MAX_TOKENS,
         ),
         **_WEIGHTS,
+        **_BIASES,
         "heads": {
             "description": "Several heads instead of a top-level W_Q, W_K, W_V.",
             "type": "array",
@@ -168,6 +179,7 @@ SCHEMA: dict = {
                 "properties": {
                     "name": {**SCALAR, "pattern": ONE_LINE, "description": "The head's name."},
                     **_WEIGHTS,
+                    **_BIASES,
                     "focus": {
                         **FOCUS,
                         "description": "This head's worked cell (the rows it links).",
@@ -176,9 +188,20 @@ SCHEMA: dict = {
             },
         },
         "W_O": _matrix("(heads × d_v) × d_out: projects the heads' concatenation."),
+        "b_O": _row("1 × d_out: the output bias, added to every row of concat · W_O; needs W_O."),
         "mask": {
             "description": "causal: a token sees only itself and the tokens before it.",
             "enum": list(MASKS),
+        },
+        "scale": {
+            "description": "What the scores are divided by before the softmax: sqrt_d_k (the "
+            "default), none (softmax of the raw scores: no scaled step), sqrt_d_model, or a "
+            "positive number (8, 2.5, 5/2).",
+            "anyOf": [
+                {"enum": list(SCALES)},
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "string", "pattern": ENTRY_PATTERN, "not": {"pattern": r"^\s*[\-\u2212]"}},
+            ],
         },
         "precision": {
             "description": "Decimals shown, 0 to 10 (default 2).",
@@ -291,7 +314,12 @@ def _decoding(schema: dict) -> None:
             "type": "object",
             "required": list(KV_HEAD_KEYS),
             "additionalProperties": False,
-            "properties": {"W_K": _WEIGHTS["W_K"], "W_V": _WEIGHTS["W_V"]},
+            "properties": {
+                "W_K": _WEIGHTS["W_K"],
+                "W_V": _WEIGHTS["W_V"],
+                "b_K": _BIASES["b_K"],
+                "b_V": _BIASES["b_V"],
+            },
         },
     }
     one_next = {

@@ -48,8 +48,13 @@ def check(
 def new(
     name: Annotated[str, typer.Argument(help="The lesson's name, e.g. the-cat-sat.")],
     tokens: Annotated[
-        str, typer.Option("--tokens", help='The words, separated by spaces: "the cat sat".')
-    ],
+        str | None,
+        typer.Option(
+            "--tokens",
+            help='The words, separated by spaces: "the cat sat" (needed unless --from).',
+            show_default=False,
+        ),
+    ] = None,
     d_model: Annotated[
         int, typer.Option("--d-model", help="Features per token.", min=1, max=16, metavar="N")
     ] = 4,
@@ -96,9 +101,29 @@ def new(
         ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    from_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            help="Make it from a NumPy .npz of arrays named X, W_Q, W_K, W_V (heads: W_Q.1, …), "
+            "optional b_Q, b_K, b_V, W_O, b_O; --tokens names the rows [default: t1 t2 …].",
+            metavar="FILE.npz",
+        ),
+    ] = None,
+    places: Annotated[
+        int,
+        typer.Option("--places", help="With --from: decimals kept of each entry.", min=0, max=8),
+    ] = 4,
 ) -> None:
     """Write a new, valid lesson with hand-friendly numbers and a comment on every key."""
     import random
+
+    if from_file is not None:
+        return _new_from(name, from_file, tokens, places, output, force)
+    if tokens is None:
+        raise UsageError(
+            'new needs --tokens (the words: --tokens "the cat sat") or --from FILE.npz'
+        )
 
     from tutor.author.new import (
         Shape,
@@ -295,3 +320,30 @@ def _add_variants(original, students, output, seed, values, entries, add, lesson
         ),
         soft_wrap=True,
     )
+
+
+def _new_from(
+    name: str, path: Path, tokens: str | None, places: int, output: Path | None, force: bool
+) -> None:
+    """``new NAME --from FILE.npz``: the arrays as a lesson, and how far rounding moves it."""
+    from rich.text import Text
+
+    from tutor.author.fromarrays import lesson_from_npz
+    from tutor.author.new import check_name, parse_tokens, write_new
+
+    check_name(name)
+    made = lesson_from_npz(path, None if tokens is None else parse_tokens(tokens), places, name)
+    target = output or Path(f"{name}.yaml")
+    if str(target) == "-":
+        sys.stdout.write(made.text)
+        return
+    write_new(target, made.text, force)
+    console = make_console()
+    console.print(
+        Text(
+            f"wrote {target}: every entry at {places} places; rounding moves the output by at "
+            f"most {made.drift:.2g}"
+        ),
+        soft_wrap=True,
+    )
+    console.print(Text(f"next: attn-tutor walk {target}"), soft_wrap=True)

@@ -90,19 +90,21 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
         Q, K = scores.args
         V = d.step("Z", h).args[1]
         W_Q = Q.args[1]
-        q = matmul("q_new", x, W_Q, head=h)  # (t, d_k)
+        q = matmul("q_new", x, W_Q, head=h, bias=Q.bias)  # (t, d_k), + b_Q (issue 41)
         steps.append(q)
         if K.head not in made:  # once per key/value head (a group's first head makes it)
-            k = matmul("k_new", x, K.args[1], head=h)  # (t, d_k)
-            v = matmul("v_new", x, V.args[1], head=h)  # (t, d_v)
+            k = matmul("k_new", x, K.args[1], head=h, bias=K.bias)  # (t, d_k)
+            v = matmul("v_new", x, V.args[1], head=h, bias=V.bias)  # (t, d_v)
             K_cache = append("K_cache", K, k, labels, h)  # (N+t, d_k): N rows reused
             V_cache = append("V_cache", V, v, labels, h)  # (N+t, d_v)
             made[K.head] = K_cache, V_cache  # type: ignore[index]
             steps += [k, v, K_cache, V_cache]
         K_cache, V_cache = made[K.head]  # type: ignore[index]
         shift = lesson.n if len(tokens) > 1 else None  # new token s sees up to itself
-        divisor = d.step("scaled", h).divisor  # type: ignore[attr-defined]
-        rows = attend(q, K_cache, V_cache, divisor, h, shift, suffix="_new")  # the same rules
+        scaled = d.step("scaled", h) if d.has("scaled", h) else None  # (scale: none: no step)
+        divisor = None if scaled is None else scaled.by or scaled.divisor  # type: ignore[attr-defined]
+        of = "d_k" if scaled is None else scaled.of or "d_k"  # type: ignore[attr-defined]
+        rows = attend(q, K_cache, V_cache, divisor, h, shift, suffix="_new", of=of)  # same rules
         steps += rows
         z = rows[-1]
         outputs.append(z)
@@ -110,7 +112,10 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
         joined = concat("concat_new", outputs)  # (t, h·d_v)
         steps.append(joined)
         if lesson.W_O is not None:
-            steps.append(matmul("output_new", joined, d.step("W_O")))  # (t, d_out)
+            output = d.step("output")
+            steps.append(
+                matmul("output_new", joined, d.step("W_O"), bias=output.bias)
+            )  # (t, d_out)
     return steps
 
 

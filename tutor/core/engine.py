@@ -301,6 +301,11 @@ class Step:
     def column(self, j: int) -> list[Cell]:
         return [row[j] for row in self.cells]
 
+    @property
+    def inputs(self) -> tuple[Step, ...]:
+        """Every step this one reads: its ``args``, and a product's bias (issue 41)."""
+        return self.args
+
     # -- the rule: every subclass says how a cell is made ------------------------------------
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
@@ -399,6 +404,12 @@ class Product(Step):
     (a row of B when it is transposed)."""
 
     transpose: bool = False  # the right operand transposed (Q · Kᵀ)
+    # a given row added to every row (issue 41: Q = X · W_Q + b_Q), or None
+    bias: Step | None = None
+
+    @property
+    def inputs(self) -> tuple[Step, ...]:
+        return self.args if self.bias is None else (*self.args, self.bias)
 
     def terms(self, i: int, j: int) -> list[tuple[Cell, Cell]]:
         """The products that add up to cell (i, j)."""
@@ -414,14 +425,18 @@ class Product(Step):
         return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        return tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+        pairs = tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+        return pairs if self.bias is None else (*pairs, Ref(self.bias, 0, j))
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
-        vals = [value(r) for r in self.sources(i, j)]
-        return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)])
+        refs = self.sources(i, j)
+        bias = [] if self.bias is None else [value(refs[-1])]  # the bias term comes last
+        vals = [value(r) for r in (refs if self.bias is None else refs[:-1])]
+        return kit.total([a * b for a, b in zip(vals[::2], vals[1::2], strict=True)] + bias)
 
     def numpy(self, args: Sequence[str]) -> str:
-        return f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+        line = f"{args[0]} @ {args[1]}.T" if self.transpose else f"{args[0]} @ {args[1]}"
+        return line if len(args) < 3 else f"{line} + {args[2]}"  # (+ the bias row)
 
     def products(self, i: int, j: int) -> int:
         return sum(not _zero(a) and not _zero(b) for a, b in self.terms(i, j))
@@ -449,14 +464,27 @@ class Scale(Step):
     """Every cell of one step divided by √divisor (``scaled = scores / √d_k``)."""
 
     divisor: int = 1  # n, dividing by √n
+    # a lesson's own number (issue 41: ``scale: 8``), p/q, divided by as it is (no root)
+    by: tuple[int, int] | None = None
+    of: str = "d_k"  # what the divisor is the root of: "d_k", or "d_model" (``scale:``)
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
         return (Ref(self.args[0], i, j),)
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
+        if self.by is not None:  # a number the lesson gives, in the kit's own arithmetic
+            return value(Ref(self.args[0], i, j)) / kit.given(rational(*self.by))  # type: ignore[operator, no-any-return]
         return value(Ref(self.args[0], i, j)) / kit.root(self.divisor)  # type: ignore[operator, no-any-return]
 
+    @property
+    def divides(self) -> bool:
+        """Whether the step changes the scores at all (÷√1 does not)."""
+        return self.by != (1, 1) if self.by is not None else self.divisor != 1
+
     def numpy(self, args: Sequence[str]) -> str:
+        if self.by is not None:
+            p, q = self.by
+            return f"{args[0]} / {p}" if q == 1 else f"{args[0]} / ({p} / {q})"
         return f"{args[0]} / np.sqrt({self.divisor})"
 
 
@@ -681,8 +709,10 @@ def matmul(
     cols: Sequence[str] | None = None,
     transpose: bool = False,
     head: int | None = None,
+    bias: Step | None = None,
 ) -> Step:
-    """A · B (or A · Bᵀ): every cell a dot product of a row of A and a column of B."""
+    """A · B (or A · Bᵀ): every cell a dot product of a row of A and a column of B, plus
+    ``bias``'s entry of the column when there is a bias row (issue 41)."""
     Bt = B.cells if transpose else tuple(zip(*B.cells, strict=True))  # columns of B
     ints_a, ints_b = _as_integers(A), _as_integers(B)
     if ints_a and ints_b:  # the common case: exact integer arithmetic, fast
@@ -701,7 +731,30 @@ def matmul(
     else:
         cells = tuple(tuple(_dot(row, col) for col in Bt) for row in A.cells)
     labels = tuple(cols) if cols is not None else (B.rows if transpose else B.cols)
+    if bias is not None:
+        cells = tuple(
+            tuple(_plus(c, b) for c, b in zip(row, bias.cells[0], strict=True)) for row in cells
+        )
+        return Product(name, head, A.rows, labels, cells, (A, B), transpose=transpose, bias=bias)
     return Product(name, head, A.rows, labels, cells, (A, B), transpose=transpose)
+
+
+def _plus(c: Cell, b: Cell) -> Cell:
+    """A cell plus a given (rational) bias entry, exactly."""
+    if b.q == 0:
+        return c
+    if c.q is not None:
+        return Cell(c.q + b.q)
+    return Cell(
+        None, c.approx + b.approx, lambda: c.exact + b.exact, functools.partial(_near_plus, c, b)
+    )
+
+
+def _near_plus(c: Cell, b: Cell, places: int) -> mpmath.mpf:
+    """c + b within 10^-places (b a rational bias entry)."""
+    size = max(mag10(c.approx), mag10(b.approx), 0)
+    with MP.workdps(max(places, 0) + GUARD + size):
+        return c.near(places + 1) + b.near(places + 1)
 
 
 FIXED_BITS = 200  # bits kept below each row's largest entry: ~60 digits, more than CARRIED
@@ -792,8 +845,15 @@ def _over_root(s: Cell, n: int, places: int) -> mpmath.mpf:
         return s.near(places + 1) / MP.sqrt(n)
 
 
-def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
-    """scores / √d_k, exactly: rational when d_k is a perfect square."""
+def scale(
+    name: str, scores: Step, d_k: int | tuple[int, int], head: int | None = None, of: str = "d_k"
+) -> Step:
+    """scores / √d_k, exactly: rational when d_k is a perfect square. A pair (p, q) is a
+    number the lesson divides by as it is (``scale: 8``)."""
+    if isinstance(d_k, tuple):
+        p, q = d_k
+        cells = tuple(tuple(_times_cell(c, q, p) for c in row) for row in scores.cells)
+        return Scale(name, head, scores.rows, scores.cols, cells, (scores,), by=d_k, of="")
     root = math.isqrt(d_k)
     whole = root * root == d_k
     sqrt_dk = MP.sqrt(d_k)
@@ -817,7 +877,7 @@ def scale(name: str, scores: Step, d_k: int, head: int | None = None) -> Step:
         )
 
     cells = tuple(tuple(cell(s) for s in row) for row in scores.cells)
-    return Scale(name, head, scores.rows, scores.cols, cells, (scores,), divisor=d_k)
+    return Scale(name, head, scores.rows, scores.cols, cells, (scores,), divisor=d_k, of=of)
 
 
 def causal_mask(name: str, scaled: Step, head: int | None = None, shift: int = 0) -> Mask:
@@ -953,16 +1013,24 @@ def by_rule(rule: Step) -> Step:
 @dataclass(frozen=True)
 class Options:
     """What the explorer varies in the computation (the defaults are the lesson's own):
-    ``mask`` on or off (None: the lesson's), the divisor of the scores (``root``: √d_k, ``one``:
-    none, ``d_k``: d_k itself) and a factor (p, q) on the scaled scores (``tempered``)."""
+    ``mask`` on or off (None: the lesson's), the divisor of the scores (``lesson``: the lesson's
+    own ``scale:``, ``root``: √d_k, ``one``: none, ``d_k``: d_k itself) and a factor (p, q) on
+    the scaled scores (``tempered``)."""
 
     mask: bool | None = None
-    divisor: str = "root"
+    divisor: str = "lesson"
     factor: tuple[int, int] = (1, 1)
 
     def divisor_square(self, d_k: int) -> int:
         """The n with scores ÷ √n equal to the chosen divisor: d_k, 1 or d_k²."""
         return {"root": d_k, "one": 1, "d_k": d_k * d_k}[self.divisor]
+
+    def scaling(self, lesson: Lesson, d_k: int) -> tuple[int | tuple[int, int] | None, str]:
+        """What a head's scores are divided by (as ``attend`` takes it) and what it is the root
+        of: the lesson's own ``scale:`` unless the explorer chose another divisor."""
+        if self.divisor != "lesson":
+            return self.divisor_square(d_k), "d_k"
+        return lesson.divisor(d_k), "d_model" if lesson.scale == "sqrt_d_model" else "d_k"
 
 
 LESSON_OWN = Options()
@@ -1029,29 +1097,35 @@ def attend(
     Q: Step,
     K: Step,
     V: Step,
-    divisor: int,
+    divisor: int | tuple[int, int] | None,
     head: int | None,
     mask: int | None = None,
     factor: tuple[int, int] = (1, 1),
     suffix: str = "",
     made: Callable[..., Step] | None = None,
+    of: str = "d_k",
 ) -> list[Step]:
     """One head's attention from its queries, keys and values, as the formula reads::
 
         scores = Q · Kᵀ,  scaled = scores / √divisor,  [× t],  [masked],  weights = softmax,
         Z = weights · V
 
-    ``mask`` is the causal mask's shift (None: no mask); ``suffix`` names the decoding rows'
-    steps (``scores_new`` …), which are made by this same function. Returns the steps made,
-    Z last."""
+    ``divisor`` is n for √n, a number (p, q), or None for no scaled step at all (``scale:
+    none``; ``of`` names what n is the root of); ``mask`` is the causal mask's shift (None: no
+    mask); ``suffix`` names the decoding rows' steps (``scores_new`` …), which are made by this
+    same function. Returns the steps made, Z last."""
     from tutor.core import positions  # (it builds on this module)
 
     make = made if made is not None else (lambda f, *a, **kw: f(*a, **kw))
     scores = make(matmul, "scores" + suffix, Q, K, transpose=True, head=head)  # (N, N_src)
     if isinstance(Q, positions.Rotate):  # turned queries and keys: √3·√3 = 3, keep it exact
         scores = make(positions.rational_where_exact, scores)
-    scaled = make(scale, "scaled" + suffix, scores, divisor, head=head)  # (N, N_src)
-    steps = [scores, scaled]
+    scaled = scores
+    steps = [scores]
+    if divisor is not None:  # scale: none leaves the raw scores to the softmax
+        kw = {"of": of} if of != "d_k" else {}  # (the memo's key stays as it was)
+        scaled = make(scale, "scaled" + suffix, scores, divisor, head=head, **kw)  # (N, N_src)
+        steps.append(scaled)
     if factor != (1, 1):  # the explorer's temperature: scaled × t
         scaled = make(times, "tempered" + suffix, scaled, factor, head=head)
         steps.append(scaled)
@@ -1061,6 +1135,22 @@ def attend(
     weights = make(softmax, "weights" + suffix, scaled, head=head)  # (N, N_src), rows sum to 1
     Z = make(matmul, ("z" if suffix else "Z") + suffix, weights, V, head=head)  # (N, d_v)
     return [*steps, weights, Z]
+
+
+def bias_step(
+    made: Callable[..., Step], name: str, row: tuple[tuple[int, int], ...] | None, h: int | None
+) -> Step | None:
+    """A bias row the lesson gives, as a one-row given step (None: no bias)."""
+    return None if row is None else made(given, name, (row,), ("b",), h)
+
+
+def biased(bias: Step | None) -> dict[str, Step]:
+    """``matmul``'s keyword for a bias (none without one: the memo's key stays as it was)."""
+    return {} if bias is None else {"bias": bias}
+
+
+def given_bias(*biases: Step | None) -> list[Step]:
+    return [b for b in biases if b is not None]
 
 
 def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = None) -> Derivation:
@@ -1104,7 +1194,8 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
             steps += [Q, K, V]
         else:
             W_Q = made(given, "W_Q", head.W_Q, numbered(len(head.W_Q)), h)  # (d_model, d_k)
-            Q = made(matmul, "Q", X, W_Q, head=h)  # (N, d_k)
+            b_Q = bias_step(made, "b_Q", head.b_Q, h)  # (1, d_k), or None
+            Q = made(matmul, "Q", X, W_Q, head=h, **biased(b_Q))  # (N, d_k)
             rope = lesson.positions == "rope"  # turn each pair of columns by position × θ
             if rope:
                 from tutor.core import positions
@@ -1113,23 +1204,25 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
             group = lesson.group_of(number)
             if group in shared:  # a later head of its group reads the group's K and V
                 K, V = shared[group]
-                steps += [W_Q, Q]
+                steps += [W_Q, *given_bias(b_Q), Q]
                 if rope:
                     Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
                     steps.append(Q)
             else:  # K and V of a group belong to its first head
                 W_K = made(given, "W_K", head.W_K, numbered(len(head.W_K)), h)  # (d_model, d_k)
                 W_V = made(given, "W_V", head.W_V, numbered(len(head.W_V)), h)  # (d_model, d_v)
-                K = made(matmul, "K", source, W_K, head=h)  # (N_src, d_k)
-                V = made(matmul, "V", source, W_V, head=h)  # (N_src, d_v)
-                steps += [W_Q, W_K, W_V, Q, K, V]
+                b_K = bias_step(made, "b_K", head.b_K, h)  # (1, d_k), or None
+                b_V = bias_step(made, "b_V", head.b_V, h)  # (1, d_v), or None
+                K = made(matmul, "K", source, W_K, head=h, **biased(b_K))  # (N_src, d_k)
+                V = made(matmul, "V", source, W_V, head=h, **biased(b_V))  # (N_src, d_v)
+                steps += [W_Q, W_K, W_V, *given_bias(b_Q, b_K, b_V), Q, K, V]
                 if rope:
                     Q = made(positions.rotate, "Q_rot", Q, angles)  # (N, d_k)
                     K = made(positions.rotate, "K_rot", K, angles)  # (N, d_k)
                     steps += [Q, K]
                 shared[group] = K, V
-        n = options.divisor_square(len(head.W_K[0]))
-        made_here = attend(Q, K, V, n, h, 0 if masked else None, options.factor, made=made)
+        n, of = options.scaling(lesson, len(head.W_K[0]))
+        made_here = attend(Q, K, V, n, h, 0 if masked else None, options.factor, made=made, of=of)
         steps += made_here
         Z = made_here[-1]
         outputs.append(Z)
@@ -1138,7 +1231,9 @@ def derive(lesson: Lesson, options: Options = LESSON_OWN, memo: Memo | None = No
         steps.append(joined)
         if lesson.W_O is not None:
             W_O = made(given, "W_O", lesson.W_O, joined.cols)  # (h·d_v, d_out)
-            steps += [W_O, made(matmul, "output", joined, W_O)]  # (N, d_out)
+            b_O = bias_step(made, "b_O", lesson.b_O, None)  # (1, d_out), or None
+            output = made(matmul, "output", joined, W_O, **biased(b_O))  # (N, d_out)
+            steps += [W_O, *given_bias(b_O), output]
     if lesson.next is not None:  # one decoding step with the KV cache (tutor.core.decode)
         from tutor.core.decode import next_steps
 

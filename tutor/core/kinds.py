@@ -61,6 +61,10 @@ KINDS: tuple[Kind, ...] = (
     K("W_Q", per_head=True, editable=True, held="W_Q"),
     K("W_K", per_head=True, editable=True, held="W_K", grouped=True),
     K("W_V", per_head=True, editable=True, held="W_V", grouped=True),
+    # biases (issue 41): a given row added to every row of X·W (and of concat·W_O)
+    K("b_Q", per_head=True),
+    K("b_K", per_head=True, grouped=True),
+    K("b_V", per_head=True, grouped=True),
     K("Q", **HEAD, priority=4, columns="W_Q", held="W_Q"),
     K("K", **HEAD, priority=7, grouped=True, columns="W_K", held="W_K"),
     K("V", **HEAD, priority=6, grouped=True, columns="W_V", held="W_V"),
@@ -74,6 +78,7 @@ KINDS: tuple[Kind, ...] = (
     K("Z", **HEAD, priority=0, columns="W_V"),
     K("concat", sheet="top", points=True, focus=True, token_rows=True, columns="W_V"),
     K("W_O", editable=True, held="W_O"),
+    K("b_O"),
     K(
         "output",
         **(HEAD | {"per_head": False, "sheet": "top", "code": False}),
@@ -117,9 +122,9 @@ class Tab:
 # the explorer's tabs, in order: where each step is shown (tutor.explore.views)
 TABS: tuple[Tab, ...] = (
     Tab("x", "X = E + P", (("E", "P", "X"),), ("X", "E", "P"), when="E"),
-    Tab("q", "Q", (("X", "W_Q", "Q"), ("Q_rot",)), ("Q", "W_Q", "X", "Q_rot")),
-    Tab("k", "K", (("X_src", "W_K", "K"), ("K_rot",)), ("K", "W_K", "K_rot", "X_src")),
-    Tab("v", "V", (("X_src", "W_V", "V"),), ("V", "W_V")),
+    Tab("q", "Q", (("X", "W_Q", "Q"), ("b_Q", "Q_rot")), ("Q", "W_Q", "X", "b_Q", "Q_rot")),
+    Tab("k", "K", (("X_src", "W_K", "K"), ("b_K", "K_rot")), ("K", "W_K", "b_K", "K_rot", "X_src")),
+    Tab("v", "V", (("X_src", "W_V", "V"), ("b_V",)), ("V", "W_V", "b_V")),
     Tab("scores", "scores", (("Q_rot", "K_rot"), ("Q", "K"), ("scores",)), ("scores",)),
     Tab(
         "scaled",
@@ -128,7 +133,13 @@ TABS: tuple[Tab, ...] = (
         ("scaled", "tempered", "masked"),
     ),
     Tab("weights", "weights · Z", (("weights",), ("V", "Z")), ("weights", "Z")),
-    Tab("output", "output", (("concat",), ("W_O", "output")), ("concat", "output"), when="concat"),
+    Tab(
+        "output",
+        "output",
+        (("concat",), ("W_O", "output"), ("b_O",)),
+        ("concat", "output", "b_O"),
+        when="concat",
+    ),
     Tab(
         "next",
         "next token",

@@ -33,6 +33,10 @@ class Head:
     W_K: Matrix
     W_V: Matrix
     focus: Focus | None = None  # the head's own worked cell (the rows it links)
+    # biases (issue 41): one row each, added to every row of Q, K, V (None: no bias)
+    b_Q: tuple[Entry, ...] | None = None
+    b_K: tuple[Entry, ...] | None = None
+    b_V: tuple[Entry, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,11 @@ class Lesson:
     # Q, K and V given (issue 28; tutor.core.givenqkv): each head's W_Q, W_K, W_V hold the given
     # Q, K, V and X is the N × N identity; the engine gives Q, K, V as inputs, no X or W steps
     qkv: bool = False
+    # what the scores are divided by (issue 41): "sqrt_d_k" (as always), "none" (no scaled step),
+    # "sqrt_d_model", or "number" with ``scale_by`` the exact number
+    scale: str = "sqrt_d_k"
+    scale_by: Entry | None = None
+    b_O: tuple[Entry, ...] | None = None  # the output projection's bias (issue 41)
     layout: str = "rows"  # presentation only: "columns" shows every matrix turned on its side
 
     def group_of(self, head: int) -> int:
@@ -129,6 +138,15 @@ class Lesson:
         """The points the lesson gives a step a student fills (``Q``, ``weights``…), or None
         when it gives none: then the step is worth one point per cell."""
         return self.points.get(step_name)
+
+    def divisor(self, d_k: int) -> int | Entry | None:
+        """What a head's scores are divided by: n for √n (d_k, or d_model), an exact number
+        (p, q), or None when the lesson does not scale them."""
+        if self.scale == "none":
+            return None
+        if self.scale == "number":
+            return self.scale_by
+        return self.d_model if self.scale == "sqrt_d_model" else d_k
 
     @property
     def decoding(self) -> tuple[NextToken, ...]:
@@ -159,6 +177,14 @@ class Lesson:
             next=self.next is not None,
             layout=self.layout,
             qkv=self.qkv,
+            bias=self.biased,
+        )
+
+    @property
+    def biased(self) -> bool:
+        """Whether any head has a bias, or the output projection (issue 41)."""
+        return self.b_O is not None or any(
+            h.b_Q is not None or h.b_K is not None or h.b_V is not None for h in self.heads
         )
 
     @property
@@ -228,6 +254,16 @@ def fingerprint_of(lesson: Lesson) -> str:
         parts.append("theta=" + theta)
         if lesson.theta_units is not None:  # only with radians: degree lessons keep theirs
             parts.append("theta_units=" + ",".join(lesson.theta_units))
+    for h, head in enumerate(lesson.heads, 1):  # biases, only where given (issue 41)
+        for key in ("b_Q", "b_K", "b_V"):
+            row = getattr(head, key)
+            if row is not None:
+                parts.append(f"head{h}.{key}=" + mat((row,)))
+    if lesson.b_O is not None:
+        parts.append("b_O=" + mat((lesson.b_O,)))
+    if lesson.scale != "sqrt_d_k":  # only when chosen: older lessons keep their fingerprints
+        by = "" if lesson.scale_by is None else f"={lesson.scale_by[0]}/{lesson.scale_by[1]}"
+        parts.append(f"scale={lesson.scale}{by}")
     if lesson.source is not None:
         parts.append("source=" + "\x1f".join(lesson.source))
         parts.append("X_src=" + mat(lesson.X_src))
@@ -244,6 +280,7 @@ def features(
     next: bool,
     layout: str,
     qkv: bool = False,
+    bias: bool = False,
 ) -> frozenset[str]:
     """``spec.FEATURES`` names of a lesson's keys (the loader's, before a Lesson exists)."""
     on = {
@@ -257,6 +294,7 @@ def features(
         "next": next,
         "columns": layout == "columns",
         "qkv": qkv,
+        "bias": bias,
     }
     return frozenset(name for name, yes in on.items() if yes)
 

@@ -27,6 +27,7 @@ from tutor.core.lesson import (
     features,
     unique_labels,
 )
+from tutor.core.lessonbias import bias_key, output_bias, with_biases
 from tutor.core.numbers import parse_entry
 from tutor.core.spec import (
     FEATURES,
@@ -148,6 +149,9 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
     heads = given.heads
     W_O = _w_o(c, keys, heads)
     mask = _mask(c, keys)
+    scale, scale_by = (
+        more.scale(c, _value(keys, "scale"), qkv) if "scale" in keys else ("sqrt_d_k", None)
+    )
     precision = _precision(c, keys)
     next_token = (
         more.next_entry(c, _value(keys, "next"), given.d_model, len(tokens or ()))
@@ -161,6 +165,9 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
     )  # fmt: skip
     if given.positions == "rope":
         _rope_pairs(c, keys, heads, given.theta)
+    if not qkv:  # biases (issue 41): b_Q, b_K, b_V of each head, and b_O
+        heads = with_biases(c, keys, heads, given.kv_groups is not None)
+    b_O = output_bias(c, keys, W_O) if "b_O" in keys and not qkv else None
     notes = _notes(c, _value(keys, "notes")) if "notes" in keys else {}
     quiz = _quiz(c, _value(keys, "quiz")) if "quiz" in keys else QuizDefaults()
     focus = _focuses(c, keys, tokens, heads, mask, W_O, given.source)
@@ -185,7 +192,10 @@ def _build(c: Checker, root: yaml.Node, keys: Keys, name: str, path: str) -> Les
         heads=tuple(heads),
         multi_head="heads" in keys,
         W_O=W_O,
+        b_O=b_O,
         mask=mask,
+        scale=scale,
+        scale_by=scale_by,
         precision=precision,
         positions=given.positions,
         P=given.P,
@@ -399,10 +409,13 @@ def _combinations(
         next=next_token is not None or (qkv and "next" in keys),
         layout=layout,
         qkv=qkv,
+        bias=bias_key(keys) is not None,
     )
     for _, later, why in refused(found):
         key = FEATURES[later]
-        if key not in keys:  # positions given by P alone: at E's (or X's) key
+        if later == "bias":  # at the first bias the lesson gives
+            key = bias_key(keys)  # type: ignore[assignment]
+        elif key not in keys:  # positions given by P alone: at E's (or X's) key
             key = "P" if "P" in keys else xkey
         c.error(keys[key][1], why)
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import yaml
 
-from tutor.core.lesson import Head, NextToken
+from tutor.core.errors import AnswerError
+from tutor.core.lesson import Entry, Head, NextToken
+from tutor.core.numbers import parse_entry
 from tutor.core.spec import (
     HEAD_KEYS,
     KV_HEAD_KEYS,
@@ -16,6 +18,7 @@ from tutor.core.spec import (
     MAX_TOKENS,
     NEXT_KEYS,
     QUERY_HEAD_KEYS,
+    SCALES,
     WEIGHT_KEYS,
 )
 from tutor.core.yamlsrc import Checker, describe, suggest, whole_number
@@ -104,7 +107,7 @@ def grouped_heads(
             kv.append(None)
             continue
         mats = {}
-        for key in KV_HEAD_KEYS:
+        for key in ("W_K", "W_V"):  # (b_K and b_V are read with the other biases)
             if key not in hk:
                 c.error(h, f"missing key {key!r} of kv head {g}; expected a d_model × d matrix")
                 continue
@@ -236,3 +239,33 @@ def layout(c: Checker, node: yaml.Node) -> str:
         )
         return "rows"
     return value or "rows"
+
+
+def scale(c: Checker, node: yaml.Node, qkv: bool) -> tuple[str, Entry | None]:
+    """``scale:``: one of ``SCALES``, or a positive number read exactly (``8``, ``2.5``,
+    ``5/2``); returns the choice (``number`` for a number) and the number."""
+    value = c.scalar(node, "scale")
+    if value is None:
+        return "sqrt_d_k", None
+    if value in SCALES:
+        if value == "sqrt_d_model" and qkv:
+            c.error(
+                node,
+                "scale is sqrt_d_model, but Q, K and V are given, so the lesson has no X and no "
+                "d_model; give the number to divide by (scale: 2.83) or use sqrt_d_k",
+            )
+            return "sqrt_d_k", None
+        return value, None
+    expected = f"one of: {', '.join(SCALES)}, or a positive number to divide the scores by"
+    if not value.strip()[:1].isdigit() and not value.strip().startswith((".", "-", "\u2212")):
+        c.error(node, f"scale is {value!r}{suggest(value, SCALES)}; expected {expected}")
+        return "sqrt_d_k", None
+    try:
+        p, q = parse_entry(value, expected)
+    except AnswerError as err:
+        c.error(node, f"scale: {err}")
+        return "sqrt_d_k", None
+    if p <= 0:
+        c.error(node, f"scale is {value}; expected a positive number to divide the scores by")
+        return "sqrt_d_k", None
+    return "number", (p, q)

@@ -50,7 +50,12 @@ TOP_KEYS = (
     "V",
     "heads",
     "W_O",
+    "b_Q",
+    "b_K",
+    "b_V",
+    "b_O",
     "mask",
+    "scale",
     "precision",
     "notes",
     "quiz",
@@ -68,7 +73,9 @@ WEIGHT_KEYS = ("W_Q", "W_K", "W_V")
 GIVEN_KEYS = ("Q", "K", "V")
 # keys of the X-and-W lesson that a lesson with Q, K, V given has no use for
 NOT_WITH_GIVEN = ("X", "E", "P", *WEIGHT_KEYS, "theta", "theta_unit", "X_src", "kv_heads")
-HEAD_KEYS = ("name", *WEIGHT_KEYS, "focus")
+# biases (issue 41): one row each, added to every row of the product of X and the W it names
+BIASES = {"b_Q": "W_Q", "b_K": "W_K", "b_V": "W_V"}
+HEAD_KEYS = ("name", *WEIGHT_KEYS, "focus", *BIASES)
 # a head of a lesson that gives Q, K and V (tutor.core.givenqkv) instead of X and the W's
 GIVEN_HEAD_KEYS = ("name", *GIVEN_KEYS, "focus")
 # the steps a student fills on a sheet, and so the steps ``points:`` may name; the decoding
@@ -80,14 +87,17 @@ QUIZ_KEYS = ("steps", "count")
 # grouped heads: with kv_groups, each entry of heads gives only name, W_Q (and its own focus),
 # and kv_heads gives one W_K, W_V per group; query head h reads group
 # (h − 1) // (heads / kv_groups) + 1
-QUERY_HEAD_KEYS = ("name", "W_Q", "focus")
-KV_HEAD_KEYS = ("W_K", "W_V")
+QUERY_HEAD_KEYS = ("name", "W_Q", "b_Q", "focus")
+KV_HEAD_KEYS = ("W_K", "W_V", "b_K", "b_V")
 # layers: how many layers the lesson's attention stands for, to count K/V weights and the KV
 # cache of a whole model (a 2024 model has about 30 to 130); the arithmetic itself is one layer
 MAX_LAYERS = 1000
 NEXT_KEYS = ("token", "x")  # one decoding step: the next token and its row of X
 LAYOUTS = ("rows", "columns")  # how matrices are shown: tokens as rows, or as columns
 MASKS = ("none", "causal")
+# what the scores are divided by before the softmax (issue 41): √d_k (the default), nothing (the
+# softmax of the raw scores), √d_model, or a positive number the lesson gives (``scale: 8``)
+SCALES = ("sqrt_d_k", "none", "sqrt_d_model")
 # how token order enters (issue 17): not at all, added to the embeddings E (given P or the
 # sin/cos table), or by rotating Q and K (RoPE)
 POSITIONS = ("none", "given", "sinusoidal", "rope")
@@ -112,6 +122,7 @@ FEATURES = {
     "next": "next",  # one decoding step with the KV cache
     "columns": "layout",  # layout: columns
     "qkv": "Q",  # Q, K and V given: the lesson starts at the scores
+    "bias": "b_Q",  # biases (b_Q, b_K, b_V, b_O): X·W + b
 }
 # (earlier, later): why the two do not combine; reported at the later one's key
 REFUSED_COMBINATIONS = {
@@ -147,6 +158,10 @@ REFUSED_COMBINATIONS = {
     ("qkv", "next"): (
         "next: (one decoding step) makes the new token's q, k and v from its x and the W's, "
         "which a lesson with Q, K and V given does not have; give X and the W's, or remove next"
+    ),
+    ("qkv", "bias"): (
+        "Q, K and V are given, so there is no X · W for a bias to be added to; add the bias "
+        "to the given Q, K or V, or give X and the W's"
     ),
     ("qkv", "grouped"): (
         "kv_groups shares a W_K and W_V between query heads; with Q, K and V given, give each "

@@ -21,10 +21,10 @@ from tutor.core.errors import AnswerError, TutorError
 from tutor.core.lesson import Lesson
 from tutor.explore import views
 from tutor.explore.model import (
-    DIVISOR_TEXT,
-    DIVISORS,
     FACTORS,
     Explorer,
+    divisor_text,
+    divisors,
     factor_text,
     given_matrix,
     typed_text,
@@ -287,7 +287,7 @@ class ExploreApp(App[None]):
         lesson, s = self.model.lesson, self.model.settings
         parts = [
             f"mask {'on' if s.mask else 'off'}",
-            f"scores ÷ {DIVISOR_TEXT[s.divisor]}",
+            f"scores ÷ {divisor_text(s.divisor, lesson)}",
             f"× {factor_text(s)}",
         ]
         if lesson.multi_head:
@@ -591,10 +591,10 @@ class ExploreApp(App[None]):
         self.after_change(f"mask {'on' if mask else 'off'}")
 
     def action_divisor(self) -> None:
-        k = DIVISORS.index(self.model.settings.divisor)
-        divisor = DIVISORS[(k + 1) % len(DIVISORS)]
+        cycle = divisors(self.model.lesson)
+        divisor = cycle[(cycle.index(self.model.settings.divisor) + 1) % len(cycle)]
         self.model.configure(divisor=divisor)
-        self.after_change(f"scores ÷ {DIVISOR_TEXT[divisor]}")
+        self.after_change(f"scores ÷ {divisor_text(divisor, self.model.lesson)}")
 
     def action_factor(self, by: int) -> None:
         k = FACTORS.index(self.model.settings.factor) + by
@@ -643,13 +643,13 @@ class ExploreApp(App[None]):
         self.draw_top()
         note = (
             ""
-            if self.model.settings.divisor == "root"
+            if self.model.settings.divisor == "lesson"
             and self.model.settings.factor
             == (
                 1,
                 1,
             )
-            else " (the divisor and factor are the explorer's; the file keeps √d_k)"
+            else " (the divisor and factor are the explorer's; the file keeps its scale)"
         )
         self.say(f"saved {path}{note}; check it with: attn-tutor check {path}")
 

@@ -26,8 +26,32 @@ from tutor.text import format as fmt
 from tutor.text.cells import cell_name
 from tutor.text.lessonyaml import entry_text
 
-DIVISORS = ("root", "one", "d_k")  # scores ÷ √d_k (the lesson), ÷ 1 (no scaling), ÷ d_k
+DIVISORS = ("root", "one", "d_k")  # scores ÷ √d_k, ÷ 1 (no scaling), ÷ d_k
 DIVISOR_TEXT = {"root": "√d_k", "one": "1", "d_k": "d_k"}
+# the lesson's own scale: (issue 41), which the d key starts from ("lesson" in the settings)
+SAME_DIVISOR = {"sqrt_d_k": "root", "none": "one"}
+
+
+def divisors(lesson: Lesson) -> tuple[str, ...]:
+    """The d key's cycle: the lesson's own scale first, then the explorer's others."""
+    same = SAME_DIVISOR.get(lesson.scale)
+    return ("lesson", *(d for d in DIVISORS if d != same))
+
+
+def divisor_text(divisor: str, lesson: Lesson) -> str:
+    """A divisor setting as the explorer shows it: ``√d_k``, ``1``, ``√d_model``, ``2.5``."""
+    if divisor != "lesson":
+        return DIVISOR_TEXT[divisor]
+    same = SAME_DIVISOR.get(lesson.scale)
+    if same is not None:
+        return DIVISOR_TEXT[same]
+    if lesson.scale_by is not None:
+        from tutor.text.working import number_text
+
+        return number_text(lesson.scale_by)
+    return "√d_model"
+
+
 # factors a student steps through with [ and ]: 0 makes every row even, 10 makes it pick one
 FACTORS: tuple[tuple[int, int], ...] = ((0, 1), (1, 4), (1, 2), (1, 1), (2, 1), (4, 1), (10, 1))
 UP, DOWN = "▲", "▼"

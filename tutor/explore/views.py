@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tutor.core import kinds
 from tutor.core.engine import Derivation, Ref, Scale, Step
-from tutor.explore.model import Settings, Times, factor_text
+from tutor.explore.model import DIVISOR_TEXT, Settings, Times, factor_text
 from tutor.text import format as fmt
 from tutor.text import steps, words
 from tutor.text import working as wk
@@ -73,8 +73,8 @@ def title(step: Step, settings: Settings) -> str:
     what = steps.say(step, "short")
     if isinstance(step, Times):  # the explorer's own variations: the factor and the divisor
         what = f"{step.args[0].name} × {factor_text(settings)}"
-    elif isinstance(step, Scale):  # the lesson's and the decoding row's: the rule's divisor
-        what = f"{step.args[0].name} ÷ {divisor_text(step)}"
+    elif isinstance(step, Scale):  # the lesson's and the decoding row's
+        what = f"{step.args[0].name} ÷ {_divisor(step, settings)}"
     if not what:  # the other kinds of step: the walk's own heading (one home for it)
         what = "given" if step.given else words.step_title(step).split(" = ", 1)[-1]
     return f"{step.key} ({n} × {m}) {what}"
@@ -103,14 +103,14 @@ def _(step: Times, i: int, j: int, places: int, settings: Settings) -> str:
 
 @working_text.register
 def _(step: Scale, i: int, j: int, places: int, settings: Settings) -> str:
-    return _worked(step, i, j, places, divisor_text(step))
+    return _worked(step, i, j, places, _divisor(step, settings))
 
 
-def divisor_text(step: Scale) -> str:
-    """What the rule divides its scores by, named by the head's d_k (the width of the keys
-    the scores read): √d_k, 1 or d_k, as the explorer's ``d`` key sets it."""
-    d_k = len(step.args[0].args[1].cols)
-    return {d_k * d_k: "d_k", 1: "1", d_k: "√d_k"}.get(step.divisor, f"√{step.divisor}")
+def _divisor(step: Scale, settings: Settings) -> str:
+    """The divisor as the settings have it; the lesson's own (``scale:``) read off the step."""
+    if settings.divisor != "lesson":
+        return DIVISOR_TEXT[settings.divisor]
+    return wk.divisor_text(step) if step.by is not None else f"√{step.of}"
 
 
 def set_text(step: Step, i: int, j: int, places: int) -> str:

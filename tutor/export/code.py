@@ -45,7 +45,7 @@ def _line(step: Step) -> str:
     """One step as code: the matrix a lesson gives, or its rule's NumPy line."""
     if step.given:
         return f"{var(step)} = {_matrix(step)}"
-    return f"{var(step)} = {step.numpy([var(s) for s in step.args])}"
+    return f"{var(step)} = {step.numpy([var(s) for s in step.inputs])}"
 
 
 def _shape(step: Step) -> str:

@@ -29,6 +29,12 @@ HOW_TO_WRITE = (
 )
 
 
+def _scaled_by(lesson) -> str:  # type: ignore[no-untyped-def]
+    """The formula's division, as HTML: √d_k as usual, or the lesson's own ``scale:``."""
+    by = words.scaled_by(lesson)
+    return " / √d<sub>k</sub>" if by == " / √d_k" else _esc(by)
+
+
 def _esc(text: str) -> str:
     """Text for HTML content or a quoted attribute: ``<``, ``&`` and both quotes escaped."""
     return html.escape(words.visible(text), quote=True)
@@ -148,7 +154,7 @@ def form_page(d: Derivation) -> str:
     extra = words.extra_formulas(lesson)
     body += [f"<p>{_esc(line[:1].upper() + line[1:])}.</p>" for line in extra]
     body += [
-        '<p class="formula">Z = softmax(Q·Kᵀ / √d<sub>k</sub>) · V</p>',
+        f'<p class="formula">Z = softmax(Q·Kᵀ{_scaled_by(lesson)}) · V</p>',
         f"<p>{_esc(ROUNDING.format(places=places))} {_esc(HOW_TO_WRITE)}</p>",
         '<div class="who">',
         f'<label>Your name <input id="student" data-field="student" value="{_esc(who)}" '

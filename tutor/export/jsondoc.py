@@ -51,8 +51,26 @@ def derivation_json(
         doc["positions"] = d.lesson.positions
     if d.lesson.qkv:  # issue 28: the lesson starts at the scores
         doc["given"] = list(GIVEN_KEYS)
+    if d.lesson.scale != "sqrt_d_k":  # issue 41: the lesson's own scale, to reproduce it
+        doc["scale"] = scale_json(d)
+    if d.lesson.biased:  # issue 41: which products add a bias (their rows are given steps)
+        doc["biases"] = {s.key: s.bias.key for s in d.steps if getattr(s, "bias", None) is not None}
     doc["steps"] = [step_json(s, exact) for s in chosen]
     return doc | extras(d)
+
+
+def scale_json(d: Derivation) -> dict[str, object]:
+    """What the scores are divided by: the lesson's choice, and (unless none) the divisor,
+    exact (``5/2``, ``sqrt(8)``) and as a double."""
+    lesson = d.lesson
+    out: dict[str, object] = {"choice": lesson.scale}
+    divisor = lesson.divisor(lesson.d_k)
+    if isinstance(divisor, tuple):
+        p, q = divisor
+        out |= {"divisor": f"{p}/{q}" if q != 1 else str(p), "value": p / q}
+    elif divisor is not None:
+        out |= {"divisor": f"sqrt({divisor})", "value": math.sqrt(divisor)}
+    return out
 
 
 def extras(d: Derivation) -> dict[str, object]:

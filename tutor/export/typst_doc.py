@@ -491,6 +491,16 @@ def _preamble(first: Sheet, answers: bool, paper: str) -> list[str]:
 
 
 FORMULA = '$Z = "softmax"((Q K^top) / sqrt(d_k)) V$'
+# a lesson's own scale: (issue 41): the formula's divisor, in typst's math
+OWN_DIVISOR = {"": '$Z = "softmax"(Q K^top) V$', " / √d_model": 'sqrt(d_"model")', " / s": "s"}
+
+
+def _formula(lesson) -> str:  # type: ignore[no-untyped-def]
+    """The attention formula with the lesson's own divisor."""
+    by = words.scaled_by(lesson)
+    if by == " / √d_k":
+        return FORMULA
+    return OWN_DIVISOR[by] if not by else FORMULA.replace("sqrt(d_k)", OWN_DIVISOR[by])
 
 
 @dataclass(frozen=True)
@@ -539,7 +549,7 @@ def _sheet(sheet: Sheet, answers: bool, places: int | None) -> _SheetText:
         out += [txt(lesson.description), ""]
     out += [
         *(txt(line[:1].upper() + line[1:] + ".") + "\n" for line in words.extra_formulas(lesson)),
-        f"{FORMULA} #h(1em) "
+        f"{_formula(lesson)} #h(1em) "
         + txt(f"Decimals are rounded to {places} places, half away from zero (0.125 → 0.13)."),
     ]
     if not answers:

@@ -41,6 +41,18 @@ def mask_note(lesson: Lesson, step: Step) -> bool:
 
 
 FORMULA = r"Z = \mathrm{softmax}\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V"
+# a lesson's own scale: (issue 41): the formula's divisor, as LaTeX
+OWN_DIVISOR = {" / √d_model": r"\sqrt{d_{\mathrm{model}}}", " / s": "s"}
+
+
+def formula(lesson) -> str:  # type: ignore[no-untyped-def]
+    """The attention formula with the lesson's own divisor (none: softmax of Q Kᵀ)."""
+    by = words.scaled_by(lesson)
+    if by == " / √d_k":
+        return FORMULA
+    if not by:
+        return r"Z = \mathrm{softmax}\left(Q K^\top\right) V"
+    return FORMULA.replace(r"\sqrt{d_k}", OWN_DIVISOR[by])
 
 
 fill_steps = kinds.fill_steps  # the steps a student fills in, in the order they are computed
@@ -394,7 +406,7 @@ def markdown(d: Derivation, answers: bool = True, precision: int | None = None) 
         "",
         f"For grading: {_md_escape(identity_text(lesson))}",
         "",
-        f"$${FORMULA}$$",
+        f"$${formula(lesson)}$$",
         "",
         # the walk's own lines for positions and cross-attention (K = X_src · W_K …)
         *(f"{_md_escape(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
@@ -524,7 +536,7 @@ def latex(d: Derivation, answers: bool = True, precision: int | None = None) -> 
         "",
         f"For grading: {tex_text(identity_text(lesson))}",
         "",
-        rf"\[ {FORMULA} \]",
+        rf"\[ {formula(lesson)} \]",
         *(f"{tex_text(line[:1].upper() + line[1:])}.\n" for line in words.extra_formulas(lesson)),
         f"Decimals are rounded to {places} places, half away from zero (0.125 becomes 0.13).",
     ]

@@ -323,8 +323,8 @@ def work_scale(
     step: rules.Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
     """scores ÷ √d_k = scaled, what dividing does, and the worked cell."""
-    note = wk.scale_note(step.divisor, places)
-    return _each_cell(step, f"÷ √{step.divisor} =", note, places, width, exact, cell)
+    note = wk.scale_note(step, places)
+    return _each_cell(step, f"÷ {wk.divisor_text(step)} =", note, places, width, exact, cell)
 
 
 @rule_work.register
@@ -684,10 +684,11 @@ def header(d: Derivation) -> RenderableType:
             )
         )
     else:
+        by, b = words.scaled_by(lesson), functools.partial(words.plus_bias, lesson)
         body.append(
             Text(
-                f"Z = softmax(Q·Kᵀ / √d_k) · V,  with Q = X·W_Q, K = {source}·W_K, "
-                f"V = {source}·W_V",
+                f"Z = softmax(Q·Kᵀ{by}) · V,  with Q = X·W_Q{b('b_Q')}, K = {source}·W_K"
+                f"{b('b_K')}, V = {source}·W_V{b('b_V')}",
                 style="bold",
             )
         )
@@ -697,6 +698,7 @@ def header(d: Derivation) -> RenderableType:
     if lesson.multi_head:
         zs = " | ".join(f"Z{k}" for k in range(1, len(lesson.heads) + 1))
         tail = ",  output = concat · W_O" if lesson.W_O is not None else ""
+        tail += " + b_O" if lesson.b_O is not None else ""
         body.append(Text(f"once per head, then concat = [{zs}]{tail}", style="bold"))
     if lesson.next is not None:
         body.append(Text(nextstep.header_line(lesson), style="bold"))

@@ -83,9 +83,12 @@ def dot_phrase(step: Step, i: int, j: int, turned: bool = False) -> str:
     left, right = step.args
     if step.transpose:
         return f"query of {said(left.rows[i])} · key of {said(right.rows[j])}"
+    bias = "" if getattr(step, "bias", None) is None else f" + {step.bias.key}"  # type: ignore[attr-defined]
     if turned:
-        return f"row {right.cols[j]} of {right.key} · column {said(left.rows[i])} of {left.key}"
-    return f"row {said(left.rows[i])} of {left.key} · column {right.cols[j]} of {right.key}"
+        return (
+            f"row {right.cols[j]} of {right.key} · column {said(left.rows[i])} of {left.key}{bias}"
+        )
+    return f"row {said(left.rows[i])} of {left.key} · column {right.cols[j]} of {right.key}{bias}"
 
 
 def parse_cell(d: Derivation, text: str) -> tuple[Step, int, int]:

@@ -11,7 +11,7 @@ import re
 import textwrap
 from collections.abc import Mapping
 
-from tutor.core.lesson import Entry, Lesson, Matrix, unique_labels
+from tutor.core.lesson import Entry, Head, Lesson, Matrix, unique_labels
 from tutor.core.numbers import MAX_DIGITS, MAX_EXPONENT
 from tutor.text.format import decimal_places
 
@@ -50,6 +50,24 @@ def entry_text(entry: Entry) -> str:
     if scientific is None and _fits(fraction):
         return f'"{fraction}"'
     return scientific or plain  # none fits: the loader says why
+
+
+def _row(row: tuple[Entry, ...]) -> str:
+    return "[" + ", ".join(entry_text(e) for e in row) + "]"
+
+
+def _biases(head: Head, indent: str) -> list[str]:
+    """A head's biases (issue 41), each one row added to every row of its product."""
+    return [
+        _commented(f"{indent}{key}: {_row(row)}", f"added to every row of X · W_{key[-1]}")
+        for key, row in (("b_Q", head.b_Q), ("b_K", head.b_K), ("b_V", head.b_V))
+        if row is not None
+    ]
+
+
+def scale_text(lesson: Lesson) -> str:
+    """The lesson's ``scale:`` as written: ``none``, ``sqrt_d_model``, or its exact number."""
+    return entry_text(lesson.scale_by) if lesson.scale_by is not None else lesson.scale
 
 
 def _decimal(p: int, q: int, places: int) -> str:
@@ -127,6 +145,7 @@ def lesson_yaml(
             dim, size, why = what[key]
             lines.append(_commented(f"{key}:", f"{d_model} × {size} (d_model × {dim}): {why}"))
             lines += _rows(m, "  ")
+        lines += _biases(head, "")
     else:
         lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
         for head in lesson.heads:
@@ -139,12 +158,15 @@ def lesson_yaml(
                     _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
                 )
                 lines += _rows(m, "      ")
+            lines += _biases(head, "    ")
         assert lesson.W_O is not None
         h = len(lesson.heads)
         lines.append(
             _commented("W_O:", f"{h * d_v} × {d_model} ((heads × d_v) × d_model): mixes the heads")
         )
         lines += _rows(lesson.W_O, "  ")
+        if lesson.b_O is not None:  # issue 41
+            lines.append(_commented(f"b_O: {_row(lesson.b_O)}", "added to every row of the output"))
     mask_why = (
         "a token sees only itself and earlier tokens"
         if lesson.mask == "causal"
@@ -152,6 +174,11 @@ def lesson_yaml(
     )
     lines += [
         _commented(f"mask: {lesson.mask}", mask_why),
+        *(
+            [_commented(f"scale: {scale_text(lesson)}", "what the scores are divided by")]
+            if lesson.scale != "sqrt_d_k"
+            else []
+        ),
         _commented(f"precision: {lesson.precision}", "decimals shown in the walk, 0 to 10"),
         *(
             [_commented("layout: columns", "tokens as columns, as on AI by Hand sheets")]

@@ -17,7 +17,7 @@ Pure data: no Rich, no sympy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tutor.core.kinds import NEXT_STEP_NAMES
@@ -53,6 +53,52 @@ class StepWords:
 
 
 W, S = Words, StepWords
+# a lesson's own ``scale:`` (issue 41): the scaled step's words when it is not √d_k
+SCALE_FORMS = {
+    "d_model": W(
+        title="scaled = scores / √d_model",
+        why=(
+            "Dot products grow with the length of the vectors, and large inputs make softmax give "
+            "nearly everything to one token. This lesson divides by √d_model, the root of the "
+            "model's width, as its source does (√d_k is the usual choice)."
+        ),
+        quiz="scaled = scores / √d_model (this lesson's scale)",
+        tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_{\mathrm{model}}}$",
+    ),
+    "number": W(
+        title="scaled = scores / s",
+        why=(
+            "Dot products grow with the length of the vectors, and large inputs make softmax give "
+            "nearly everything to one token. This lesson divides every score by its own number "
+            "s, as its source does (√d_k is the usual choice)."
+        ),
+        quiz="scaled = scores / s (this lesson's scale)",
+        tex=r"$\mathrm{scaled} = \mathrm{scores} / s$",
+    ),
+}
+# a product with a bias (issue 41): its words with the term added
+BIASED = {
+    "Q": W(
+        title="Q = X · W_Q + b_Q, the queries",
+        quiz="Q = X · W_Q + b_Q: a row of X times a column of W_Q, plus b_Q's entry",
+        tex="$Q = X W_Q + b_Q$, the queries",
+    ),
+    "K": W(
+        title="K = X · W_K + b_K, the keys",
+        quiz="K = X · W_K + b_K: a row of X times a column of W_K, plus b_K's entry",
+        tex="$K = X W_K + b_K$, the keys",
+    ),
+    "V": W(
+        title="V = X · W_V + b_V, the values",
+        quiz="V = X · W_V + b_V: a row of X times a column of W_V, plus b_V's entry",
+        tex="$V = X W_V + b_V$, the values",
+    ),
+    "output": W(
+        title="output = concat · W_O + b_O",
+        quiz="output = concat · W_O + b_O: a row of concat times a column of W_O, plus b_O's entry",
+        tex="$\\mathrm{output} = \\mathrm{concat} \\cdot W_O + b_O$",
+    ),
+}
 STEPS: dict[str, StepWords] = {
     "E": S(
         PALETTE["tokens"],
@@ -192,6 +238,30 @@ STEPS: dict[str, StepWords] = {
                 )
             )
         },
+    ),
+    "b_Q": S(
+        PALETTE["query"],
+        W(
+            title="b_Q, the query bias",
+            why="A row the layer learned, added to every row of X · W_Q: Q = X · W_Q + b_Q.",
+            tex="$b_Q$, the query bias",
+        ),
+    ),
+    "b_K": S(
+        PALETTE["key"],
+        W(
+            title="b_K, the key bias",
+            why="A row the layer learned, added to every row of X · W_K: K = X · W_K + b_K.",
+            tex="$b_K$, the key bias",
+        ),
+    ),
+    "b_V": S(
+        PALETTE["value"],
+        W(
+            title="b_V, the value bias",
+            why="A row the layer learned, added to every row of X · W_V: V = X · W_V + b_V.",
+            tex="$b_V$, the value bias",
+        ),
     ),
     "Q": S(
         PALETTE["query"],
@@ -396,7 +466,10 @@ STEPS: dict[str, StepWords] = {
             quiz="scaled = scores / √d_k",
             tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_k}$",
         ),
-        {"source": W(origin="rows: target tokens (queries); columns: source tokens (keys)")},
+        {
+            "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
+            **SCALE_FORMS,
+        },
         slips="scale",
     ),
     "tempered": S(  # the explorer's: the scaled scores times a factor t (a temperature of 1/t)
@@ -446,6 +519,13 @@ STEPS: dict[str, StepWords] = {
                 tex=r"$\mathrm{weights} = \mathrm{softmax}$ down each column",
             ),
             "source": W(origin="rows: target tokens (queries); columns: source tokens (keys)"),
+            "raw": W(
+                why=(
+                    "Softmax turns each row into positive weights that add up to 1: take e^x of "
+                    "each entry and divide by the row's total. This lesson does not scale the "
+                    "scores (scale: none), as its source does: softmax takes the raw scores."
+                ),
+            ),
         },
         slips="softmax",
     ),
@@ -500,6 +580,14 @@ STEPS: dict[str, StepWords] = {
                 "per token."
             ),
             tex="$W_O$, the output projection",
+        ),
+    ),
+    "b_O": S(
+        PALETTE["output"],
+        W(
+            title="b_O, the output bias",
+            why="A row the layer learned, added to every row of concat · W_O.",
+            tex="$b_O$, the output bias",
         ),
     ),
     "output": S(
@@ -639,6 +727,21 @@ STEPS: dict[str, StepWords] = {
             quiz="scaled_new = scores_new / √d_k",
             tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / \sqrt{d_k}$",
         ),
+        {
+            "d_model": W(
+                title="scaled_new = scores_new / √d_model",
+                why="Divided by √d_model, as in the lesson's own scores.",
+                quiz="scaled_new = scores_new / √d_model (this lesson's scale)",
+                tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / "
+                r"\sqrt{d_{\mathrm{model}}}$",
+            ),
+            "number": W(
+                title="scaled_new = scores_new / s",
+                why="Divided by the lesson's own number s, as in the lesson's own scores.",
+                quiz="scaled_new = scores_new / s (this lesson's scale)",
+                tex=r"$\mathrm{scaled}_{\mathrm{new}} = \mathrm{scores}_{\mathrm{new}} / s$",
+            ),
+        },
     ),
     "masked_new": S(
         PALETTE["scores"],
@@ -699,15 +802,21 @@ STEPS: dict[str, StepWords] = {
         ),
     ),
 }
-del W, S
+for _name, _words in BIASED.items():  # the biased form beside each product's own forms
+    STEPS[_name] = replace(STEPS[_name], forms={**STEPS[_name].forms, "biased": _words})
+del W, S, _name, _words
 # the order in which a form's words win
-FORMS = ("given", "columns", "source", "rope", "added", "several")
+FORMS = (
+    *("given", "columns", "source", "rope", "added", "several"),
+    *("d_model", "number", "raw", "biased"),
+)
 COLOURS = {name: s.colour for name, s in STEPS.items()}
 
 
 def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tuple[str, ...]:
     """The forms that tell ``step`` (of ``lesson``, shown ``turned`` in the column layout)."""
-    from tutor.core.engine import Sum  # (a step's engine is loaded: steps stays import-light)
+    # (a step's engine is loaded: steps stays import-light)
+    from tutor.core.engine import Product, Scale, Softmax, Sum
 
     out = []
     if step.given and step.name in ("Q", "K", "V") and (lesson is None or lesson.qkv):
@@ -724,6 +833,12 @@ def forms(step: Step, lesson: Lesson | None = None, turned: bool = False) -> tup
         out.append("added")
     if lesson is not None and len(lesson.decoding) > 1 and step.name in NEXT_STEP_NAMES:
         out.append("several")  # next: as a list: its steps have a row per new token
+    if isinstance(step, Scale) and (step.of == "d_model" or step.by is not None):
+        out.append("d_model" if step.of == "d_model" else "number")  # the lesson's scale:
+    if isinstance(step, Softmax) and step.args[0].name.startswith("scores"):
+        out.append("raw")  # scale: none, and no mask between
+    if isinstance(step, Product) and step.bias is not None:
+        out.append("biased")  # X · W + b (issue 41)
     return tuple(out)
 
 

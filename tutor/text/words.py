@@ -24,6 +24,19 @@ def step_title(step: Step, lesson: Lesson | None = None, turned: bool = False) -
     return steps.say(step, "title", lesson, turned)
 
 
+def scaled_by(lesson: Lesson) -> str:
+    """How the header's formula divides the scores (issue 41): `` / √d_k`` as usual, the
+    lesson's own ``scale:``, or nothing for ``none``."""
+    if lesson.scale_by is not None:
+        return " / s"
+    return {"none": "", "sqrt_d_model": " / √d_model"}.get(lesson.scale, " / √d_k")
+
+
+def plus_bias(lesson: Lesson, key: str) -> str:
+    """`` + b_Q`` when some head of the lesson adds that bias (issue 41), else nothing."""
+    return f" + {key}" if any(getattr(h, key) is not None for h in lesson.heads) else ""
+
+
 def extra_formulas(lesson: Lesson) -> list[str]:
     """The lines a walk's header adds for positions and cross-attention (none otherwise)."""
     out = []

@@ -291,12 +291,17 @@ def _(
         a, b = step.pair(i, j, k)
         return Prod(Num(operand(a)), Num(operand(b)))
 
-    return (Sum(_some(range(len(step.args[0].cols)), terms, product)),)
+    shown = _some(range(len(step.args[0].cols)), terms, product)
+    if step.bias is not None:  # + the bias entry of the column (issue 41)
+        shown = (*shown, Num(operand(Ref(step.bias, 0, j))))
+    return (Sum(shown),)
 
 
 @rule_numbers.register
 def _(step: en.Scale, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     score = Num(operand(_refs(step, i, j, refs)[0]))
+    if step.by is not None:  # the lesson's own number: divided by as it is
+        return (Div(score, Num(number_text(step.by))),)
     root = fmt.whole_root(step.divisor)
     whole = () if root is None else (Div(score, Num(str(root))),)
     return (Div(score, Root(step.divisor)), *whole)
@@ -507,7 +512,7 @@ def _(step: en.Scale, i: int, j: int, places: int, terms: Elide | None) -> Worki
         j,
         places,
         _table(step, i, j, places, terms, src),
-        how=f"{cell_name(*src[0])} / √d_k",
+        how=f"{cell_name(*src[0])} / {'s' if step.by is not None else '√' + step.of}",
         blanks=f"{score} / __",
         exact_is_short=True,
     )
@@ -693,14 +698,38 @@ def concat_row(step: Step, i: int, places: int) -> tuple[str, str, str]:
     return f"{step.key}[{step.rows[i]}]", names, pieces
 
 
-def scale_note(d_k: int, places: int) -> str:
-    """What dividing by √d_k does to every score."""
+def number_text(entry: tuple[int, int]) -> str:
+    """A lesson's exact number as it reads: ``8``, ``2.5``, ``5/3``."""
+    p, q = entry
+    places = fmt.decimal_places(q)
+    if places is None:
+        return f"{p}/{q}"
+    digits = str(abs(p) * (10**places // q)).rjust(places + 1, "0")
+    text = digits if not places else f"{digits[:-places]}.{digits[-places:]}"
+    return ("−" if p < 0 else "") + text
+
+
+def divisor_text(step: en.Scale) -> str:
+    """What a scaled step divides by, as the walk writes it: ``√4``, ``8``."""
+    return number_text(step.by) if step.by is not None else f"√{step.divisor}"
+
+
+def scale_note(step: en.Scale, places: int) -> str:
+    """What dividing by √d_k (or the lesson's own ``scale:``) does to every score."""
+    if step.by is not None:
+        by = number_text(step.by)
+        return f"This lesson chooses its own scale: every score is divided by {by}."
+    d_k = step.divisor
     root = fmt.whole_root(d_k)
     divisor = (
         f"√{d_k} = {root}, and the scaled scores stay exact"
         if root is not None
         else f"√{d_k} ≈ {fmt.decimal_text(fmt.sqrt_rounded(d_k, places))}"
     )
+    if step.of != "d_k":  # sqrt_d_model: the lesson's choice, said as such
+        root_of = f"√{d_k}, the root of {step.of}, as this lesson chooses"
+        shown = f" = {root}" if root is not None else ""
+        return f"{step.of} = {d_k}, so every score is divided by {root_of}{shown}."
     return f"d_k = {d_k}, so every score is divided by {divisor}."
 
 
