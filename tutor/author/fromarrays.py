@@ -16,7 +16,7 @@ from typing import Any
 
 from tutor.core.errors import TutorError
 from tutor.core.lesson import Entry, Head, Lesson
-from tutor.core.spec import BIASES, MAX_DIM, MAX_HEADS, MAX_TOKENS
+from tutor.core.spec import BIASES, GIVEN_KEYS, MAX_DIM, MAX_HEADS, MAX_TOKENS, WEIGHT_KEYS
 
 MAX_PLACES = 8  # entries of more places are no longer worked by hand, and the loader's sums grow
 
@@ -102,10 +102,10 @@ def lesson_from_arrays(
     suffixes = _heads_of(arrays)
     heads = []
     for s in suffixes:
-        missing = [k for k in ("W_Q", "W_K", "W_V") if k + s not in arrays]
+        missing = [k for k in WEIGHT_KEYS if k + s not in arrays]
         if missing:
             raise TutorError(f"{missing[0]}{s} is missing; every head needs W_Q, W_K and W_V")
-        mats = {k: _matrix(arrays[k + s], k + s, places) for k in ("W_Q", "W_K", "W_V")}
+        mats = {k: _matrix(arrays[k + s], k + s, places) for k in WEIGHT_KEYS}
         rows = {k: _matrix(arrays[k + s], k + s, places)[0] for k in BIASES if k + s in arrays}
         heads.append(Head(None, mats["W_Q"], mats["W_K"], mats["W_V"], **rows))
     several = suffixes != [""] or "W_O" in arrays
@@ -143,7 +143,7 @@ def _reference(arrays: Mapping[str, Any], suffixes: list[str], mask: str) -> Any
         Q, K, V = (
             X @ np.asarray(arrays[w + s], dtype=np.float64)
             + np.asarray(arrays.get(b + s, 0.0), dtype=np.float64)
-            for w, b in (("W_Q", "b_Q"), ("W_K", "b_K"), ("W_V", "b_V"))
+            for b, w in BIASES.items()
         )
         scaled = Q @ K.T / np.sqrt(K.shape[1])
         if mask == "causal":
@@ -182,7 +182,7 @@ def lesson_from_torch(
         arrays: dict[str, Any] = {"X": rows.numpy()}
         for h in range(H):
             cols = slice(h * d, (h + 1) * d)
-            for k, key in enumerate(("Q", "K", "V")):
+            for k, key in enumerate(GIVEN_KEYS):
                 arrays[f"W_{key}.{h + 1}"] = W[k * E : (k + 1) * E].T[:, cols]
                 if b is not None:
                     arrays[f"b_{key}.{h + 1}"] = b[k * E : (k + 1) * E][cols]
