@@ -58,7 +58,7 @@ from tutor.assess.ranges import (  # noqa: F401 (the answer's range, read from t
     written_range,
 )
 from tutor.core import kinds
-from tutor.core.engine import Derivation, Product, Ref, Softmax, Step
+from tutor.core.engine import Derivation, Product, Ref, Scale, Softmax, Step
 from tutor.core.numbers import Answer
 from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
@@ -86,6 +86,7 @@ class Verdict:
     exact: bool  # the answer was an exact form equal to the value
     kind: str  # "exact" | "rounded" | "hand" | "fewer" | "wrong"
     message: str
+    way: str = ""  # for "hand": the way of working that gives it ("from scaled as shown (…)")
 
 
 class Remembered:
@@ -122,6 +123,8 @@ class Judge:
         self._given: dict[tuple[int, int, int], Interval] = {}
         self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
+        self._ways = hn.ways(places)  # every way of working by hand, simplest first
+        self._way_values: dict[tuple[int, int, int, int], Range | None] = {}
 
     def hides(self, step: Step, i: int, j: int) -> bool:
         """A scaled score the causal mask turns into −∞ (the walk shows −∞ there): the mask's
@@ -327,17 +330,96 @@ class Judge:
         if surely or self.honest_at(answer, step, i, j):
             if tight.meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
                 return Verdict(True, False, "rounded", f"right to {q} places")
-            return Verdict(
-                True,
-                False,
-                "hand",
-                "right for the rounded inputs shown; the exact value rounds to "
-                + fmt.decimal_text(fmt.round_half_up(cell, q)),
-            )
+            # right only for rounded inputs: when a way of working gives it, named
+            way = self.way_for(step, i, j, a.lo - half, a.hi + half)
+            if way is not None:
+                words = self.way_words(way, step, i, j)
+                exact = fmt.decimal_text(fmt.round_half_up(cell, q))
+                return Verdict(
+                    True, False, "hand", f"right {words}; the exact value rounds to {exact}", words
+                )
         q = written_places(answer)
         if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
+
+    # -- the ways of working by hand -----------------------------------------------------------
+
+    def way_value(self, way: hn.Way, step: Step, i: int, j: int) -> Range | None:
+        """Cell (i, j) worked one way from the lesson's inputs: each intermediate as the way
+        carries it, the cell itself unrounded (None: the way cannot work it)."""
+        key = (id(way), id(step), i, j)
+        if key not in self._way_values:
+            self._steps[id(step)] = step
+
+            def value(ref: Ref) -> Range:
+                s = ref.step
+                if s.given:
+                    return way.given(s.cells[ref.i][ref.j])
+                if way.table:  # read off the walk's table
+                    return hn.rounded_to(hn.enclosed(s.cells[ref.i][ref.j]), way.carry)
+                got = self.way_value(way, s, ref.i, ref.j)
+                if got is None:
+                    raise ZeroDivisionError("an input this way cannot work")
+                if reads_through(s, ref.i, ref.j):
+                    return got
+                return hn.rounded_to(got, way.carry)
+
+            try:
+                self._way_values[key] = step.combine(i, j, value, way)
+            except ZeroDivisionError:
+                self._way_values[key] = None
+        return self._way_values[key]
+
+    def way_for(self, step: Step, i: int, j: int, lo: object, hi: object) -> hn.Way | None:
+        """The simplest way of working whose cell (i, j) meets [lo, hi] (None: no way does)."""
+        for way in self._ways:
+            r = self.way_value(way, step, i, j)
+            if isinstance(r, Interval) and r.meets(lo, hi):
+                return way
+        return None
+
+    def way_words(self, way: hn.Way, step: Step, i: int, j: int) -> str:
+        """A way of working in a student's words: "from scaled as shown (2.83 and 1.41)",
+        "subtracting the row's largest first, e^(x − m) to 2 places"."""
+        parts = []
+        if way.table and way.carry is not None:
+            parts.append(self._shown_inputs(step, i, j, way.carry))
+        elif way.carry is not None:
+            parts.append(f"rounding each step to {_places(way.carry)} as you go")
+        if way.rounds is not None:
+            r = way.rounds
+            upstream = _upstream(step)
+            roots = sorted(
+                {s.divisor for s in upstream if isinstance(s, Scale)} - {n * n for n in range(9)}
+            )
+            said = [f"√{n} as {fmt.decimal_text(fmt.sqrt_rounded(n, r))}" for n in roots]
+            if any(isinstance(s, Softmax) for s in upstream):
+                if way.shifted:
+                    parts.append(f"subtracting the row's largest first, e^(x − m) to {_places(r)}")
+                else:
+                    said.append(f"each e^x to {_places(r)}")
+            if said:
+                parts.append("with " + " and ".join(said))
+        return ", ".join(parts) or "for the rounded inputs shown"
+
+    def _shown_inputs(self, step: Step, i: int, j: int, places: int) -> str:
+        """The worked inputs of cell (i, j) as the walk shows them: "from scaled as shown
+        (2.83 and 1.41)" (or rounded to more ``places``)."""
+        refs = []
+        for ref in step.sources(i, j):
+            while (copy := ref.step.copy_of(ref.i, ref.j)) is not None:
+                ref = copy
+            cell = ref.step.cells[ref.i][ref.j]
+            if not ref.step.given and not cell.masked and not cell.is_integer:
+                refs.append(ref)
+        if not refs:
+            return f"from the inputs to {_places(places)}"
+        texts = list(dict.fromkeys(fmt.number(r.step.cells[r.i][r.j], places) for r in refs))
+        listed = texts[:4] + (["…"] if len(texts) > 4 else [])
+        said = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+        shown = "as shown" if places == self.places else f"to {_places(places)}"
+        return f"from {refs[0].step.key} {shown} ({said})"
 
     def _as_decimal(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
         """An expression, or a fraction that is not the exact value, judged as the decimal it
@@ -446,6 +528,18 @@ class Judge:
                 ):
                     continue
             r = self.range(step, i, j) if r is None else r
+
+
+def _upstream(step: Step) -> list[Step]:
+    """The step and every step it is made from."""
+    out: list[Step] = []
+    todo = [step]
+    while todo:
+        s = todo.pop()
+        if all(s is not t for t in out):
+            out.append(s)
+            todo += list(s.args)
+    return out
 
 
 def _literal_places(answer: Answer) -> int | None:
