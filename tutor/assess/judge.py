@@ -336,7 +336,7 @@ class Judge:
                 words = self.way_words(way, step, i, j)
                 exact = fmt.decimal_text(fmt.round_half_up(cell, q))
                 return Verdict(
-                    True, False, "hand", f"right {words}; the exact value rounds to {exact}", words
+                    True, False, "hand", f"right, {words}; the exact value rounds to {exact}", words
                 )
         q = written_places(answer)
         if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
