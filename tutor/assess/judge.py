@@ -487,6 +487,17 @@ class Judge:
         inside = r.meets(cut.lo, cut.hi) and not (r.hi == cut.lo or r.lo == cut.hi)
         return inside
 
+    def near_miss(self, step: Step, i: int, j: int, answer: Answer) -> bool:
+        """The answer is one slip of the pen from the true value as shown: one digit different,
+        or one unit of its last place away (0.19 for 0.20). Such a difference explains an
+        answer at least as well as a misconception that happens to land there."""
+        cell = step.cells[i][j]
+        q = written_places(answer)
+        if q is None or cell.masked or answer.value == -sympy.oo:
+            return False
+        mine, true = _units(answer, cell, q)
+        return abs(mine - true) == 1 or _one_digit(mine, true, q)
+
     def pen_slip(self, step: Step, i: int, j: int, answer: Answer) -> bool:
         """A slip of the pen, still a recognisable attempt at the cell: a digit or the sign
         away from the true value (not a lone digit for another, like 0 for 2), a term of a
@@ -496,13 +507,10 @@ class Judge:
         cell = step.cells[i][j]
         q = written_places(answer)
         if q is not None and not cell.masked and answer.value != 0:
-            true = scaled_half_up(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
-            mine = scaled_half_up(QQ(int(answer.value.p), int(answer.value.q)), q)
-            if mine == -true:
-                return True
-            a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)
-            same_sign = (mine >= 0) == (true >= 0)
-            if same_sign and len(a) == len(b) >= 2 and sum(map(str.__ne__, a, b)) == 1:
+            mine, true = _units(answer, cell, q)
+            if mine == -true or (
+                len(str(abs(true)).zfill(q + 1)) >= 2 and _one_digit(mine, true, q)
+            ):
                 return True
         if not isinstance(step, Product):  # a term of a sum dropped: a product's slip
             return False
@@ -528,6 +536,19 @@ class Judge:
                 ):
                     continue
             r = self.range(step, i, j) if r is None else r
+
+
+def _units(answer: Answer, cell, q: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """The answer and the cell's true value in units of the answer's last place, half up."""
+    true = scaled_half_up(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
+    return scaled_half_up(QQ(int(answer.value.p), int(answer.value.q)), q), true
+
+
+def _one_digit(mine: int, true: int, q: int) -> bool:
+    """Two numbers (in units of the last place) of one sign and length, one digit apart."""
+    a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)
+    same_sign = (mine >= 0) == (true >= 0)
+    return same_sign and len(a) == len(b) and sum(map(str.__ne__, a, b)) == 1
 
 
 def _upstream(step: Step) -> list[Step]:

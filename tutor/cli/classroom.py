@@ -102,6 +102,14 @@ def grade(
             metavar="DIR",
         ),
     ] = None,
+    feedback_key: Annotated[
+        bool,
+        typer.Option(
+            "--feedback-key",
+            help="With --feedback: give a blank sheet the true values and their working too "
+            "(by default its feedback says only that nothing was handed in).",
+        ),
+    ] = False,
     hold_flagged: Annotated[
         bool,
         typer.Option(
@@ -119,6 +127,10 @@ def grade(
     kind, scale = _grade_options(
         json_out, csv_out, report, output, lms, roster, assignment, out_of, feedback_dir
     )
+    if feedback_key and feedback_dir is None:
+        raise UsageError(
+            "--feedback-key says what a blank sheet's feedback holds; give --feedback DIR"
+        )
     if hold_flagged and csv_out is None:
         raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
@@ -152,7 +164,7 @@ def grade(
             grades, csv_out, lms, table, assignment, scale, hold_flagged, flags_out
         )
     if feedback_dir is not None:
-        _write_feedback(grades, feedback_dir, inputs)
+        _write_feedback(grades, feedback_dir, inputs, feedback_key)
     if report:
         _class_report(grades, output, kind, hold_flagged)
     if grades.bad or problems:
@@ -281,8 +293,11 @@ def _out_of(text: str | None) -> "sympy.Rational | None":
         raise UsageError(str(e)) from None
 
 
-def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -> None:
-    """One .md and one .html per graded sheet, named after the student."""
+def _write_feedback(
+    grades: "ClassGrades", folder: Path, inputs: "list[Path]", key: bool = False
+) -> None:
+    """One .md and one .html per graded sheet, named after the student (a blank sheet's with
+    the answer key only when ``key``)."""
     from tutor.assess import feedback as fb
 
     try:
@@ -294,7 +309,7 @@ def _write_feedback(grades: "ClassGrades", folder: Path, inputs: "list[Path]") -
         for suffix in (".md", ".html"):
             _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
     for r, stem in zip(grades.graded, stems, strict=True):
-        f = fb.feedback(r)
+        f = fb.feedback(r, key)
         write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
         write_output(fb.html_page(f), folder / f"{stem}.html", force=True)
 
