@@ -404,3 +404,23 @@ def test_a_way_follows_each_shared_input_once() -> None:
     with mpmath.workdps(50):
         expected = e(mpmath.mpf("2.83")) / (2 * e(mpmath.mpf("1.41")) + e(mpmath.mpf("2.83")))
         assert abs(mpmath.mpf(r.lo.numerator) / r.lo.denominator - expected) < mpmath.mpf(10) ** -30
+
+
+def test_a_tie_carried_is_rounded_as_it_is_shown() -> None:
+    """the-cake-two-heads: head 1's weights in row ate are each exactly 1/8, worked through
+    e^x: carried as shown they are 0.13 (half away from zero), so Z from them is 0.39; a
+    range holding both 0.12 and 0.13 for every weight let 0.36 through."""
+    assert not _judged("the-cake-two-heads", "head1.Z[ate, 1]", "0.36").right
+    v = _judged("the-cake-two-heads", "head1.Z[ate, 1]", "0.39")
+    assert v.right and v.way == "from head1.weights as shown (0.13)"
+
+
+def test_x_over_the_sum_of_x_is_named_in_a_row_of_two() -> None:
+    """The first new token of the-cake-next-token sees two scores, the second 0: x / Σx is
+    1.00 for the first (its e^x share is not)."""
+    from tutor.text.cells import parse_cell
+
+    d = derive(load_lesson(LESSONS / "the-cake-next-token.yaml", name="the-cake-next-token"))
+    step, i, j = parse_cell(d, "weights[ate, I]")
+    found = jd.judge_for(d).slips(step, i, j, read_answer("1.00"))
+    assert [s.name for s in found] == ["no-exp"]
