@@ -424,3 +424,9 @@ def test_x_over_the_sum_of_x_is_named_in_a_row_of_two() -> None:
     step, i, j = parse_cell(d, "weights[ate, I]")
     found = jd.judge_for(d).slips(step, i, j, read_answer("1.00"))
     assert [s.name for s in found] == ["no-exp"]
+
+
+def test_a_way_says_no_more_than_it_needs() -> None:
+    """0.68 needs e^(x − m) rounded to 2 places, not √2 rounded too: the words say so."""
+    v = _judged("cats-chase-mice", "weights[cats, chase]", "0.68")
+    assert v.way == "subtracting the row's largest first, e^(x − m) to 2 places"

@@ -429,10 +429,16 @@ class Way(Enclosure):
     in a weight's numerator and its row's total), where ``Honest`` widens each on its own."""
 
     def __init__(
-        self, carry: int | None, rounds: int | None, shifted: bool, table: bool = False
+        self,
+        carry: int | None,
+        rounds: int | None,
+        shifted: bool,
+        table: bool = False,
+        roots: bool = True,
     ) -> None:
         super().__init__()
         self.carry, self.rounds, self.shifted = carry, rounds, shifted
+        self.roots = roots  # √d_k rounded with the e^x (False: the e^x alone)
         # ``table``: the cell's inputs read off the walk's tables (their exact values rounded
         # to ``carry`` places); else each carried from the student's own work, step by step
         self.table = table
@@ -451,7 +457,7 @@ class Way(Enclosure):
         whole = math.isqrt(n)
         if whole * whole == n:
             return Interval(QQ(whole))
-        return rounded_to(around(MPX.sqrt(n)), self.rounds)  # type: ignore[return-value]
+        return rounded_to(around(MPX.sqrt(n)), self.rounds if self.roots else None)  # type: ignore[return-value]
 
     def share(self, xs: list[Interval], j: int) -> Interval:
         """e^x_j / Σ e^x_k, each e^x (or e^(x − m)) rounded as the way says: the e^x_j of the

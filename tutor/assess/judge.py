@@ -125,6 +125,7 @@ class Judge:
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self._ways = hn.ways(places)  # every way of working by hand, simplest first
         self._way_values: dict[tuple[int, int, int, int], Range | None] = {}
+        self._exp_only: dict[int, hn.Way] = {}  # a way with √d_k exact, by the way's id
 
     def hides(self, step: Step, i: int, j: int) -> bool:
         """A scaled score the causal mask turns into −∞ (the walk shows −∞ there): the mask's
@@ -372,11 +373,19 @@ class Judge:
         return self._way_values[key]
 
     def way_for(self, step: Step, i: int, j: int, lo: object, hi: object) -> hn.Way | None:
-        """The simplest way of working whose cell (i, j) meets [lo, hi] (None: no way does)."""
+        """The simplest way of working whose cell (i, j) meets [lo, hi] (None: no way does);
+        with √d_k exact when only its e^x need rounding (so that the words say no more)."""
         for way in self._ways:
             r = self.way_value(way, step, i, j)
             if isinstance(r, Interval) and r.meets(lo, hi):
-                return way
+                if way.rounds is None:
+                    return way
+                bare = self._exp_only.get(id(way))
+                if bare is None:
+                    bare = hn.Way(way.carry, way.rounds, way.shifted, way.table, roots=False)
+                    self._exp_only[id(way)] = bare
+                r = self.way_value(bare, step, i, j)
+                return bare if isinstance(r, Interval) and r.meets(lo, hi) else way
         return None
 
     def way_words(self, way: hn.Way, step: Step, i: int, j: int) -> str:
@@ -394,6 +403,7 @@ class Judge:
                 {s.divisor for s in upstream if isinstance(s, Scale)} - {n * n for n in range(9)}
             )
             said = [f"√{n} as {fmt.decimal_text(fmt.sqrt_rounded(n, r))}" for n in roots]
+            said = said if way.roots else []
             if any(isinstance(s, Softmax) for s in upstream):
                 if way.shifted:
                     parts.append(f"subtracting the row's largest first, e^(x − m) to {_places(r)}")
