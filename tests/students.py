@@ -441,3 +441,18 @@ def honest_report(run, path, tmp_path) -> dict:  # type: ignore[no-untyped-def, 
     result = run("grade", str(path), str(sheet), "--json")
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def near_truth(text: str, cell) -> bool:  # type: ignore[no-untyped-def]
+    """``text`` one digit, or one unit of its last place, from the cell's true value: what a
+    slip of the pen explains as well as any misconception (issue 39, item 6)."""
+    if cell.masked or not Decimal(text).is_finite():
+        return False
+    places = max(0, -Decimal(text).as_tuple().exponent)  # type: ignore[operator]
+    unit = Decimal(1).scaleb(-places)
+    true = Decimal(str(cell.approx)).quantize(unit, rounding=ROUND_HALF_UP)
+    a, b = int(Decimal(text) / unit), int(true / unit)
+    if abs(a - b) == 1:
+        return True
+    x, y = str(abs(a)).zfill(places + 1), str(abs(b)).zfill(places + 1)
+    return (a >= 0) == (b >= 0) and len(x) == len(y) and sum(map(str.__ne__, x, y)) == 1
