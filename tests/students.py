@@ -372,12 +372,13 @@ def _dropped(st: Student, step: Step, i: int, j: int, shown: Decimal) -> Decimal
     """A sum of products with one (non-zero) term left out."""
     if not isinstance(step, Product):
         return None
-    refs = step.sources(i, j)
-    terms = [st.value(a) * st.value(b) for a, b in zip(refs[::2], refs[1::2], strict=True)]
+    pairs = (step.pair(i, j, k) for k in range(len(step.args[0].cols)))
+    terms = [st.value(a) * st.value(b) for a, b in pairs]
     nonzero = [t for t in terms if t != 0]
     if len(nonzero) < 2:
         return None
-    return dec(MPS.fsum(terms) - nonzero[-1], st.places)
+    bias = [] if step.bias is None else [st.value(step.sources(i, j)[-1])]  # given: kept
+    return dec(MPS.fsum(terms + bias) - nonzero[-1], st.places)
 
 
 # slips of the pen at a chosen cell, then honest work from it: each should cost that cell alone

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.assess import grade as gr
-from tutor.assess.classreport import SLIP_SUMMARY
+from tutor.assess.classreport import said_of
 from tutor.assess.report import lost_working
 from tutor.assess.slips import REMINDERS
 from tutor.text.words import visible
@@ -60,7 +60,7 @@ class Feedback:
 
 def slip_sentence(slip: str) -> str:
     """``You did not divide by √d_k; divide each score by √d_k.``"""
-    what = SLIP_SUMMARY.get(slip) or REMINDERS.get(slip, (slip, ""))[0]
+    what = said_of(slip)
     right = REMINDERS.get(slip, ("", ""))[1]
     return f"You {what}" + (f"; {right}." if right else ".")
 
@@ -130,7 +130,7 @@ def feedback_line(r: gr.Report) -> str:
     line = f"Lost {len(lost)} of {len(r.cells)} cells: {shown}."
     named = sorted({g.slip.name for g in r.cells if g.slip is not None})
     if named:
-        line += " Slips: " + "; ".join(SLIP_SUMMARY.get(s, s) for s in named) + "."
+        line += " Slips: " + "; ".join(said_of(s) for s in named) + "."
     return visible(line)
 
 

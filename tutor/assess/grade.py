@@ -445,7 +445,8 @@ def grade(d: Derivation, sheet: Sheet) -> Report:
 def named_fairly(grader: _Grader, cells: list[Graded]) -> list[Graded]:
     """A step's cells with only the slips that explain better than a slip of the pen: none on
     a junk sheet; none on a cell one digit or one unit from the truth (``Judge.near_miss``)
-    unless most of its row, or of the step, shows the same slip. Such a cell stays an attempt:
+    unless most of the wrong cells of its row, or of the step, show the same slip (two at least).
+    Such a cell stays an attempt:
     the pen slip explains it. A value cut off, not rounded (``TRUNCATED``) is one unit away by
     nature, and the judge names it only when it is the right value cut off: it stands."""
     if grader.junk:
@@ -453,9 +454,14 @@ def named_fairly(grader: _Grader, cells: list[Graded]) -> list[Graded]:
 
     def most(group: list[Graded], name: str) -> bool:
         # a row of one asked cell (the causal mask's first row) is all of itself: the slip
-        # stands; a longer row or step needs more than one cell to follow it
+        # stands; a longer row or step needs more than one cell to follow it, and most of its
+        # cells that are wrong (a slip changes only some cells: forgetting a bias of [0.5, 0]
+        # changes the first column alone, and every cell it changes follows it)
         n = sum(any(s.name == name for s in g.slips) for g in group)
-        return 2 * n > len(group) and (n >= 2 or len(group) == 1)
+        if len(group) == 1:
+            return n == 1
+        wrong = sum(g.verdict == "wrong" for g in group)
+        return n >= 2 and 2 * n > wrong
 
     out = []
     for g in cells:

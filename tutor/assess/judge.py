@@ -522,8 +522,8 @@ class Judge:
             coarse = None
         r = None
         value = self.resolved(self.carried)
-        refs = step.sources(i, j)
-        for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
+        # the products of the sum (a bias term, last among the sources, is not one of them)
+        for a_ref, b_ref in (step.pair(i, j, k) for k in range(len(step.args[0].cols))):
             x, y = value(a_ref), value(b_ref)
             if coarse is not None:  # rule the term (and twice the term) out cheaply first
                 t = hn.fixed(x) * hn.fixed(y)
