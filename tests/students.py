@@ -372,12 +372,13 @@ def _dropped(st: Student, step: Step, i: int, j: int, shown: Decimal) -> Decimal
     """A sum of products with one (non-zero) term left out."""
     if not isinstance(step, Product):
         return None
-    refs = step.sources(i, j)
-    terms = [st.value(a) * st.value(b) for a, b in zip(refs[::2], refs[1::2], strict=True)]
+    pairs = (step.pair(i, j, k) for k in range(len(step.args[0].cols)))
+    terms = [st.value(a) * st.value(b) for a, b in pairs]
     nonzero = [t for t in terms if t != 0]
     if len(nonzero) < 2:
         return None
-    return dec(MPS.fsum(terms) - nonzero[-1], st.places)
+    bias = [] if step.bias is None else [st.value(step.sources(i, j)[-1])]  # given: kept
+    return dec(MPS.fsum(terms + bias) - nonzero[-1], st.places)
 
 
 # slips of the pen at a chosen cell, then honest work from it: each should cost that cell alone
@@ -441,3 +442,18 @@ def honest_report(run, path, tmp_path) -> dict:  # type: ignore[no-untyped-def, 
     result = run("grade", str(path), str(sheet), "--json")
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def near_truth(text: str, cell) -> bool:  # type: ignore[no-untyped-def]
+    """``text`` one digit, or one unit of its last place, from the cell's true value: what a
+    slip of the pen explains as well as any misconception (issue 39, item 6)."""
+    if cell.masked or not Decimal(text).is_finite():
+        return False
+    places = max(0, -Decimal(text).as_tuple().exponent)  # type: ignore[operator]
+    unit = Decimal(1).scaleb(-places)
+    true = Decimal(str(cell.approx)).quantize(unit, rounding=ROUND_HALF_UP)
+    a, b = int(Decimal(text) / unit), int(true / unit)
+    if abs(a - b) == 1:
+        return True
+    x, y = str(abs(a)).zfill(places + 1), str(abs(b)).zfill(places + 1)
+    return (a >= 0) == (b >= 0) and len(x) == len(y) and sum(map(str.__ne__, x, y)) == 1

@@ -216,7 +216,9 @@ def test_autograde_as_a_library(run, tmp_path: Path) -> None:  # type: ignore[no
     assert out["score"] == 50 and len(out["tests"]) == 7  # type: ignore[arg-type]
     assert str(out["output"]).startswith("50 of 51 points")
     q = out["tests"][0]  # type: ignore[index]
-    assert "that is X·W_K: Q is made with W_Q, not W_K" in q["output"]  # the slip, in words
+    assert "Q[cats, 1]" in q["output"]
+    # 1 for 2 in one cell is a slip of the pen, not X·W_K (which also gives 1 there)
+    assert "X·W_K" not in q["output"]
 
 
 def test_a_comma_costs_one_cell_in_the_autograder_too(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

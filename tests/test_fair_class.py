@@ -93,3 +93,39 @@ def test_weights_written_over_the_masks_zeros_carry_into_z(tmp_path: Path, slip:
         cells = lost(path, d, written)
         assert cells and {c[0] for c in cells} == {step.key}, (seed, cells)
         assert all(slip in c[4] for c in cells), (seed, cells)
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 39, item 6: a slip is named only when it explains better than a slip of the pen
+
+
+def _cats(tmp_path: Path) -> tuple[Path, Derivation]:
+    from tests.conftest import LESSONS as BUNDLED
+
+    path = tmp_path / "cats-chase-mice.yaml"
+    path.write_text((BUNDLED / "cats-chase-mice.yaml").read_text(encoding="utf-8"))
+    return path, derive(load_lesson(path))
+
+
+def test_a_plus_one_in_one_cell_is_a_pen_slip_not_a_misconception(tmp_path: Path) -> None:
+    """Q[cats, 2] is 0; a 1 there is what X·W_K and X·W_V give too, but one cell one digit off
+    is a slip of the pen: the cell is lost, and no misconception is named. Where the whole row
+    follows X·W_K, the slip is named."""
+    path, d = _cats(tmp_path)
+    written = students.Student(d, "exact").work()
+    assert float(written["Q"][0][1]) == 0
+    written["Q"][0][1] = "1.00"  # one digit: 1 for 0
+    assert lost(path, d, written) == [("Q", 0, 1, "wrong", [])]
+    # the same 1, with the whole row of Q worked as X·W_K: the slip explains the row
+    X, W_K = d.step("X"), d.step("W_K")
+    row = [sum(X.cells[0][k].q * W_K.cells[k][j].q for k in range(len(X.cols))) for j in (0, 1)]
+    written["Q"][0] = [str(int(v)) for v in row]
+    cells = [c for c in lost(path, d, written) if c[0] == "Q"]
+    assert len(cells) == 2 and all("used-W_K" in c[4] for c in cells), cells  # the 1 too
+
+
+def test_a_junk_sheet_is_charged_with_no_misconception(tmp_path: Path) -> None:
+    path, d = _cats(tmp_path)
+    for kind in ("zeros", "ones", "random"):
+        cells = lost(path, d, students.junk(d, kind, seed=3))
+        assert cells and all(not slips for *_, slips in cells), (kind, cells)

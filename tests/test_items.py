@@ -17,9 +17,11 @@ from tutor.assess.items import point_biserial
 from tutor.core.engine import derive
 from tutor.core.lessonfile import load_lesson
 
-# (what the student does, the slip): 3 honest, 3 forget √d_k, 2 softmax down the columns, 2 junk
+# (what the student does, the slip): 3 honest, 3 forget √d_k, 2 e^x without the total, 2 junk
+# (not softmax down the columns: on cats-chase-mice its one slipped cell, 0.25, is x/Σx too, a
+# tie the judge names as either, so it is no sure item)
 CLASS = [("honest", None)] * 3 + [("slip", "not-scaled")] * 3
-CLASS += [("slip", "softmax-column")] * 2 + [("junk", None)] * 2
+CLASS += [("slip", "unnormalised")] * 2 + [("junk", None)] * 2
 
 
 def write_class(folder: Path, kinds: list[tuple[str, str | None]]) -> None:
@@ -76,7 +78,7 @@ def test_items_csv_agrees_with_numpy_on_the_gradebooks_columns(run, tmp_path) ->
         assert abs(float(f["Discrimination"]) - want) <= 0.005 + 1e-9, (f, want)
         assert f["Students"] == "10"
     slips = {f["Item"]: f for f in found if f["Kind"] == "slip"}
-    assert set(slips) == {"not-scaled", "softmax-column"}
+    assert set(slips) == {"not-scaled", "unnormalised"}
     assert slips["not-scaled"]["Right %"] == "70"  # 3 of 10 made it
     avoided = np.array([0.0 if "not-scaled" in k else 1.0 for k in
                         [str(s) for _, s in CLASS]])  # fmt: skip
@@ -120,7 +122,7 @@ def test_the_report_has_an_item_analysis(run, tmp_path, kind) -> None:  # type: 
     assert f"Hardest step: {hardest['Item']} ({hardest['Right %']}\u00a0% right)." in text
     assert "slip: not-scaled" in text
     screen = run("grade", "cats-chase-mice", str(tmp_path / "sheets"), "--report").stdout
-    assert "Item analysis" in screen and "slip: softmax-column" in screen
+    assert "Item analysis" in screen and "slip: unnormalised" in screen
 
 
 def test_items_is_written_only_where_it_may_be(run, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -117,10 +117,16 @@ def test_precision_changes_the_tolerance() -> None:
     [
         (("scaled", "cats", "chase"), "4", "not-scaled"),
         # d_k = 2 and d_model = 4: dividing by d_k and by √d_model give the same numbers
-        (("scaled", "cats", "chase"), "2", "divided-by-dk | dmodel-for-dk"),
-        (("scaled", "chase", "cats"), "1.5", "divided-by-dk | dmodel-for-dk"),
-        (("weights", "cats", "chase"), "0.5", "softmax-column"),
-        (("weights", "cats", "chase"), "0.50", "softmax-column"),
+        (("scaled", "cats", "chase"), "2", "divided-by-dk"),
+        (("scaled", "chase", "cats"), "1.5", "divided-by-dk"),
+        # the column holds the row's scores, and 2.83 / (1.41 + 2.83 + 1.41) is 0.5 too
+        (("weights", "cats", "chase"), "0.5", "softmax-column | no-exp"),
+        (("weights", "cats", "chase"), "0.50", "softmax-column | no-exp"),
+        (("weights", "mice", "chase"), "0.43", "no-exp"),  # 2.12 / 4.95: x / Σx, no e^
+        (("scaled", "cats", "chase"), "4/1.4", "root-too-early"),  # √2 cut to 1.4
+        (("scaled", "cats", "chase"), "2.86", "root-too-early"),
+        (("scores", "cats", "chase"), "2/sqrt(2)*2", "typed-scaled"),  # 4 / √2, a step early
+        (("scores", "cats", "chase"), "2.83", "typed-scaled"),
         (("weights", "cats", "cats"), "4.1", "unnormalised"),  # e^1.41 from the rounded row
         (("weights", "cats", "cats"), "e^sqrt(2)", "unnormalised"),
         (("weights", "cats", "chase"), "0.79", "softmax-of-raw-scores"),
@@ -336,3 +342,91 @@ def test_a_lone_weight_beside_a_very_negative_score_is_judged_right(tmp_path) ->
     assert judge.judge(d.step("weights"), 0, 0, read_answer("1.00")).right
     assert judge.judge(d.step("weights"), 0, 0, read_answer("1")).right
     assert not judge.judge(d.step("weights"), 0, 0, read_answer("0.99")).right
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 40, item 4: "right for the rounded inputs" only when a way of working gives it, named
+
+
+def _judged(lesson: str, cell: str, text: str) -> jd.Verdict:
+    from tutor.text.cells import parse_cell
+
+    d = derive(load_lesson(LESSONS / f"{lesson}.yaml", name=lesson))
+    step, i, j = parse_cell(d, cell)
+    return jd.judge_for(d).judge(step, i, j, read_answer(text))
+
+
+@pytest.mark.parametrize(
+    ("lesson", "cell", "text"),
+    [
+        ("the-cake", "weights[ate, and]", "0.15"),  # every way gives 0.1553–0.1558
+        ("the-cake", "weights[ate, I]", "0.10"),  # the exact 0.0949…; no way reaches 0.095
+        ("cats-chase-mice", "weights[cats, chase]", "0.675"),  # the ways give 0.673–0.6757
+        ("cats-chase-mice", "weights[chase, cats]", "0.334"),  # 1/3 exactly, every way
+    ],
+)
+def test_no_way_of_working_gives_it_so_it_is_wrong(lesson: str, cell: str, text: str) -> None:
+    v = _judged(lesson, cell, text)
+    assert not v.right and v.kind == "wrong", v
+
+
+@pytest.mark.parametrize(
+    ("cell", "text", "way"),
+    [
+        # e^1.41 / (…) from the shown scaled scores is 0.674; only e^(x − m) = 0.24 gives 0.68
+        ("weights[cats, chase]", "0.68", "subtracting the row's largest first, e^(x − m)"),
+        ("weights[cats, chase]", "0.674", "from scaled as shown (1.41 and 2.83)"),
+        ("Z[cats, 1]", "0.48", "from weights as shown (0.16 and 0.67)"),
+        ("scaled[cats, chase]", "2.84", "with √2 as 1.41"),  # 4 / 1.41
+    ],
+)
+def test_right_by_hand_names_the_way_that_gives_it(cell: str, text: str, way: str) -> None:
+    v = _judged("cats-chase-mice", cell, text)
+    assert v.right and v.kind == "hand"
+    assert way in v.message and way in v.way
+    assert "the exact value rounds to" in v.message
+
+
+def test_a_way_follows_each_shared_input_once() -> None:
+    """One √2 for the whole row and one e^x in a weight and its row's total: the way that reads
+    the shown scores (1.41, 2.83, 1.41) gives one value, where widening each on its own (the
+    old interval ranges) let 0.675 through."""
+    from tutor.assess import honest as hn
+
+    J = jd.judge_for(CATS, 2)
+    s = CATS.step("weights")
+    way = next(w for w in J._ways if w.table and w.carry == 2 and w.rounds is None)
+    r = J.way_value(way, s, 0, 1)
+    assert isinstance(r, hn.Interval) and r.hi - r.lo < sympy.Rational(1, 10**30)
+    import mpmath
+
+    e = mpmath.mp.exp
+    with mpmath.workdps(50):
+        expected = e(mpmath.mpf("2.83")) / (2 * e(mpmath.mpf("1.41")) + e(mpmath.mpf("2.83")))
+        assert abs(mpmath.mpf(r.lo.numerator) / r.lo.denominator - expected) < mpmath.mpf(10) ** -30
+
+
+def test_a_tie_carried_is_rounded_as_it_is_shown() -> None:
+    """the-cake-two-heads: head 1's weights in row ate are each exactly 1/8, worked through
+    e^x: carried as shown they are 0.13 (half away from zero), so Z from them is 0.39; a
+    range holding both 0.12 and 0.13 for every weight let 0.36 through."""
+    assert not _judged("the-cake-two-heads", "head1.Z[ate, 1]", "0.36").right
+    v = _judged("the-cake-two-heads", "head1.Z[ate, 1]", "0.39")
+    assert v.right and v.way == "from head1.weights as shown (0.13)"
+
+
+def test_x_over_the_sum_of_x_is_named_in_a_row_of_two() -> None:
+    """The first new token of the-cake-next-token sees two scores, the second 0: x / Σx is
+    1.00 for the first (its e^x share is not)."""
+    from tutor.text.cells import parse_cell
+
+    d = derive(load_lesson(LESSONS / "the-cake-next-token.yaml", name="the-cake-next-token"))
+    step, i, j = parse_cell(d, "weights[ate, I]")
+    found = jd.judge_for(d).slips(step, i, j, read_answer("1.00"))
+    assert [s.name for s in found] == ["no-exp"]
+
+
+def test_a_way_says_no_more_than_it_needs() -> None:
+    """0.68 needs e^(x − m) rounded to 2 places, not √2 rounded too: the words say so."""
+    v = _judged("cats-chase-mice", "weights[cats, chase]", "0.68")
+    assert v.way == "subtracting the row's largest first, e^(x − m) to 2 places"

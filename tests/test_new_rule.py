@@ -81,8 +81,10 @@ def centred(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The toy rule in the pipeline (after scaled, before softmax), its kinds and words."""
     attend = engine.attend
 
-    def with_centred(Q, K, V, divisor, head, mask=None, factor=(1, 1), suffix="", made=None):  # type: ignore[no-untyped-def]
-        made_here = attend(Q, K, V, divisor, head, mask, factor, suffix, made)
+    def with_centred(
+        Q, K, V, divisor, head, mask=None, factor=(1, 1), suffix="", made=None, **more
+    ):  # type: ignore[no-untyped-def]
+        made_here = attend(Q, K, V, divisor, head, mask, factor, suffix, made, **more)
         if suffix or mask is not None:  # the toy: a lesson's own row, no mask
             return made_here
         scores, scaled, *_ = made_here

@@ -56,6 +56,9 @@ def test_each_cell_shows_one_thing_once(ran) -> None:
     slip = _one(ran[3][1])
     assert slip["text/markdown"].count("✗ weights[cats, chase]") == 1
     assert "softmax of the raw scores" in slip["text/markdown"]
+    # the verdict names the slip first, before what no careful rounding gives
+    said = " ".join(slip["text/markdown"].split())
+    assert "✗ weights[cats, chase] = 0.79: that is the softmax of the raw scores" in said
     assert "text/plain" in _one(ran[4][1])  # the NumPy array
     check = _one(ran[5][1])
     assert check["text/markdown"].count("Every step your function returns matches the lesson.") == 1
@@ -78,3 +81,13 @@ def test_the_notebooks_words_and_the_judge_agree(ran) -> None:
                              ran[3][0]).groups()  # fmt: skip
     v = tutor.judge("cats-chase-mice", cell, answer)
     assert not v.right and v.slips == ("softmax-of-raw-scores",)
+
+
+def test_the_notebooks_verdict_names_the_slip_first() -> None:
+    """The notebook's "0.79" (softmax of the raw scores): the verdict's message opens with the
+    slip, not with "no careful rounding gives that"."""
+    import tutor
+
+    v = tutor.judge("cats-chase-mice", "weights[cats, chase]", "0.79")
+    assert v.message.startswith("that is the softmax of the raw scores")
+    assert str(v).splitlines()[0].startswith("✗ weights[cats, chase] = 0.79: that is the softmax")

@@ -349,9 +349,13 @@ def judge(source: Any, cell: str, answer: str) -> Verdict:
     read = read_answer(typed)
     J = jd.judge_for(d)
     v = J.judge(step, i, j, read)
-    slips = () if v.right else tuple(s.name for s in J.slips(step, i, j, read))
+    named = [] if v.right else J.slips(step, i, j, read)
+    slips = tuple(s.name for s in named)
+    message = v.message
+    if named:  # the slip first: what the answer is, before what it is not
+        message = f"{named[0].message}; {v.message}"
     return Verdict(
-        cell_name(step, i, j), read.text, v.right, v.kind, v.message, slips,
+        cell_name(step, i, j), read.text, v.right, v.kind, message, slips,
         wk.full_text(step, i, j, les.precision),
     )  # fmt: skip
 

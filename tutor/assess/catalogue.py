@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from tutor.assess.ranges import Lookup, Remap
 from tutor.core import kinds, rules
 from tutor.core.engine import Derivation, Ref, Step
 from tutor.core.numbers import Answer
+from tutor.text import format as fmt
 from tutor.text import steps
 from tutor.text import working as wk
 
@@ -194,12 +196,29 @@ def _scores_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip,
                 _at(step, j, i),
             )
         )
+    out += _typed_scaled(d, step, i, j)
     if len(K.rows) == len(Q.cols):  # Q · K (not Kᵀ) has the right shape only here
         slip = Slip(
             "k-not-transposed",
             "that multiplies by K, not Kᵀ: a score is the query's row · the key's row",
         )
         out.append((slip, _at(step, i, j, _transposed(K))))
+    return out
+
+
+def _typed_scaled(d: Derivation, step: Step, i: int, j: int) -> SlipList:
+    """The scores: the scaled score written where the raw one is asked (divided too early)."""
+    out: SlipList = []
+    for s in d.steps:
+        if isinstance(s, rules.Scale) and s.args[0] is step and s.divides:
+            by = f"√{s.divisor}" if s.by is None else wk.divisor_text(s)
+            then = "√d_k" if s.by is None and s.of == "d_k" else "the lesson's scale"
+            slip = Slip(
+                "typed-scaled",
+                f"that is the score already divided by {by}; this step asks for the raw "
+                f"score, the query · the key (the next step divides by {then})",
+            )
+            out.append((slip, _at(s, i, j)))
     return out
 
 
@@ -213,18 +232,43 @@ def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     d_model = len(lesson.X[0])
     d_v = len(lesson.heads[(step.head or 1) - 1].W_V[0])
     by = [(1, "not-scaled"), (d_k * d_k, "divided-by-dk"), (d_model, "dmodel-for-dk")]
-    if d_v != d_model:
-        by.append((d_v, "dv-for-dk"))
+    by.append((d_v, "dv-for-dk"))
     says = {
         "not-scaled": f"that is the raw score; divide it by √d_k = √{d_k}",
-        "divided-by-dk": f"that divides by d_k = {d_k}; divide by √d_k = √{d_k}",
+        "divided-by-dk": f"that divides by d_k = {d_k}"
+        + (f" (here also √d_model = √{d_model})" if d_model == d_k * d_k else "")
+        + f"; divide by √d_k = √{d_k}",
         "dmodel-for-dk": f"that divides by √d_model = √{d_model}; divide by √d_k = √{d_k}",
         "dv-for-dk": f"that divides by √d_v = √{d_v}; divide by √d_k = √{d_k}",
     }
+    seen = {d_k}
     for n, slip_id in by:
-        if n != d_k:
+        if n not in seen:  # one divisor, one slip: where d_k = √d_model the advice is said once
+            seen.add(n)
             other = dataclasses.replace(step, divisor=n)
             out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
+    if math.isqrt(d_k) ** 2 != d_k:
+        shown = fmt.sqrt_rounded(d_k, lesson.precision)
+        for q in range(lesson.precision - 1, -1, -1):  # √d_k cut short: 1.4 or 1 for √2
+            early = fmt.sqrt_rounded(d_k, q)
+            if early == shown or early <= 1:  # by 1: not scaled at all, its own slip
+                continue
+            slip = Slip(
+                "root-too-early",
+                f"that divides by √{d_k} rounded to {fmt.decimal_text(early)}, too early; "
+                f"carry √{d_k} to {lesson.precision} places or more ({fmt.decimal_text(shown)})",
+            )
+            out.append(
+                (
+                    slip,
+                    _by_root(
+                        step,
+                        i,
+                        j,
+                        Interval(QQ(early.as_integer_ratio()[0], early.as_integer_ratio()[1])),
+                    ),
+                )
+            )
     return out
 
 
@@ -247,6 +291,42 @@ def _own_scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Sl
     return out
 
 
+def _by_root(step: Step, i: int, j: int, root: Interval) -> Alternative:
+    """Cell (i, j) of the scaled scores divided by ``root`` in place of √d_k."""
+
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        x = judge.resolved(base)(Ref(step.args[0], i, j))
+        return x if isinstance(x, hn.Hidden) else x / root
+
+    return alt
+
+
+def _no_exp(src: Step, i: int, j: int) -> Alternative:
+    """x_j / Σ x_k over the row's visible scores: the softmax without its e^."""
+
+    def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        value = judge.resolved(base)
+        row = [value(Ref(src, i, k)) for k in range(len(src.cols))]
+        seen = [x for x in row if not isinstance(x, hn.Hidden)]
+        x = row[j]
+        if isinstance(x, hn.Hidden) or len(seen) < 2:
+            return None
+        others = [y for k, y in enumerate(row) if k != j and not isinstance(y, hn.Hidden)]
+        rest = Interval(sum((y.lo for y in others), QQ(0)), sum((y.hi for y in others), QQ(0)))
+        # x / (x + rest) is monotone in x and in rest on each side of a zero total: its ends
+        ends = []
+        for a in (x.lo, x.hi):
+            for b in (rest.lo, rest.hi):
+                if a + b == 0:
+                    return None
+                ends.append(a / (a + b))
+        if (x + rest).lo <= 0 <= (x + rest).hi:
+            return None  # the total may be 0: no sensible share
+        return Interval(min(ends), max(ends))
+
+    return alt
+
+
 def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, Alternative]]:
     """The weights: softmax down the column, e^x alone, of the raw scores, the mask misread."""
     row_of = step.rows[i]
@@ -265,6 +345,16 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
         (
             Slip("unnormalised", "that is e^x alone; divide it by the total of e^x over the row"),
             _e_alone(src, i, j),
+        )
+    )
+    out.append(
+        (
+            Slip(
+                "no-exp",
+                "that is x / Σx, the score over the row's total: softmax takes e^x of each "
+                "score first, then e^x / Σe^x",
+            ),
+            _no_exp(src, i, j),
         )
     )
     if isinstance(scaled, rules.Scale) and scaled.divides:

@@ -36,8 +36,21 @@ SLIP_SUMMARY = {
     "wrong-V-column": "blended the wrong column of V",
     "weights-column": "used a column of the weights instead of a row",
     "truncated": "cut digits off instead of rounding",
+    "usual-scale": "divided by √d_k where the lesson divides by its own scale",
+    "forgot-bias": "left the bias row out of a product",
+    "root-too-early": "rounded √d_k too early, before dividing",
+    "typed-scaled": "wrote the score already divided by √d_k",
+    "no-exp": "took x / Σx, without e^, for the softmax",
 }
 HARDEST = 10  # cells listed as most often wrong
+
+
+def said_of(slip: str) -> str:
+    """What a named slip means, said of a student: the summary above, else the reminder's
+    first words (every slip the judge names has one: ``slips.REMINDERS``)."""
+    from tutor.assess.slips import REMINDERS
+
+    return SLIP_SUMMARY.get(slip) or REMINDERS.get(slip, (slip, ""))[0]
 
 
 NOT_ASKED = (0, 0, 0)  # a cell the mask fills in: on no sheet, so in no share
@@ -226,7 +239,7 @@ def summarize(
         (
             SlipCount(
                 name,
-                SLIP_SUMMARY.get(name, name),
+                said_of(name),
                 slip_students.get(name, 0),
                 slip_cells.get(name, 0),
                 slip_perhaps.get(name, 0),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.assess import grade as gr
-from tutor.assess.classreport import SLIP_SUMMARY
+from tutor.assess.classreport import said_of
 from tutor.assess.report import lost_working
 from tutor.assess.slips import REMINDERS
 from tutor.text.words import visible
@@ -24,6 +24,7 @@ from tutor.text.words import visible
 LOST = ("wrong", "blank")
 LINE_CELLS = 4  # cells named in the one-line feedback; the rest are counted
 REVIEW = "Your instructor will review this sheet before its grade counts."
+NOTHING = "Nothing was handed in: every cell of this sheet is blank."
 
 
 @dataclass(frozen=True)
@@ -54,18 +55,26 @@ class Feedback:
     followed: tuple[str, ...]  # cells right by follow-through
     slips: tuple[tuple[str, str], ...]  # (slip id, one sentence)
     review: str = ""  # REVIEW for a flagged sheet: its score is not yet the student's
+    nothing: str = ""  # NOTHING for a blank sheet, whose lost cells (the key) are left out
 
 
 def slip_sentence(slip: str) -> str:
     """``You did not divide by √d_k; divide each score by √d_k.``"""
-    what = SLIP_SUMMARY.get(slip) or REMINDERS.get(slip, (slip, ""))[0]
+    what = said_of(slip)
     right = REMINDERS.get(slip, ("", ""))[1]
     return f"You {what}" + (f"; {right}." if right else ".")
 
 
-def feedback(r: gr.Report) -> Feedback:
-    """The sheet's feedback as data."""
+def blank_sheet(r: gr.Report) -> bool:
+    """Every cell of the sheet left blank: nothing was handed in."""
+    return bool(r.cells) and all(g.verdict == "blank" for g in r.cells)
+
+
+def feedback(r: gr.Report, key: bool = False) -> Feedback:
+    """The sheet's feedback as data. A blank sheet's says that nothing was handed in, and
+    gives the true values and their working (the answer key) only when ``key`` asks."""
     places = r.d.lesson.precision
+    nothing = blank_sheet(r)
     h = r.sheet.header
     steps = tuple(
         (step.key, sum(g.points for g in cells), len(cells),
@@ -75,7 +84,7 @@ def feedback(r: gr.Report) -> Feedback:
     lost = []
     working = lost_working(r, places)
     for g in r.cells:
-        if g.verdict not in LOST:
+        if g.verdict not in LOST or (nothing and not key):
             continue
         shown, work = working(g)
         lost.append(
@@ -102,6 +111,7 @@ def feedback(r: gr.Report) -> Feedback:
         tuple(g.name for g in r.cells if g.verdict == "follow-through"),
         tuple((s, slip_sentence(s)) for s in named),
         REVIEW if r.flags else "",
+        NOTHING if nothing else "",
     )
 
 
@@ -110,6 +120,8 @@ def feedback_line(r: gr.Report) -> str:
     lost = [g.name for g in r.cells if g.verdict in LOST]
     if r.flags:  # a sheet that may not be the student's own: no praise, no cells
         return REVIEW
+    if blank_sheet(r):
+        return NOTHING
     if not lost:
         return "Every cell right."
     shown = ", ".join(lost[:LINE_CELLS]) + (
@@ -118,7 +130,7 @@ def feedback_line(r: gr.Report) -> str:
     line = f"Lost {len(lost)} of {len(r.cells)} cells: {shown}."
     named = sorted({g.slip.name for g in r.cells if g.slip is not None})
     if named:
-        line += " Slips: " + "; ".join(SLIP_SUMMARY.get(s, s) for s in named) + "."
+        line += " Slips: " + "; ".join(said_of(s) for s in named) + "."
     return visible(line)
 
 
@@ -181,7 +193,9 @@ def markdown(f: Feedback) -> str:
     lines += [f"| {_md(s)} | {right}/{of} | {carried or ''} | {pts}/{worth} |"
               for s, right, of, carried, pts, worth in f.steps]  # fmt: skip
     lines += ["", "## Cells to look at again", ""]
-    if not f.lost:
+    if f.nothing:
+        lines += [f.nothing, ""]
+    elif not f.lost:
         lines.append("None: every cell earned its point.")
     for c in f.lost:
         said = f"you wrote {_md(c.written)}" if c.written else "left blank"
@@ -244,7 +258,9 @@ pre {{ background: #f4f4f4; padding: 0.5rem 0.8rem; overflow-x: auto; }}
         for s, right, of, carried, pts, worth in f.steps
     ]
     parts += ["</table>", "<h2>Cells to look at again</h2>"]
-    if not f.lost:
+    if f.nothing:
+        parts.append(f"<p>{_h(f.nothing)}</p>")
+    elif not f.lost:
         parts.append("<p>None: every cell earned its point.</p>")
     for c in f.lost:
         said = f"you wrote <strong>{_h(c.written)}</strong>" if c.written else "left blank"

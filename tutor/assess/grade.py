@@ -425,7 +425,7 @@ def grade(d: Derivation, sheet: Sheet) -> Report:
     grader = _Grader(d, sheet)
     report = Report(d, sheet, usable=grader.usable)
     for step in fill_steps(d):
-        cells = [grader.cell(step, i, j) for i, j in d.asked(step)]
+        cells = named_fairly(grader, [grader.cell(step, i, j) for i, j in d.asked(step)])
         attempt = grader.attempted(step, cells)
         grader._attempts[id(step)] = attempt
         for g in cells:
@@ -440,6 +440,43 @@ def grade(d: Derivation, sheet: Sheet) -> Report:
 
 # ---------------------------------------------------------------------------------------------
 # output as data
+
+
+def named_fairly(grader: _Grader, cells: list[Graded]) -> list[Graded]:
+    """A step's cells with only the slips that explain better than a slip of the pen: none on
+    a junk sheet; none on a cell one digit or one unit from the truth (``Judge.near_miss``)
+    unless most of the wrong cells of its row, or of the step, show the same slip (two at least).
+    Such a cell stays an attempt:
+    the pen slip explains it. A value cut off, not rounded (``TRUNCATED``) is one unit away by
+    nature, and the judge names it only when it is the right value cut off: it stands."""
+    if grader.junk:
+        return [dataclasses.replace(g, slips=()) if g.slips else g for g in cells]
+
+    def most(group: list[Graded], name: str) -> bool:
+        # a row of one asked cell (the causal mask's first row) is all of itself: the slip
+        # stands; a longer row or step needs more than one cell to follow it, and most of its
+        # cells that are wrong (a slip changes only some cells: forgetting a bias of [0.5, 0]
+        # changes the first column alone, and every cell it changes follows it)
+        n = sum(any(s.name == name for s in g.slips) for g in group)
+        if len(group) == 1:
+            return n == 1
+        wrong = sum(g.verdict == "wrong" for g in group)
+        return n >= 2 and 2 * n > wrong
+
+    out = []
+    for g in cells:
+        answer = g.entry.answer
+        misconceptions = [s for s in g.slips if s != jd.TRUNCATED]  # a cut-off is a ±1 itself
+        if (
+            misconceptions
+            and answer is not None
+            and grader.judge.near_miss(g.step, g.i, g.j, answer)
+        ):
+            row = [c for c in cells if c.i == g.i]
+            if not any(most(row, s.name) or most(cells, s.name) for s in g.slips):
+                g = dataclasses.replace(g, slips=(), attempt=True)
+        out.append(g)
+    return out
 
 
 def expected_text(g: Graded, places: int) -> str:

@@ -403,3 +403,106 @@ def _exp_end(q, up: bool):  # type: ignore[no-untyped-def]
         return QQ(0) if not up else from_mpf(MPX.exp(-2000))
     r = around(MPX.exp(_to_mpf(q)))
     return r.hi if up else max(r.lo, QQ(0))
+
+
+def rounded_to(r: Range, places: int | None) -> Range:
+    """``r`` rounded to ``places`` (None: as it stands): an exact value half away from zero, as
+    every number is shown; an enclosure's ends outward (both roundings, if it holds a tie)."""
+    if places is None or isinstance(r, Hidden):
+        return r
+    s = 10**places
+    if r.lo == r.hi:
+        return Interval(MPQ(round_ratio(r.lo.numerator * s, r.lo.denominator), s))
+    lo, hi = nearest(r.lo, places, up=False), nearest(r.hi, places, up=True)
+    if lo != hi and r.hi - r.lo < MPQ(1, 10 ** (places + 20)):
+        # an enclosure this narrow across a tie holds the tie itself (a weight of exactly 1/8
+        # worked through e^x): rounded as the tie is shown, half away from zero
+        x = nearest((r.lo + r.hi) / 2, places + 10, up=True)
+        return Interval(MPQ(round_ratio(x.numerator * s, x.denominator), s))
+    return Interval(lo, hi)
+
+
+class Way(Enclosure):
+    """The ``Kit`` of one way of working by hand, each number a tight range (an enclosure, or
+    two roundings at a tie): √d_k, each e^x and every sin or cos exactly or rounded to
+    ``rounds`` places, the softmax as e^x or as e^(x − m) with m the row's largest score
+    (``shifted``, as ``attn-tutor softmax`` teaches). What each written intermediate is
+    carried as (``carry`` places) is the caller's (``Judge.way_value``): the kit works one cell.
+    One way follows each shared input once (the same √d_k in every scaled score, the same e^x
+    in a weight's numerator and its row's total), where ``Honest`` widens each on its own."""
+
+    def __init__(
+        self,
+        carry: int | None,
+        rounds: int | None,
+        shifted: bool,
+        table: bool = False,
+        roots: bool = True,
+    ) -> None:
+        super().__init__()
+        self.carry, self.rounds, self.shifted = carry, rounds, shifted
+        self.roots = roots  # √d_k rounded with the e^x (False: the e^x alone)
+        # ``table``: the cell's inputs read off the walk's tables (their exact values rounded
+        # to ``carry`` places); else each carried from the student's own work, step by step
+        self.table = table
+
+    def given(self, cell) -> Range:  # type: ignore[no-untyped-def]
+        return rounded_to(enclosed(cell), self.rounds) if cell.q is None else Interval(cell.q)
+
+    def turn(self, angle) -> tuple[Interval, Interval]:  # type: ignore[no-untyped-def]
+        (cos, cos_exact), (sin, sin_exact) = turned(angle)
+        return (
+            cos if cos_exact else rounded_to(cos, self.rounds),  # type: ignore[return-value]
+            sin if sin_exact else rounded_to(sin, self.rounds),
+        )
+
+    def root(self, n: int) -> Interval:
+        whole = math.isqrt(n)
+        if whole * whole == n:
+            return Interval(QQ(whole))
+        return rounded_to(around(MPX.sqrt(n)), self.rounds if self.roots else None)  # type: ignore[return-value]
+
+    def share(self, xs: list[Interval], j: int) -> Interval:
+        """e^x_j / Σ e^x_k, each e^x (or e^(x − m)) rounded as the way says: the e^x_j of the
+        numerator is the one in the total."""
+        if any(x.lo < -FAR or x.hi > FAR for x in xs) and not self.shifted:
+            raise ZeroDivisionError("e^x past any hand table: not worked this way")
+        m = max(x.hi for x in xs) if self.shifted else QQ(0)
+        es = [
+            rounded_to(
+                Interval(_exp_end(x.lo - m, up=False), _exp_end(x.hi - m, up=True)), self.rounds
+            )
+            for x in xs
+        ]
+        e = es[j]
+        others_lo = sum((x.lo for k, x in enumerate(es) if k != j), QQ(0))  # type: ignore[union-attr]
+        others_hi = sum((x.hi for k, x in enumerate(es) if k != j), QQ(0))  # type: ignore[union-attr]
+        if e.lo + others_hi <= 0 or e.hi + others_lo <= 0:  # type: ignore[union-attr]
+            raise ZeroDivisionError("every e^x rounds to 0")
+        return Interval(e.lo / (e.lo + others_hi), e.hi / (e.hi + others_lo))  # type: ignore[union-attr]
+
+
+def ways(places: int) -> list[Way]:
+    """Every way of working by hand at ``places`` (the lesson's) or up to ``EXTRA`` more,
+    simplest first: one rounding (the intermediates as shown, √d_k or e^x rounded, e^(x − m)
+    rounded), then two. The way with nothing rounded is the exact value's, left out."""
+    options = [None, *range(places, places + EXTRA + 1)]
+    out = [
+        Way(c, r, shifted, table)
+        for table in (True, False)
+        for c in options
+        for r in options
+        for shifted in (False, True)
+        if (c is not None or r is not None) and (r is not None or not shifted)
+        if c is not None or not table
+    ]
+    # the inputs as the tables show them first: the way the walk invites
+    return sorted(
+        out,
+        key=lambda w: (
+            (w.carry is not None) + (w.rounds is not None),
+            not w.table,
+            w.carry is None,
+            w.shifted,
+        ),
+    )

@@ -57,7 +57,7 @@ from tutor.assess.ranges import (  # noqa: F401 (the answer's range, read from t
     written_places,
     written_range,
 )
-from tutor.core.engine import Derivation, Product, Ref, Softmax, Step
+from tutor.core.engine import Derivation, Product, Ref, Scale, Softmax, Step
 from tutor.core.numbers import Answer
 from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
@@ -74,6 +74,7 @@ class Verdict:
     exact: bool  # the answer was an exact form equal to the value
     kind: str  # "exact" | "rounded" | "hand" | "fewer" | "wrong"
     message: str
+    way: str = ""  # for "hand": the way of working that gives it ("from scaled as shown (…)")
 
 
 class Remembered:
@@ -110,6 +111,9 @@ class Judge:
         self._given: dict[tuple[int, int, int], Interval] = {}
         self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
+        self._ways = hn.ways(places)  # every way of working by hand, simplest first
+        self._way_values: dict[tuple[int, int, int, int], Range | None] = {}
+        self._exp_only: dict[int, hn.Way] = {}  # a way with √d_k exact, by the way's id
 
     def hides(self, step: Step, i: int, j: int) -> bool:
         """A scaled score the causal mask turns into −∞ (the walk shows −∞ there): the mask's
@@ -315,17 +319,105 @@ class Judge:
         if surely or self.honest_at(answer, step, i, j):
             if tight.meets(a.lo - half, a.hi + half):  # type: ignore[union-attr]
                 return Verdict(True, False, "rounded", f"right to {q} places")
-            return Verdict(
-                True,
-                False,
-                "hand",
-                "right for the rounded inputs shown; the exact value rounds to "
-                + fmt.decimal_text(fmt.round_half_up(cell, q)),
-            )
+            # right only for rounded inputs: when a way of working gives it, named
+            way = self.way_for(step, i, j, a.lo - half, a.hi + half)
+            if way is not None:
+                words = self.way_words(way, step, i, j)
+                exact = fmt.decimal_text(fmt.round_half_up(cell, q))
+                return Verdict(
+                    True, False, "hand", f"right, {words}; the exact value rounds to {exact}", words
+                )
         q = written_places(answer)
         if q is not None and 0 < q < p and self.honest_at(answer, step, i, j, places=q):
             return Verdict(False, False, "fewer", f"right to {_places(q)}; give {_places(p)}")
         return Verdict(False, False, "wrong", "no careful rounding gives that")
+
+    # -- the ways of working by hand -----------------------------------------------------------
+
+    def way_value(self, way: hn.Way, step: Step, i: int, j: int) -> Range | None:
+        """Cell (i, j) worked one way from the lesson's inputs: each intermediate as the way
+        carries it, the cell itself unrounded (None: the way cannot work it)."""
+        key = (id(way), id(step), i, j)
+        if key not in self._way_values:
+            self._steps[id(step)] = step
+
+            def value(ref: Ref) -> Range:
+                s = ref.step
+                if s.given:
+                    return way.given(s.cells[ref.i][ref.j])
+                if way.table:  # read off the walk's table
+                    return hn.rounded_to(hn.enclosed(s.cells[ref.i][ref.j]), way.carry)
+                got = self.way_value(way, s, ref.i, ref.j)
+                if got is None:
+                    raise ZeroDivisionError("an input this way cannot work")
+                if s.reads_through(ref.i, ref.j):
+                    return got
+                return hn.rounded_to(got, way.carry)
+
+            try:
+                self._way_values[key] = step.combine(i, j, value, way)
+            except ZeroDivisionError:
+                self._way_values[key] = None
+        return self._way_values[key]
+
+    def way_for(self, step: Step, i: int, j: int, lo: object, hi: object) -> hn.Way | None:
+        """The simplest way of working whose cell (i, j) meets [lo, hi] (None: no way does);
+        with √d_k exact when only its e^x need rounding (so that the words say no more)."""
+        for way in self._ways:
+            r = self.way_value(way, step, i, j)
+            if isinstance(r, Interval) and r.meets(lo, hi):
+                if way.rounds is None:
+                    return way
+                bare = self._exp_only.get(id(way))
+                if bare is None:
+                    bare = hn.Way(way.carry, way.rounds, way.shifted, way.table, roots=False)
+                    self._exp_only[id(way)] = bare
+                r = self.way_value(bare, step, i, j)
+                return bare if isinstance(r, Interval) and r.meets(lo, hi) else way
+        return None
+
+    def way_words(self, way: hn.Way, step: Step, i: int, j: int) -> str:
+        """A way of working in a student's words: "from scaled as shown (2.83 and 1.41)",
+        "subtracting the row's largest first, e^(x − m) to 2 places"."""
+        parts = []
+        if way.table and way.carry is not None:
+            parts.append(self._shown_inputs(step, i, j, way.carry))
+        elif way.carry is not None:
+            parts.append(f"rounding each step to {_places(way.carry)} as you go")
+        if way.rounds is not None:
+            r = way.rounds
+            upstream = _upstream(step)
+            roots = sorted(
+                {s.divisor for s in upstream if isinstance(s, Scale)} - {n * n for n in range(9)}
+            )
+            said = [f"√{n} as {fmt.decimal_text(fmt.sqrt_rounded(n, r))}" for n in roots]
+            said = said if way.roots else []
+            if any(isinstance(s, Softmax) for s in upstream):
+                if way.shifted:
+                    parts.append(f"subtracting the row's largest first, e^(x − m) to {_places(r)}")
+                else:
+                    said.append(f"each e^x to {_places(r)}")
+            if said:
+                parts.append("with " + " and ".join(said))
+        return ", ".join(parts) or "for the rounded inputs shown"
+
+    def _shown_inputs(self, step: Step, i: int, j: int, places: int) -> str:
+        """The worked inputs of cell (i, j) as the walk shows them: "from scaled as shown
+        (2.83 and 1.41)" (or rounded to more ``places``)."""
+        refs = []
+        for ref in step.sources(i, j):
+            while (copy := ref.step.copy_of(ref.i, ref.j)) is not None:
+                ref = copy
+            cell = ref.step.cells[ref.i][ref.j]
+            if not ref.step.given and not cell.masked and not cell.is_integer:
+                refs.append(ref)
+        if not refs:
+            return f"from the inputs to {_places(places)}"
+        texts = list(dict.fromkeys(fmt.number(r.step.cells[r.i][r.j], places) for r in refs))
+        listed = texts[:4] + (["…"] if len(texts) > 4 else [])
+        said = listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+        shown = "as shown" if places == self.places else f"to {_places(places)}"
+        return f"from {refs[0].step.key} {shown} ({said})"
 
     def _as_decimal(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
         """An expression, or a fraction that is not the exact value, judged as the decimal it
@@ -393,6 +485,17 @@ class Judge:
         inside = r.meets(cut.lo, cut.hi) and not (r.hi == cut.lo or r.lo == cut.hi)
         return inside
 
+    def near_miss(self, step: Step, i: int, j: int, answer: Answer) -> bool:
+        """The answer is one slip of the pen from the true value as shown: one digit different,
+        or one unit of its last place away (0.19 for 0.20). Such a difference explains an
+        answer at least as well as a misconception that happens to land there."""
+        cell = step.cells[i][j]
+        q = written_places(answer)
+        if q is None or cell.masked or answer.value == -sympy.oo:
+            return False
+        mine, true = _units(answer, cell, q)
+        return abs(mine - true) == 1 or _one_digit(mine, true, q)
+
     def pen_slip(self, step: Step, i: int, j: int, answer: Answer) -> bool:
         """A slip of the pen, still a recognisable attempt at the cell: a digit or the sign
         away from the true value (not a lone digit for another, like 0 for 2), a term of a
@@ -402,13 +505,10 @@ class Judge:
         cell = step.cells[i][j]
         q = written_places(answer)
         if q is not None and not cell.masked and answer.value != 0:
-            true = scaled_half_up(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
-            mine = scaled_half_up(QQ(int(answer.value.p), int(answer.value.q)), q)
-            if mine == -true:
-                return True
-            a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)
-            same_sign = (mine >= 0) == (true >= 0)
-            if same_sign and len(a) == len(b) >= 2 and sum(map(str.__ne__, a, b)) == 1:
+            mine, true = _units(answer, cell, q)
+            if mine == -true or (
+                len(str(abs(true)).zfill(q + 1)) >= 2 and _one_digit(mine, true, q)
+            ):
                 return True
         if not isinstance(step, Product):  # a term of a sum dropped: a product's slip
             return False
@@ -422,8 +522,8 @@ class Judge:
             coarse = None
         r = None
         value = self.resolved(self.carried)
-        refs = step.sources(i, j)
-        for a_ref, b_ref in zip(refs[::2], refs[1::2], strict=True):
+        # the products of the sum (a bias term, last among the sources, is not one of them)
+        for a_ref, b_ref in (step.pair(i, j, k) for k in range(len(step.args[0].cols))):
             x, y = value(a_ref), value(b_ref)
             if coarse is not None:  # rule the term (and twice the term) out cheaply first
                 t = hn.fixed(x) * hn.fixed(y)
@@ -434,6 +534,31 @@ class Judge:
                 ):
                     continue
             r = self.range(step, i, j) if r is None else r
+
+
+def _units(answer: Answer, cell, q: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """The answer and the cell's true value in units of the answer's last place, half up."""
+    true = scaled_half_up(hn.enclosed(cell).lo if cell.q is None else cell.q, q)
+    return scaled_half_up(QQ(int(answer.value.p), int(answer.value.q)), q), true
+
+
+def _one_digit(mine: int, true: int, q: int) -> bool:
+    """Two numbers (in units of the last place) of one sign and length, one digit apart."""
+    a, b = str(abs(mine)).zfill(q + 1), str(abs(true)).zfill(q + 1)
+    same_sign = (mine >= 0) == (true >= 0)
+    return same_sign and len(a) == len(b) and sum(map(str.__ne__, a, b)) == 1
+
+
+def _upstream(step: Step) -> list[Step]:
+    """The step and every step it is made from."""
+    out: list[Step] = []
+    todo = [step]
+    while todo:
+        s = todo.pop()
+        if all(s is not t for t in out):
+            out.append(s)
+            todo += list(s.args)
+    return out
 
 
 def _literal_places(answer: Answer) -> int | None:

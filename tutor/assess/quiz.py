@@ -287,7 +287,7 @@ def read_as(answer: Answer, places: int) -> str | None:
 def confirmation(q: Question, verdict: jd.Verdict, places: int) -> str:
     """What a right answer earns: a short confirmation, with the exact form when it is nicer."""
     if verdict.kind == "hand":
-        return f"Right, from the rounded inputs shown. Exactly, {q.name} {value_text(q, places)}."
+        return f"Right, {verdict.way}. Exactly, {q.name} {value_text(q, places)}."
     return f"Right: {q.name} {value_text(q, places)}"
 
 

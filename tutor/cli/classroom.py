@@ -111,6 +111,14 @@ def grade(
             metavar="DIR",
         ),
     ] = None,
+    feedback_key: Annotated[
+        bool,
+        typer.Option(
+            "--feedback-key",
+            help="With --feedback: give a blank sheet the true values and their working too "
+            "(by default its feedback says only that nothing was handed in).",
+        ),
+    ] = False,
     hold_flagged: Annotated[
         bool,
         typer.Option(
@@ -152,6 +160,10 @@ def grade(
         handover is not None,
     )  # fmt: skip
     report_to = None if output is None else Path(output)  # checked as typed (a trailing /)
+    if feedback_key and feedback_dir is None:
+        raise UsageError(
+            "--feedback-key says what a blank sheet's feedback holds; give --feedback DIR"
+        )
     if hold_flagged and csv_out is None:
         raise UsageError("--hold-flagged says what goes into the --csv gradebook; give --csv FILE")
     table = None
@@ -167,7 +179,7 @@ def grade(
     if handover is not None:
         return _grade_handover(lessons, handover, table, force, json_out, csv_out, report,
                                output, kind, lms, assignment, scale, feedback_dir, hold_flagged,
-                               items_out, roster)  # fmt: skip
+                               items_out, roster, feedback_key)  # fmt: skip
     files, skipped = cg.sheet_files(sheets, notes)
     inputs = [
         *files,
@@ -184,12 +196,13 @@ def grade(
     grades = cg.grade_class(lessons, files, force, skipped)
     grades.notes[:0] = notes
     _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
-                   feedback_dir, hold_flagged, items_out, inputs, flags_out)  # fmt: skip
+                   feedback_dir, hold_flagged, items_out, inputs, flags_out,
+                   feedback_key)  # fmt: skip
 
 
 def _class_outputs(  # type: ignore[no-untyped-def]
     grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
-    feedback_dir, hold_flagged, items_out, inputs, flags_out,
+    feedback_dir, hold_flagged, items_out, inputs, flags_out, feedback_key=False,
 ) -> None:  # fmt: skip
     """A graded class: the table (or JSON), then each file asked for; exit 1 when a sheet was
     set aside or the gradebook could not place one."""
@@ -200,7 +213,7 @@ def _class_outputs(  # type: ignore[no-untyped-def]
             grades, csv_out, lms, table, assignment, scale, hold_flagged, flags_out
         )
     if feedback_dir is not None:
-        _write_feedback(grades, feedback_dir, inputs, lms, table)
+        _write_feedback(grades, feedback_dir, inputs, lms, table, feedback_key)
     if items_out is not None:
         _write_items(grades, items_out)
     if report:
@@ -211,7 +224,7 @@ def _class_outputs(  # type: ignore[no-untyped-def]
 
 def _grade_handover(  # type: ignore[no-untyped-def]
     lessons, path: Path, table, force, json_out, csv_out, report, output, kind, lms,
-    assignment, scale, feedback_dir, hold_flagged, items_out, roster: Path,
+    assignment, scale, feedback_dir, hold_flagged, items_out, roster: Path, feedback_key=False,
 ) -> None:  # fmt: skip
     """``grade LESSON SUBMISSIONS --roster R``: the platform's zip (or its unpacked folder),
     each student's latest sheet graded under the roster row its file name's id points to."""
@@ -236,7 +249,8 @@ def _grade_handover(  # type: ignore[no-untyped-def]
         grades.notes[:0] = handed.notes
         sub.bind(grades, handed)
     _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
-                   feedback_dir, hold_flagged, items_out, inputs, flags_out)  # fmt: skip
+                   feedback_dir, hold_flagged, items_out, inputs, flags_out,
+                   feedback_key)  # fmt: skip
 
 
 def _grade_options(  # type: ignore[no-untyped-def]
@@ -396,10 +410,16 @@ def _out_of(text: str | None) -> "sympy.Rational | None":
 
 
 def _write_feedback(  # type: ignore[no-untyped-def]
-    grades: "ClassGrades", folder: Path, inputs: "list[Path]", lms: str = "plain", table=None
+    grades: "ClassGrades",
+    folder: Path,
+    inputs: "list[Path]",
+    lms: str = "plain",
+    table=None,
+    key: bool = False,
 ) -> None:
-    """One .md and one .html per graded sheet, named after the student; with --lms canvas or
-    moodle, also the zip that platform's bulk feedback upload takes."""
+    """One .md and one .html per graded sheet, named after the student (a blank sheet's with
+    the answer key only when ``key``); with --lms canvas or moodle, also the zip that platform's
+    bulk feedback upload takes."""
     from tutor.assess import feedback as fb
 
     try:
@@ -412,7 +432,7 @@ def _write_feedback(  # type: ignore[no-untyped-def]
             _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
     pages = []
     for r, stem in zip(grades.graded, stems, strict=True):
-        f = fb.feedback(r)
+        f = fb.feedback(r, key)
         write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
         page = fb.html_page(f)
         write_output(page, folder / f"{stem}.html", force=True)
