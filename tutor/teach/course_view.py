@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from tutor.core import engine as en
 from tutor.core.course import Stage
-from tutor.core.engine import Step
+from tutor.core.engine import Derivation, Step
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.teach.walk import matrix_tables, softmax_warmup
 from tutor.teach.warmup import softmax_row
@@ -27,8 +27,16 @@ from tutor.text import working as wk
 from tutor.text.cells import cell_name
 from tutor.text.tables import side_by_side
 
-if TYPE_CHECKING:
-    from tutor.assess.stageplan import Plan
+
+class Plan(Protocol):
+    """What a stage's opening reads of its plan (``tutor.assess.stageplan.Plan``, which this
+    layer does not import): the derivation it works, the worked cell, the questions in order,
+    and the matrices given new numbers."""
+
+    d: Derivation
+    worked: Any  # a question: .step, .i, .j, .name
+    order: tuple[Any, ...]
+    practice: tuple[str, ...]
 
 
 def _marks(step: Step, i: int, j: int, arg: Step) -> dict[str, object]:
