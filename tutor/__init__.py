@@ -31,7 +31,7 @@ if python_too_old(tuple(sys.version_info)):  # a clone run as python -m tutor: s
 _API = (
     "AnswerError", "ArgumentError", "Cell", "Derivation", "GradeReport", "Lesson", "LessonError",
     "NoSuchStep", "StepValues", "TutorError", "UsageError", "Verdict", "Walk", "check_function",
-    "grade", "judge", "lesson",
+    "grade", "judge", "lesson", "lesson_from_arrays", "lesson_from_torch",
 )  # fmt: skip
 __all__ = ["__version__", *_API]
 

@@ -10,6 +10,7 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping
+from typing import Any
 
 from tutor.core.lesson import Entry, Lesson, Matrix, unique_labels
 from tutor.core.numbers import MAX_DIGITS, MAX_EXPONENT
@@ -89,15 +90,38 @@ def _rows(m: Matrix, indent: str, labels: tuple[str, ...] | None = None) -> list
     return out
 
 
+BIASES = ("b_Q", "b_K", "b_V")
+
+
+def _row(entries: tuple[Entry, ...]) -> str:
+    return f"[{', '.join(entry_text(e) for e in entries)}]"
+
+
+def _bias_lines(
+    biases: Mapping[str, Any], indent: str, keys: tuple[str, ...] = BIASES
+) -> list[str]:
+    """A head's biases, one row each: added to every row of Q, K or V."""
+    return [
+        _commented(f"{indent}{key}: {_row(biases[key])}", f"added to every row of {key[2]}")
+        for key in keys
+        if biases.get(key) is not None
+    ]
+
+
 def lesson_yaml(
     lesson: Lesson,
     command: str,
     file: str,
     header: tuple[str, ...] = (),
     notes: Mapping[str, str] | None = None,
+    biases: Mapping[str, Any] | None = None,
 ) -> str:
     """The lesson as commented YAML (format version 1); ``header`` replaces the first comment
-    line (what the file is); ``notes``: the notes to write (default: the lesson's own)."""
+    line (what the file is); ``notes``: the notes to write (default: the lesson's own);
+    ``biases``: ``{"heads": [{"b_Q": row, …} per head], "b_O": row}`` (rows of entries), written
+    as the lesson keys ``b_Q``, ``b_K``, ``b_V`` (in each head with heads) and ``b_O``."""
+    head_biases = list((biases or {}).get("heads") or [{}] * len(lesson.heads))
+    b_O = (biases or {}).get("b_O")
     d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
     n = lesson.n
     lines = [
@@ -113,9 +137,19 @@ def lesson_yaml(
             f"tokens: [{', '.join(yaml_text(t) for t in lesson.tokens)}]",
             "one label per row of X",
         ),
-        _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
-        *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
     ]
+    if lesson.positions == "given" and lesson.P is not None:
+        lines += [
+            _commented("E:", f"{n} × {d_model} (N × d_model): each token's embedding"),
+            *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+            _commented("P:", f"{n} × {d_model}: each position's vector, X = E + P"),
+            *_rows(lesson.P, "  "),
+        ]
+    else:
+        lines += [
+            _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
+            *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+        ]
     what = {
         "W_Q": ("d_k", d_k, "queries, what a token looks for"),
         "W_K": ("d_k", d_k, "keys, what a token offers"),
@@ -127,24 +161,45 @@ def lesson_yaml(
             dim, size, why = what[key]
             lines.append(_commented(f"{key}:", f"{d_model} × {size} (d_model × {dim}): {why}"))
             lines += _rows(m, "  ")
+        lines += _bias_lines(head_biases[0], "")
     else:
+        groups = lesson.kv_groups
+        per = len(lesson.heads) // groups if groups else 1
+        if groups:
+            lines.append(_commented(f"kv_groups: {groups}", "query heads share W_K, W_V"))
         lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
-        for head in lesson.heads:
+        for h, head in enumerate(lesson.heads):
             if head.name is not None:
                 lines.append(_commented(f"  - name: {yaml_text(head.name)}", "optional"))
-            for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+            mats = (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V))
+            for key, m in mats[:1] if groups else mats:
                 dim, size, why = what[key]
                 start = "  - " if head.name is None and key == "W_Q" else "    "
                 lines.append(
                     _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
                 )
                 lines += _rows(m, "      ")
+            lines += _bias_lines(head_biases[h], "    ", ("b_Q",) if groups else BIASES)
+        if groups:
+            lines.append(_commented("kv_heads:", "one W_K, W_V per group"))
+            for g in range(groups):
+                head = lesson.heads[g * per]
+                for key, m in (("W_K", head.W_K), ("W_V", head.W_V)):
+                    dim, size, why = what[key]
+                    start = "  - " if key == "W_K" else "    "
+                    lines.append(
+                        _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                    )
+                    lines += _rows(m, "      ")
+                lines += _bias_lines(head_biases[g * per], "    ", ("b_K", "b_V"))
         assert lesson.W_O is not None
         h = len(lesson.heads)
         lines.append(
             _commented("W_O:", f"{h * d_v} × {d_model} ((heads × d_v) × d_model): mixes the heads")
         )
         lines += _rows(lesson.W_O, "  ")
+        if b_O is not None:
+            lines.append(_commented(f"b_O: {_row(b_O)}", "added to every row of the output"))
     mask_why = (
         "a token sees only itself and earlier tokens"
         if lesson.mask == "causal"
