@@ -168,6 +168,23 @@ def test_the_other_options_of_new_still_draw_a_lesson_and_tokens_is_needed_there
     assert missing.exit_code == 2 and "--tokens is needed" in missing.output
 
 
+@pytest.mark.parametrize(
+    ("tokens", "fragment"),
+    [
+        ("a,b,c", "3 tokens given, but a.npz's X has 4 rows"),
+        ("a,b,c,d,e", "5 tokens given, but a.npz's X has 4 rows"),
+        ("a,b,c,#d", "token 4 "),
+    ],
+)
+def test_tokens_that_do_not_fit_the_arrays_are_a_usage_error(
+    run, here: Path, tokens: str, fragment: str
+) -> None:
+    np.savez("a.npz", **draw("one-head"))
+    got = run("new", "x", "--from", "a.npz", "--tokens", tokens)
+    assert got.exit_code == 2 and fragment in got.output, got.output
+    assert not (here / "x.yaml").exists()
+
+
 def test_new_from_refuses_the_options_that_draw_a_lesson(run, here: Path) -> None:
     np.savez("a.npz", **draw("one-head"))
     got = run("new", "x", "--from", "a.npz", "--d-k", "3")
@@ -240,6 +257,17 @@ def _bad_files(tmp: Path) -> dict[str, tuple[dict[str, Any] | str, str]]:
             "W_K/W_V are given for heads ['1', '2', '3'] of 4",
         ),
         "X and E": ({**ok, "E": X}, "both X and E are given"),
+        "P with X": ({**ok, "P": X}, "P is given with X; expected E"),
+        "P of the wrong shape": (
+            {**{k: v for k, v in ok.items() if k != "X"}, "E": X, "P": np.ones((3, 4))},
+            "P has shape (3, 4); expected (4, 4)",
+        ),
+        "b_O without W_O": ({**ok, "b_O": np.ones(4)}, "b_O is given without W_O"),
+        "one head and numbered heads": ({**two, "W_Q": W}, "both W_Q and numbered heads"),
+        "a head without W_Q": (
+            {k: v for k, v in two.items() if k != "W_Q.2"},
+            "no array W_Q.2; expected d_model × d_k queries",
+        ),
         "an unknown array": ({**ok, "W_q": W}, "array 'W_q' is not a lesson's"),
         "tokens that do not fit X": (
             {**ok, "tokens": np.array(["a", "b"])},
