@@ -41,6 +41,7 @@ from tutor.core.spec import (
 BIAS_KEYS = ("b_Q", "b_K", "b_V")
 KNOWN = re.compile(r"(X|E|P|W_O|b_O|tokens)|(W_Q|W_K|W_V|b_Q|b_K|b_V)(?:\.([1-9]\d?))?")
 BIAS_NOTE = {"Z": "Z includes the biases: X·W + b."}
+FIRST_NOTES = {"Z": "Made from arrays."}  # the read-back before any arithmetic (notes_of derives)
 MAX_SIZE = 1e12  # an entry's size: a layer's weights are near 1; 30 digits fit a lesson
 MAX_NPZ_BYTES = 8 * MAX_FILE_BYTES  # arrays as stored, unpacked: a lesson's are a few KB
 
@@ -463,7 +464,7 @@ def make(
     command = command or f"tutor.lesson_from_arrays(..., places={places})"
     file = f"{name}.yaml"
     try:  # read back by the loader (every limit of a lesson) before any arithmetic
-        load_lesson_text(lesson_yaml(lesson, command, file, notes=BIAS_NOTE), file, name)
+        load_lesson_text(lesson_yaml(lesson, command, file, notes=FIRST_NOTES), file, name)
     except LessonError as err:
         raise ArraysError(f"{where}: the lesson made from it is not valid: {err}") from None
     notes = notes_of(lesson) if biases is None else BIAS_NOTE
