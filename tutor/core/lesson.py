@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from tutor.core.spec import BIASES
+
 Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
 Matrix = tuple[tuple[Entry, ...], ...]
 
@@ -255,7 +257,7 @@ def fingerprint_of(lesson: Lesson) -> str:
         if lesson.theta_units is not None:  # only with radians: degree lessons keep theirs
             parts.append("theta_units=" + ",".join(lesson.theta_units))
     for h, head in enumerate(lesson.heads, 1):  # biases, only where given (issue 41)
-        for key in ("b_Q", "b_K", "b_V"):
+        for key in BIASES:
             row = getattr(head, key)
             if row is not None:
                 parts.append(f"head{h}.{key}=" + mat((row,)))

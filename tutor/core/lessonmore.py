@@ -107,7 +107,7 @@ def grouped_heads(
             kv.append(None)
             continue
         mats = {}
-        for key in ("W_K", "W_V"):  # (b_K and b_V are read with the other biases)
+        for key in WEIGHT_KEYS[1:]:  # W_K, W_V (b_K and b_V are read with the other biases)
             if key not in hk:
                 c.error(h, f"missing key {key!r} of kv head {g}; expected a d_model × d matrix")
                 continue
