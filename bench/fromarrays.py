@@ -1,6 +1,6 @@
 """Benchmark: ``new NAME --from FILE.npz`` on the largest legal layer (32 tokens, d_model 16,
-4 heads of d_k = d_v = 4, W_O), at 2, 6 and 10 places, as a subprocess (medians of interleaved
-rounds), and how far rounding moved the output at each.
+4 heads of d_k = d_v = 4, each with b_Q, b_K, b_V; W_O and b_O), at 2, 6 and 10 places, as a
+subprocess (medians of interleaved rounds), and how far rounding moved the output at each.
 
     python bench/fromarrays.py           # --rounds N (default 3)
 """
@@ -28,6 +28,8 @@ def layer(path: Path) -> None:
     for h in range(1, 5):
         for key in ("W_Q", "W_K", "W_V"):
             arrays[f"{key}.{h}"] = rng.normal(size=(16, 4)) * 0.3
+            arrays[f"b_{key[2]}.{h}"] = rng.normal(size=4) * 0.3
+    arrays["b_O"] = rng.normal(size=16) * 0.3
     np.savez(path, **arrays)
 
 
@@ -49,7 +51,7 @@ def main() -> None:
                 done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
                 times[p].append(time.perf_counter() - start)
                 said[p] = done.stdout.splitlines()[1]
-    print(f"new --from, 32 tokens, d_model 16, 4 heads, W_O: median of {rounds}")
+    print(f"new --from, 32 tokens, d_model 16, 4 heads, biases, W_O: median of {rounds}")
     for p in PLACES:
         print(f"--places {p:>2}: {statistics.median(times[p]) * 1000:6.0f} ms  {said[p]}")
 
