@@ -382,6 +382,8 @@ def test_ties_are_rounded_half_away_from_zero_and_whole_arrays_move_nothing() ->
 
 def test_lesson_from_arrays_makes_the_lesson_new_from_makes(run, here: Path) -> None:
     arrays = draw("two-heads", seed=5)
+    arrays |= {"b_Q.1": np.array([0.5, -0.25]), "b_Q.2": np.array([1.0, 2.0])}
+    arrays |= {"b_V.2": np.array([0.125, 0.75]), "b_O": np.arange(4.0) / 3}
     np.savez("l.npz", **arrays)
     assert run("new", "l", "--from", "l.npz", "--places", "3").exit_code == 0
     made = tutor.lesson_from_arrays(
@@ -390,9 +392,13 @@ def test_lesson_from_arrays_makes_the_lesson_new_from_makes(run, here: Path) -> 
         np.stack([arrays["W_K.1"], arrays["W_K.2"]]),  # a 3-D array: one per head
         [arrays["W_V.1"], arrays["W_V.2"]],
         W_O=arrays["W_O"],
+        b_Q=[arrays["b_Q.1"], arrays["b_Q.2"]],  # a row per head, as the weights
+        b_V=[None, arrays["b_V.2"]],  # (None: head 1 has no b_V)
+        b_O=arrays["b_O"],
         places=3,
         name="l",
     )
+    assert made.core.heads[0].b_V is None and made.core.heads[1].b_V == ((1, 8), (3, 4))
     assert isinstance(made, tutor.Lesson)
     file = tutor.lesson(here / "l.yaml")
     assert made.derive()["output"].exact == file.derive()["output"].exact

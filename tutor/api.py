@@ -533,11 +533,14 @@ class MadeLesson(Lesson):
 
 
 def _heads_of(key: str, value: Any, ndim: int) -> dict[str, Any]:
-    """One array (one head), or a list of them / an array with one more axis (one per head)."""
+    """One array (one head), or a list of them / an array with one more axis (one per head);
+    None in a list: that head has none (a bias)."""
     import numpy as np
 
     if value is None:
         return {}
+    if isinstance(value, list | tuple) and any(v is None for v in value):  # a head without one
+        return {f"{key}.{h}": v for h, v in enumerate(value, 1) if v is not None}
     try:
         depth = np.ndim(value)
     except Exception:  # a ragged list: the checker says what it is
@@ -569,9 +572,11 @@ def lesson_from_arrays(
     from zero), as ``attn-tutor new NAME --from FILE.npz`` makes it. ``X`` (or ``E`` and ``P``)
     is N × d_model; ``W_Q``, ``W_K``, ``W_V`` are d_model × d_k (d_v), or a list of them (or a
     3-D array), one per head; fewer W_K/W_V than W_Q make grouped heads; ``W_O`` mixes the
-    heads. ``tokens``: a list of words (default t1, t2, …). The result is a ``Lesson`` with
-    ``yaml`` (the file's text) and ``moved`` (how far rounding moved the output). Raises
-    ``TutorError`` naming the array and what was expected (a shape, a number)."""
+    heads. ``b_Q``, ``b_K``, ``b_V`` are one row each (or a list of rows, as the weights they
+    go with), ``b_O`` one row with ``W_O``. ``tokens``: a list of words (default t1, t2, …).
+    The result is a ``Lesson`` with ``yaml`` (the file's text), ``moved`` (how far rounding
+    moved the output), ``moved_text`` and ``save(path)``. Raises ``TutorError`` naming the
+    array and what was expected (a shape, a number)."""
     from tutor.author.fromarrays import make
 
     _is("causal", causal, bool, "True or False")
