@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import tutor
 
 LESSON = tutor.lesson("cats-chase-mice")
+EYE = np.eye(2)
 D = LESSON.derive()
 TWO = {
     "title": "Two",
@@ -146,6 +147,21 @@ CASES = {
         tutor.ArgumentError,
         "a Lesson is made by tutor.lesson(...), not from a str",
     ),
+    "lesson_from_arrays, a NaN": (
+        lambda: tutor.lesson_from_arrays([[math.nan, 0], [0, 1]], EYE, EYE, EYE),
+        tutor.TutorError,
+        "<arrays>: X[0, 0] is nan; expected finite numbers",
+    ),
+    "lesson_from_arrays, a ragged X": (
+        lambda: tutor.lesson_from_arrays([[1, 0], [1]], EYE, EYE, EYE),
+        tutor.TutorError,
+        "<arrays>: X is not an array",
+    ),
+    "lesson_from_torch, not a module": (
+        lambda: tutor.lesson_from_torch(LESSON, EYE),
+        tutor.TutorError,
+        "",
+    ),
     "check_function, not a function": (
         lambda: tutor.check_function(LESSON, None),
         tutor.ArgumentError,
@@ -239,6 +255,16 @@ WRONG = st.recursive(
 LESSON_KEY = st.sampled_from([*sorted(TWO), "heads", "mask", "precision", "positions", "next"])
 
 
+def _layer() -> Any:
+    """A real torch.nn.MultiheadAttention (with biases) where torch is installed, else None
+    (then lesson_from_torch says torch is missing: a TutorError too)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.nn.MultiheadAttention(2, 1)
+
+
 def _call(name: str, a: Any, b: Any) -> Any:
     """Call public function ``name`` with ``a`` and ``b`` where its arguments go."""
     calls = {
@@ -258,6 +284,16 @@ def _call(name: str, a: Any, b: Any) -> Any:
         "check_function(lesson)": lambda: tutor.check_function(a, lambda *x, **k: 0),
         "Lesson": lambda: tutor.Lesson(a).derive(),
         "Derivation": lambda: tutor.Derivation(a).steps,
+        "lesson_from_arrays": lambda: tutor.lesson_from_arrays(a, b, b, b),
+        "lesson_from_arrays(options)": lambda: tutor.lesson_from_arrays(
+            EYE, EYE, EYE, EYE, W_O=a if isinstance(b, str) else None, tokens=b, places=a
+        ),
+        "lesson_from_arrays(heads)": lambda: tutor.lesson_from_arrays(EYE, [EYE, a], EYE, b),
+        "lesson_from_arrays(biases)": lambda: tutor.lesson_from_arrays(
+            EYE, EYE, EYE, EYE, W_O=EYE, b_Q=a, b_O=b
+        ),
+        "lesson_from_torch": lambda: tutor.lesson_from_torch(a, b),
+        "lesson_from_torch(x)": lambda: tutor.lesson_from_torch(_layer(), a, tokens=b),
     }
     return calls[name]()
 
@@ -265,7 +301,9 @@ def _call(name: str, a: Any, b: Any) -> Any:
 PUBLIC = [
     "lesson", "lesson(dict)", "grade(sheet)", "grade(lesson)", "judge(cell)", "judge(answer)",
     "judge(lesson)", "walk", "walk(step)", "d[key]", "cell", "cell(places)", "check_function",
-    "check_function(lesson)", "Lesson", "Derivation",
+    "check_function(lesson)", "Lesson", "Derivation", "lesson_from_arrays",
+    "lesson_from_arrays(options)", "lesson_from_arrays(heads)", "lesson_from_arrays(biases)",
+    "lesson_from_torch", "lesson_from_torch(x)",
 ]  # fmt: skip
 
 

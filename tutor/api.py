@@ -62,6 +62,8 @@ __all__ = [
     "grade",
     "judge",
     "lesson",
+    "lesson_from_arrays",
+    "lesson_from_torch",
 ]
 
 
@@ -507,19 +509,109 @@ def _md(text: str) -> str:
     return _html.escape(text).replace("*", "\\*").replace("_", "\\_")
 
 
-def lesson_from_arrays(*args: Any, **kwargs: Any) -> Any:
-    """A lesson from named arrays (``X``, ``W_Q``, ``W_K``, ``W_V`` or ``W_Q.1``, …, optional
-    ``b_*``, ``W_O``, ``b_O``), every entry an exact decimal at ``places``: its YAML
-    (``.text``), the lesson, and ``.drift``, how far the rounding moves the output
-    (``tutor.author.fromarrays``)."""
-    from tutor.author.fromarrays import lesson_from_arrays as made
-
-    return made(*args, **kwargs)
+# ---------------------------------------------------------------------------------------------
+# lessons made from arrays and from a real layer
 
 
-def lesson_from_torch(module: Any, x: Any, tokens: Any, places: int = 4, **kwargs: Any) -> Any:
-    """A lesson from a ``torch.nn.MultiheadAttention`` and its input ``x`` (torch is imported
-    only here: ``pip install attn-tutor[torch]``); ``.drift`` against the module's output."""
-    from tutor.author.fromarrays import lesson_from_torch as made
+class MadeLesson(Lesson):
+    """A lesson made from arrays (``lesson_from_arrays``, ``lesson_from_torch``): a ``Lesson``,
+    with its file's text (``yaml``) and how far rounding every entry moved the output
+    (``moved``: the largest |difference| over Z, or over the output with W_O; ``moved_text``
+    says it in words)."""
 
-    return made(module, x, tokens, places, **kwargs)
+    def __init__(self, made: Any) -> None:
+        super().__init__(made.lesson)
+        self.yaml: str = made.yaml
+        self.moved: float = made.moved
+        from tutor.author.fromarrays import moved_text
+
+        self.moved_text: str = moved_text(made)
+
+    def save(self, path: str | Path, force: bool = False) -> Path:
+        """Write the lesson file (never over an existing file unless ``force``)."""
+        from tutor.author.new import write_new
+
+        target = _path(path, "lesson")
+        write_new(target, self.yaml, force)
+        return target
+
+
+def _heads_of(key: str, value: Any, ndim: int) -> dict[str, Any]:
+    """One array (one head), or a list of them / an array with one more axis (one per head);
+    None in a list: that head has none (a bias)."""
+    import numpy as np
+
+    if value is None:
+        return {}
+    if isinstance(value, list | tuple) and any(v is None for v in value):  # a head without one
+        return {f"{key}.{h}": v for h, v in enumerate(value, 1) if v is not None}
+    try:
+        depth = np.ndim(value)
+    except Exception:  # a ragged list: the checker says what it is
+        depth = ndim
+    if depth == ndim + 1 and isinstance(value, list | tuple | np.ndarray) and len(value) >= 1:
+        return {f"{key}.{h}": v for h, v in enumerate(value, 1)}
+    return {key: value}
+
+
+def lesson_from_arrays(
+    X: Any = None,
+    W_Q: Any = None,
+    W_K: Any = None,
+    W_V: Any = None,
+    *,
+    E: Any = None,
+    P: Any = None,
+    W_O: Any = None,
+    b_Q: Any = None,
+    b_K: Any = None,
+    b_V: Any = None,
+    b_O: Any = None,
+    tokens: list[str] | str | None = None,
+    places: int = 4,
+    name: str = "from-arrays",
+    causal: bool = False,
+) -> MadeLesson:
+    """A lesson made from NumPy arrays, every entry rounded to ``places`` decimals (half away
+    from zero), as ``attn-tutor new NAME --from FILE.npz`` makes it. ``X`` (or ``E`` and ``P``)
+    is N × d_model; ``W_Q``, ``W_K``, ``W_V`` are d_model × d_k (d_v), or a list of them (or a
+    3-D array), one per head; fewer W_K/W_V than W_Q make grouped heads; ``W_O`` mixes the
+    heads. ``b_Q``, ``b_K``, ``b_V`` are one row each (or a list of rows, as the weights they
+    go with), ``b_O`` one row with ``W_O``. ``tokens``: a list of words (default t1, t2, …).
+    The result is a ``Lesson`` with ``yaml`` (the file's text), ``moved`` (how far rounding
+    moved the output), ``moved_text`` and ``save(path)``. Raises ``TutorError`` naming the
+    array and what was expected (a shape, a number)."""
+    from tutor.author.fromarrays import make
+
+    _is("causal", causal, bool, "True or False")
+    _is("name", name, str, "a lesson name such as 'my-layer'")
+    named: dict[str, Any] = {}
+    for key, value in (("X", X), ("E", E), ("P", P), ("W_O", W_O), ("b_O", b_O)):
+        if value is not None:
+            named[key] = value
+    for key, value, ndim in (("W_Q", W_Q, 2), ("W_K", W_K, 2), ("W_V", W_V, 2)):
+        named |= _heads_of(key, value, ndim)
+    for key, value in (("b_Q", b_Q), ("b_K", b_K), ("b_V", b_V)):
+        named |= _heads_of(key, value, 1)
+    command = f"tutor.lesson_from_arrays(..., places={places!r})"
+    return MadeLesson(make(named, name, places, tokens, "<arrays>", command, causal))
+
+
+def lesson_from_torch(
+    module: Any,
+    x: Any,
+    tokens: list[str] | str | None = None,
+    places: int = 4,
+    name: str = "from-torch",
+) -> MadeLesson:
+    """A lesson made from a ``torch.nn.MultiheadAttention`` and its input ``x`` ((N, d), or a
+    batch of one: (1, N, d) or (N, 1, d)): its packed ``in_proj_weight`` split into W_Q, W_K,
+    W_V (transposed to the lesson's X·W), the heads by head_dim, ``out_proj`` as W_O; every
+    entry rounded to ``places`` decimals. The lesson's output is the module's, to the rounding
+    (``moved``). PyTorch is imported here only; ``TutorError`` when it is not installed."""
+    from tutor.author.fromarrays import from_torch, make
+
+    _is("name", name, str, "a lesson name such as 'my-layer'")
+    named = from_torch(module, x)
+    command = f"tutor.lesson_from_torch(module, x, places={places!r})"
+    return MadeLesson(make(named, name, places, tokens, "<module>", command))

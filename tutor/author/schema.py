@@ -312,14 +312,9 @@ def _decoding(schema: dict) -> None:
         "maxItems": MAX_HEADS,
         "items": {
             "type": "object",
-            "required": list(KV_HEAD_KEYS),
+            "required": list(WEIGHT_KEYS[1:]),  # W_K, W_V; b_K, b_V optional
             "additionalProperties": False,
-            "properties": {
-                "W_K": _WEIGHTS["W_K"],
-                "W_V": _WEIGHTS["W_V"],
-                "b_K": _BIASES["b_K"],
-                "b_V": _BIASES["b_V"],
-            },
+            "properties": {k: (_WEIGHTS | _BIASES)[k] for k in KV_HEAD_KEYS},
         },
     }
     one_next = {

@@ -51,7 +51,8 @@ def new(
         str | None,
         typer.Option(
             "--tokens",
-            help='The words, separated by spaces: "the cat sat" (needed unless --from).',
+            help='The words, separated by spaces: "the cat sat" (with --from, spaces or commas '
+            "[default: the file's tokens, else t1, t2, …]).",
             show_default=False,
         ),
     ] = None,
@@ -105,25 +106,38 @@ def new(
         Path | None,
         typer.Option(
             "--from",
-            help="Make it from a NumPy .npz of arrays named X, W_Q, W_K, W_V (heads: W_Q.1, …), "
-            "optional b_Q, b_K, b_V, W_O, b_O; --tokens names the rows [default: t1 t2 …].",
+            help="Make the lesson from the arrays of an .npz file (X or E and P, W_Q, W_K, W_V, "
+            "W_Q.1 … per head, W_O, b_Q, b_K, b_V, b_O, tokens).",
             metavar="FILE.npz",
+            show_default=False,
         ),
     ] = None,
     places: Annotated[
         int,
-        typer.Option("--places", help="With --from: decimals kept of each entry.", min=0, max=8),
-    ] = 4,
+        typer.Option(
+            "--places",
+            help="With --from: decimals each entry is rounded to (half away from zero).",
+            min=0,
+            max=10,
+            metavar="N",
+        ),
+    ] = 2,
 ) -> None:
-    """Write a new, valid lesson with hand-friendly numbers and a comment on every key."""
+    """Write a new, valid lesson with hand-friendly numbers and a comment on every key; or,
+    with --from, a lesson made from a file of arrays (a real layer's weights)."""
     import random
 
     if from_file is not None:
-        return _new_from(name, from_file, tokens, places, output, force)
+        drawn = (d_model != 4, d_k, d_v, heads != 1, whole_root, seed is not None)
+        if any(o not in (False, None) for o in drawn):
+            raise UsageError(
+                "--d-model, --d-k, --d-v, --heads, --whole-root and --seed draw a lesson; with "
+                "--from the shapes and numbers come from the arrays, so leave them out"
+            )
+        new_from(name, from_file, places, tokens, causal, output, force)
+        return
     if tokens is None:
-        raise UsageError(
-            'new needs --tokens (the words: --tokens "the cat sat") or --from FILE.npz'
-        )
+        raise UsageError('--tokens is needed: the words, --tokens "the cat sat" (or --from FILE)')
 
     from tutor.author.new import (
         Shape,
@@ -322,28 +336,35 @@ def _add_variants(original, students, output, seed, values, entries, add, lesson
     )
 
 
-def _new_from(
-    name: str, path: Path, tokens: str | None, places: int, output: Path | None, force: bool
+def new_from(
+    name: str,
+    path: Path,
+    places: int,
+    tokens: str | None,
+    causal: bool,
+    output: str | None,
+    force: bool,
 ) -> None:
-    """``new NAME --from FILE.npz``: the arrays as a lesson, and how far rounding moves it."""
+    """``new NAME --from FILE.npz``: the lesson, written, and how far rounding moved it."""
+    import shlex
+
     from rich.text import Text
 
-    from tutor.author.fromarrays import lesson_from_npz
-    from tutor.author.new import check_name, parse_tokens, write_new
+    from tutor.author.fromarrays import make, moved_text, read_npz
+    from tutor.author.new import check_name, write_new
 
     check_name(name)
-    made = lesson_from_npz(path, None if tokens is None else parse_tokens(tokens), places, name)
-    target = output or Path(f"{name}.yaml")
+    command = f"attn-tutor new {shlex.quote(name)} --from {shlex.quote(str(path))}"
+    command += f" --places {places}" + (f" --tokens {shlex.quote(tokens)}" if tokens else "")
+    command += " --causal" if causal else ""
+    made = make(read_npz(path), name, places, tokens, str(path), command, causal)
+    target = output_file(output, f"{name}.yaml") or Path(f"{name}.yaml")
+    console = make_console(stderr=str(target) == "-")
     if str(target) == "-":
-        sys.stdout.write(made.text)
-        return
-    write_new(target, made.text, force)
-    console = make_console()
-    console.print(
-        Text(
-            f"wrote {target}: every entry at {places} places; rounding moves the output by at "
-            f"most {made.drift:.2g}"
-        ),
-        soft_wrap=True,
-    )
-    console.print(Text(f"next: attn-tutor walk {target}"), soft_wrap=True)
+        sys.stdout.write(made.yaml)
+    else:
+        write_new(target, made.yaml, force)
+        console.print(Text(f"wrote {target}: made from {path}"), soft_wrap=True)
+    console.print(Text(moved_text(made)), soft_wrap=True)
+    if str(target) != "-":
+        console.print(Text(f"next: attn-tutor walk {target}"), soft_wrap=True)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from tutor.core.lesson import Entry, Head, Lesson, Matrix, unique_labels
 from tutor.core.numbers import MAX_DIGITS, MAX_EXPONENT
+from tutor.core.spec import BIASES
 from tutor.text.format import decimal_places
 
 PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_'. -]*")  # safe to write unquoted in YAML
@@ -56,12 +57,13 @@ def _row(row: tuple[Entry, ...]) -> str:
     return "[" + ", ".join(entry_text(e) for e in row) + "]"
 
 
-def _biases(head: Head, indent: str) -> list[str]:
-    """A head's biases (issue 41), each one row added to every row of its product."""
+def _biases(head: Head, indent: str, keys: tuple[str, ...] = tuple(BIASES)) -> list[str]:
+    """A head's biases (issue 41), each one row added to every row of its product; ``keys``:
+    the ones written here (grouped heads write b_Q in the head, b_K and b_V in kv_heads)."""
     return [
         _commented(f"{indent}{key}: {_row(row)}", f"added to every row of X · W_{key[-1]}")
-        for key, row in (("b_Q", head.b_Q), ("b_K", head.b_K), ("b_V", head.b_V))
-        if row is not None
+        for key in keys
+        if (row := getattr(head, key)) is not None
     ]
 
 
@@ -115,7 +117,8 @@ def lesson_yaml(
     notes: Mapping[str, str] | None = None,
 ) -> str:
     """The lesson as commented YAML (format version 1); ``header`` replaces the first comment
-    line (what the file is); ``notes``: the notes to write (default: the lesson's own)."""
+    line (what the file is); ``notes``: the notes to write (default: the lesson's own). Biases
+    and ``scale:`` are written from the lesson's own fields."""
     d_model, d_k, d_v = lesson.d_model, lesson.d_k, lesson.d_v
     n = lesson.n
     lines = [
@@ -131,9 +134,19 @@ def lesson_yaml(
             f"tokens: [{', '.join(yaml_text(t) for t in lesson.tokens)}]",
             "one label per row of X",
         ),
-        _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
-        *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
     ]
+    if lesson.positions == "given" and lesson.P is not None:
+        lines += [
+            _commented("E:", f"{n} × {d_model} (N × d_model): each token's embedding"),
+            *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+            _commented("P:", f"{n} × {d_model}: each position's vector, X = E + P"),
+            *_rows(lesson.P, "  "),
+        ]
+    else:
+        lines += [
+            _commented("X:", f"{n} × {d_model} (N × d_model): each token's features"),
+            *_rows(lesson.X, "  ", unique_labels(lesson.tokens)),
+        ]
     what = {
         "W_Q": ("d_k", d_k, "queries, what a token looks for"),
         "W_K": ("d_k", d_k, "keys, what a token offers"),
@@ -147,18 +160,35 @@ def lesson_yaml(
             lines += _rows(m, "  ")
         lines += _biases(head, "")
     else:
+        groups = lesson.kv_groups
+        per = len(lesson.heads) // groups if groups else 1
+        if groups:
+            lines.append(_commented(f"kv_groups: {groups}", "query heads share W_K, W_V"))
         lines.append(_commented("heads:", "several heads, each with its own W_Q, W_K, W_V"))
         for head in lesson.heads:
             if head.name is not None:
                 lines.append(_commented(f"  - name: {yaml_text(head.name)}", "optional"))
-            for key, m in (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V)):
+            mats = (("W_Q", head.W_Q), ("W_K", head.W_K), ("W_V", head.W_V))
+            for key, m in mats[:1] if groups else mats:
                 dim, size, why = what[key]
                 start = "  - " if head.name is None and key == "W_Q" else "    "
                 lines.append(
                     _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
                 )
                 lines += _rows(m, "      ")
-            lines += _biases(head, "    ")
+            lines += _biases(head, "    ", tuple(BIASES)[:1] if groups else tuple(BIASES))
+        if groups:
+            lines.append(_commented("kv_heads:", "one W_K, W_V per group"))
+            for g in range(groups):
+                head = lesson.heads[g * per]
+                for key, m in (("W_K", head.W_K), ("W_V", head.W_V)):
+                    dim, size, why = what[key]
+                    start = "  - " if key == "W_K" else "    "
+                    lines.append(
+                        _commented(f"{start}{key}:", f"{d_model} × {size} (d_model × {dim}): {why}")
+                    )
+                    lines += _rows(m, "      ")
+                lines += _biases(head, "    ", tuple(BIASES)[1:])  # b_K, b_V
         assert lesson.W_O is not None
         h = len(lesson.heads)
         lines.append(
