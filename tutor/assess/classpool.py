@@ -40,8 +40,10 @@ CHUNK = 4  # sheets per message to a worker
 _JOBS: Sequence[tuple[Derivation, Sheet]] = ()  # what the forked workers grade (inherited)
 _IN_WORKER = False
 
-# one sheet's verdicts: per cell (verdict, carried, attempt, slips), per step its attempt
-Compact = tuple[list[tuple[str, bool, bool, tuple[Slip, ...]]], list[bool]]
+# one sheet's verdicts: per cell (verdict's number in ``grade.VERDICTS``, carried, attempt,
+# slips), per step its attempt
+Compact = tuple[list[tuple[int, bool, bool, tuple[Slip, ...]]], list[bool]]
+VERDICT = {v: k for k, v in enumerate(gr.VERDICTS)}
 
 
 def workers(sheets: int) -> int:
@@ -74,8 +76,9 @@ def grade_all(jobs: Sequence[tuple[Derivation, Sheet]]) -> list[gr.Report]:
             done = list(pool.imap(_grade_one, range(len(jobs)), chunksize=CHUNK))
     finally:
         _JOBS = ()
+    seen: dict[Slip, Slip] = {}
     return [
-        rebuilt(d, sheet, compact) if compact is not None else gr.grade(d, sheet)
+        rebuilt(d, sheet, compact, seen) if compact is not None else gr.grade(d, sheet)
         for (d, sheet), compact in zip(jobs, done, strict=True)
     ]
 
@@ -104,23 +107,31 @@ def _grade_one(k: int) -> Compact | None:
 def compact(report: gr.Report) -> Compact:
     """What a report says beyond its lesson and sheet: each cell's verdict, and per step
     (in ``fill_steps`` order) whether it was read as an attempt."""
-    cells = [(g.verdict, g.carried, g.attempt, g.slips) for g in report.cells]
+    cells = [(VERDICT[g.verdict], g.carried, g.attempt, g.slips) for g in report.cells]
     grader = report.usable.__self__  # type: ignore[attr-defined]
     steps = [grader._attempts[id(step)] for step in fill_steps(report.d)]
     return cells, steps
 
 
-def rebuilt(d: Derivation, sheet: Sheet, got: Compact) -> gr.Report:
-    """The report ``grade.grade(d, sheet)`` gives, from its ``compact`` verdicts."""
+def rebuilt(
+    d: Derivation, sheet: Sheet, got: Compact, slips_seen: dict[Slip, Slip] | None = None
+) -> gr.Report:
+    """The report ``grade.grade(d, sheet)`` gives, from its ``compact`` verdicts. Each slip
+    unpickled is replaced by the first equal one seen (``slips_seen``), and each verdict is
+    ``grade.VERDICTS``' own string: a class's reports share them rather than hold copies."""
     cells, attempts = got
+    seen = {} if slips_seen is None else slips_seen
     grader = gr._Grader(d, sheet)
     report = gr.Report(d, sheet, usable=grader.usable)
     it = iter(cells)
     for step, attempt in zip(fill_steps(d), attempts, strict=True):
-        grader._attempts[id(step)] = attempt
+        sid = id(step)  # one int per step, shared by its cells' keys
+        grader._attempts[sid] = attempt
         for i, j in d.asked(step):
             verdict, carried, attempt_, slips = next(it)
-            g = gr.Graded(step, i, j, sheet.entry(step, i, j), verdict, carried, slips, attempt_)
-            grader.graded[(id(step), i, j)] = g
+            slips = tuple(seen.setdefault(s, s) for s in slips)
+            entry = sheet.entry(step, i, j)
+            g = gr.Graded(step, i, j, entry, gr.VERDICTS[verdict], carried, slips, attempt_)
+            grader.graded[(sid, i, j)] = g
             report.cells.append(g)
     return report
