@@ -121,7 +121,7 @@ def rebuilt(
     ``grade.VERDICTS``' own string: a class's reports share them rather than hold copies."""
     cells, attempts = got
     seen = {} if slips_seen is None else slips_seen
-    grader = gr._Grader(d, sheet)
+    grader = gr._Grader(d, sheet, junk=False)  # (read only while grading: the worker did)
     report = gr.Report(d, sheet, usable=grader.usable)
     it = iter(cells)
     for step, attempt in zip(fill_steps(d), attempts, strict=True):

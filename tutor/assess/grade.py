@@ -199,14 +199,15 @@ class Report:
 class _Grader:
     """One sheet's grading: the verdicts so far, and the student's own values from them."""
 
-    def __init__(self, d: Derivation, sheet: Sheet) -> None:
+    def __init__(self, d: Derivation, sheet: Sheet, junk: bool | None = None) -> None:
+        """``junk``: whether the sheet is junk, when already known (``junk_sheet``)."""
         self.d, self.sheet = d, sheet
         self.judge = jd.judge_for(d)
         self.graded: dict[tuple[int, int, int], Graded] = {}
         self._own: dict[tuple[int, int, int], Range] = {}  # ``own`` of cells already graded
         self._attempts: dict[int, bool] = {}  # id(step) -> whether the step is an attempt
         self._now: tuple[tuple[int, int], jd.Remembered] | None = None  # ``own_now``
-        self.junk = junk_sheet(d, sheet)  # the sheet as a whole is no attempt
+        self.junk = junk_sheet(d, sheet) if junk is None else junk  # the sheet: no attempt
 
     def usable(self, ref: Ref) -> Entry | None:
         """The student's entry for a cell, when it may stand in for the true value: right, a
