@@ -4,7 +4,8 @@ gradebook (CSV) an LMS imports.
 Each sheet says what it is for (``tutor.assess.sheet.Header``: lesson name, fingerprint, variant,
 student); the sheet's variant is found by its id, else its fingerprint, else its lesson's name.
 One derivation (and so one judge, ``judge.judge_for``) per lesson serves every sheet of it, so
-a class costs little more than its sheets. A sheet that cannot be graded is set aside with its
+a class costs little more than its sheets; the sheets are read here, in order, and graded on
+every core (``classpool``). A sheet that cannot be graded is set aside with its
 reason; the rest are graded. No printing here (``tutor.cli`` does that).
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.assess import grade as gr
-from tutor.assess.sheet import HEADER_KEYS, Header, read_header, read_sheet
+from tutor.assess.sheet import HEADER_KEYS, Header, Sheet, read_header, read_sheet
 from tutor.core.catalog import is_dir
 from tutor.core.engine import Derivation, derive
 from tutor.core.errors import LessonError, TutorError
@@ -207,6 +208,7 @@ def grade_class(
     out.bad += skipped or []
     files: dict[Path, Path] = {}  # each file once, however often it is given
     ids: dict[str, Path] = {}  # a student id: the sheet that gave it first
+    jobs: list[tuple[Derivation, Sheet]] = []  # read and matched: graded below, in order
     for path in paths:
         same = files.setdefault(_resolved(path), path)
         if same is not path:
@@ -250,8 +252,11 @@ def grade_class(
                 f"graded wrong (line {first.line}: {first.message}"
                 + (f"; and {n - 1} more)" if n > 1 else ")")
             )
-        out.graded.append(gr.grade(d, sheet))
+        jobs.append((d, sheet))
+    from tutor.assess.classpool import grade_all
     from tutor.assess.integrity import flag_class
+
+    out.graded += grade_all(jobs)  # on every core when the class is large enough to pay
 
     variants = [lessons.derived(v) for v in lessons.lessons] if len(lessons.lessons) > 1 else []
     flag_class(out.graded, variants)

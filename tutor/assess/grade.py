@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -198,14 +199,15 @@ class Report:
 class _Grader:
     """One sheet's grading: the verdicts so far, and the student's own values from them."""
 
-    def __init__(self, d: Derivation, sheet: Sheet) -> None:
+    def __init__(self, d: Derivation, sheet: Sheet, junk: bool | None = None) -> None:
+        """``junk``: whether the sheet is junk, when already known (``junk_sheet``)."""
         self.d, self.sheet = d, sheet
         self.judge = jd.judge_for(d)
         self.graded: dict[tuple[int, int, int], Graded] = {}
         self._own: dict[tuple[int, int, int], Range] = {}  # ``own`` of cells already graded
         self._attempts: dict[int, bool] = {}  # id(step) -> whether the step is an attempt
         self._now: tuple[tuple[int, int], jd.Remembered] | None = None  # ``own_now``
-        self.junk = junk_sheet(d, sheet)  # the sheet as a whole is no attempt
+        self.junk = junk_sheet(d, sheet) if junk is None else junk  # the sheet: no attempt
 
     def usable(self, ref: Ref) -> Entry | None:
         """The student's entry for a cell, when it may stand in for the true value: right, a
@@ -278,10 +280,21 @@ class _Grader:
                 return Interval(r.lo)
         return written_range(answer, self.judge.places)
 
+    def leaves(self, step: Step, i: int, j: int) -> tuple[Ref, ...]:
+        """``leaves``, worked once per derivation (the same for every sheet of a class)."""
+        known = _LEAVES.get(self.d)
+        if known is None:
+            known = _LEAVES.setdefault(self.d, {})
+        key = (id(step), i, j)  # the derivation keeps its steps: their ids stay theirs
+        got = known.get(key)
+        if got is None:
+            got = known[key] = tuple(leaves(step, i, j))
+        return got
+
     def wrong_inputs(self, step: Step, i: int, j: int) -> list[Ref]:
         """The student's own wrong (but usable) answers that cell (i, j) is made from."""
         out = []
-        for ref in leaves(step, i, j):
+        for ref in self.leaves(step, i, j):
             g = self.graded.get((id(ref.step), ref.i, ref.j))
             wrong = g.verdict != "correct" if g is not None else self.overwritten(ref)
             if wrong and self.usable(ref) is not None:
@@ -315,7 +328,7 @@ class _Grader:
             return Graded(step, i, j, entry, verdict_, carried=own)
         # a slip on top of the student's own wrong answers is first looked for in their numbers
         slips = J.slips(step, i, j, answer, own_now if carried else None)
-        if not slips and any(self.usable(r) for r in leaves(step, i, j)):
+        if not slips and any(self.usable(r) for r in self.leaves(step, i, j)):
             slips = J.slips(step, i, j, answer, None if carried else own_now)
         explained = (
             bool(slips)
@@ -341,6 +354,11 @@ class _Grader:
     def _mostly_attempts(self) -> bool:
         done = list(self._attempts.values())
         return bool(done) and 2 * sum(done) >= len(done)
+
+
+_LEAVES: weakref.WeakKeyDictionary[Derivation, dict[tuple[int, int, int], tuple[Ref, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def leaves(step: Step, i: int, j: int) -> list[Ref]:

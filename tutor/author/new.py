@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tutor.author.budget import Budget
 from tutor.core.errors import TutorError, UsageError
 from tutor.core.lesson import Entry, Head, Lesson, Matrix
 from tutor.core.lessonfile import token_problem
@@ -250,13 +251,20 @@ def search(  # type: ignore[no-untyped-def]
     palette: Palette = SMALL_INTEGERS,
     groups: tuple = (),
     attempts: int = ATTEMPTS,
+    budget: Budget | None = None,
 ) -> tuple[Lesson, list[str]]:
     """Change the lesson one entry at a time (see ``tweak``), keeping every change that adds no
-    fault, until none is left or the budget is spent: (lesson, faults left)."""
+    fault, until none is left or the attempts are spent: (lesson, faults left). A ``budget``
+    of CPU seconds spent first: ``TutorError`` naming it."""
     left = faults(lesson)
     for _ in range(attempts):
         if not left:
             break
+        if budget is not None:
+            budget.check(
+                "new: the search for hand-friendly numbers",
+                "try fewer tokens or heads, a smaller d_model, or another --seed",
+            )
         candidate = tweak(rng, lesson, palette, groups)
         found = faults(candidate)
         if len(found) <= len(left):
@@ -284,11 +292,13 @@ def wander(  # type: ignore[no-untyped-def]
 
 def generate(name: str, shape: Shape, seed: int) -> tuple[Lesson, int]:
     """A lesson drawn from ``seed``, then searched (see ``search``) until it has no fault that
-    keeps it from teaching well: (lesson, faults left)."""
+    keeps it from teaching well: (lesson, faults left); ``TutorError`` when the search spends
+    its budget (``budget.SECONDS`` of CPU), so that no legal shape runs for minutes."""
     import random
 
     rng = random.Random(seed)
-    lesson, left = search(rng, draw(rng, shape, name), faults_of())
+    budget = Budget()  # counted from here: the draw is part of the search
+    lesson, left = search(rng, draw(rng, shape, name), faults_of(), budget=budget)
     return lesson, len(left)
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tutor.author import budget as bg
 from tutor.author.new import faults_of, notes_of
 from tutor.core import kinds
 from tutor.core.engine import MP, Cell, Derivation, Softmax, Step
@@ -43,8 +44,12 @@ from tutor.core.roster import Student
 from tutor.text.lessonyaml import entry_text, yaml_text
 
 TRIES = 40  # walks for one variant before saying which constraints could not be met
+# the search's budget (``budget.Budget``): budget.SECONDS of CPU for up to this many variants,
+# and as much again for each as many more, so a class of any size fits where one variant takes
+# under 0.8 s, and at the README's limits (seconds a variant) the search gives up by 25 s
+BUDGET_VARIANTS = 30
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
-WORK_SPREAD = 0.10  # a variant's products and slip costs stay within this share of the original's
+WORK_SPREAD = 0.10  # a variant's products stay within this share of the original's
 N_BY_N = kinds.SQUARE  # the steps whose columns are tokens
 
 
@@ -407,6 +412,7 @@ def make_variants(
     seen = {_key(start), *taken}
     keys = [student_key(s) for s in students] if students else [str(k) for k in range(1, total + 1)]
     chosen: dict[int, Lesson] = {}
+    budget = bg.Budget(bg.SECONDS * max(1.0, total / BUDGET_VARIANTS))
     for k in sorted(range(total), key=lambda k: keys[k]):  # collisions settled in id order
         vid = f"variant-{first + k:0{width}d}"
         found = None
@@ -415,6 +421,12 @@ def make_variants(
             rng = random.Random(f"{seed}:{keys[k]}:{attempt}")  # str seeds: stable across runs
             numbers, away = start, 0
             for _ in range(STEPS):  # a walk that never leaves the lessons that meet them all
+                budget.check(
+                    f"variants of {lesson.name}: the search for {total} variants "
+                    f"({len(chosen)} found)",
+                    "ask for fewer variants at a time (--count, or --add with part of the "
+                    "roster), or make variants of a smaller lesson",
+                )
                 candidate = _tweak(rng, lesson, numbers, values)
                 if candidate is numbers:
                     continue

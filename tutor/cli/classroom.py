@@ -11,6 +11,7 @@ import typer
 from tutor.cli.common import (
     EXIT_INPUT,
     LessonsDirOpt,
+    collect_as_we_go,
     make_console,
     names_folder,
     open_lesson,
@@ -193,6 +194,7 @@ def grade(
     single = len(sheets) == 1 and len(files) == 1 and files[0] == sheets[0] and not skipped
     if single and csv_out is None and not report and feedback_dir is None and items_out is None:
         return _grade_one(lessons, files[0], json_out, force)
+    collect_as_we_go()  # a class: what each sheet leaves behind is collected as it goes
     grades = cg.grade_class(lessons, files, force, skipped)
     grades.notes[:0] = notes
     _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
@@ -245,6 +247,7 @@ def _grade_handover(  # type: ignore[no-untyped-def]
         if not handed.files and not handed.bad:
             said = f" ({'; '.join(handed.notes)})" if handed.notes else ""
             raise TutorError(f"{path} holds no answer sheet{said}")
+        collect_as_we_go()
         grades = cg.grade_class(lessons, handed.files, force, handed.bad)
         grades.notes[:0] = handed.notes
         sub.bind(grades, handed)
