@@ -50,6 +50,7 @@ KIND_FEATURES: dict[str, set[str]] = {
     "grouped": {"grouped", "W_O"},
     "next": {"next"},
     "columns": {"columns"},
+    "bias": {"bias"},
 }
 
 

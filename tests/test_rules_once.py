@@ -121,9 +121,11 @@ def test_work_from_the_tutors_own_shown_numbers_is_right(tmp_path) -> None:
 HOME = "tutor/core/rounding.py"
 # floats rounded with Python's round (half to even), none a number a student reads off a table
 # or is graded on: a class report's mean, a progress file's rate, a sort key that ignores noise,
-# the seconds an autograder run took (Gradescope's execution_time)
+# the seconds an autograder run took (Gradescope's execution_time), and a class's check-code run
+# of one file
 FLOATS = {
     ("tutor/assess/autograde.py", "round(time.monotonic() - start, 3)"),
+    ("tutor/assess/classcode.py", "round(time.monotonic() - start, 2)"),
     ("tutor/assess/classreport.py", "round(mean, 1)"),
     ("tutor/assess/progress.py", "round(r.first_rate, 4)"),
     ("tutor/teach/focus.py", "round(spread(i), 12)"),

@@ -640,6 +640,7 @@ def _check_class(
 
     from tutor.assess import classcode
     from tutor.assess.walls import missing, walls
+    from tutor.text import theme
     from tutor.text.words import escape_c1, visible
 
     w = walls(memory * 1024 * 1024, timeout)
@@ -664,7 +665,7 @@ def _check_class(
         console = make_console()
         table = Table("File", "Verdict", "First mismatch or error", show_lines=False)
         for name, verdict, line in classcode.rows(result):
-            style = {"pass": "green", "skipped": "dim"}.get(verdict, "red")
+            style = {"pass": theme.GOOD, "skipped": "dim"}.get(verdict, theme.BAD)
             table.add_row(Text(visible(name)), Text(verdict, style=style), Text(visible(line)))
         console.print(table)
         console.print(Text(classcode.summary(result)))
