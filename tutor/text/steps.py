@@ -60,7 +60,7 @@ SCALE_FORMS = {
         why=(
             "Dot products grow with the length of the vectors, and large inputs make softmax give "
             "nearly everything to one token. This lesson divides by √d_model, the root of the "
-            "model's width, as its source does (√d_k is the usual choice)."
+            "model's width, as the material it was posed from does (√d_k is the usual choice)."
         ),
         quiz="scaled = scores / √d_model (this lesson's scale)",
         tex=r"$\mathrm{scaled} = \mathrm{scores} / \sqrt{d_{\mathrm{model}}}$",
@@ -70,7 +70,7 @@ SCALE_FORMS = {
         why=(
             "Dot products grow with the length of the vectors, and large inputs make softmax give "
             "nearly everything to one token. This lesson divides every score by its own number "
-            "s, as its source does (√d_k is the usual choice)."
+            "s, as the material it was posed from does (√d_k is the usual choice)."
         ),
         quiz="scaled = scores / s (this lesson's scale)",
         tex=r"$\mathrm{scaled} = \mathrm{scores} / s$",
@@ -523,7 +523,8 @@ STEPS: dict[str, StepWords] = {
                 why=(
                     "Softmax turns each row into positive weights that add up to 1: take e^x of "
                     "each entry and divide by the row's total. This lesson does not scale the "
-                    "scores (scale: none), as its source does: softmax takes the raw scores."
+                    "scores (scale: none), as the material it was posed from does not: softmax "
+                    "takes the raw scores."
                 ),
             ),
         },
