@@ -235,3 +235,31 @@ def _differ(d, mine: list[list[str]], true: list[list[str]]) -> list[tuple[str, 
     labels = d.lesson.labels
     return [(labels[i], labels[j]) for i, row in enumerate(mine) for j, v in enumerate(row)
             if v != true[i][j]]  # fmt: skip
+
+
+def test_a_near_miss_keeps_its_slip_name_only_when_most_wrong_cells_follow_it() -> None:
+    """grade.named_fairly: a near-miss cell keeps its named slip when MORE than half of the wrong
+    cells of its row (or step) show that slip, two at least; exactly half is not most."""
+    from types import SimpleNamespace
+
+    from tutor.assess.catalogue import Slip
+    from tutor.assess.grade import Graded, named_fairly
+
+    d = derive(load_lesson(Path(__file__).resolve().parent.parent / "lessons" / "the-cake.yaml"))
+    step = d.step("Q")
+    slip = Slip("used-W_K", "that is X·W_K")
+    near = SimpleNamespace(judge=SimpleNamespace(near_miss=lambda *a: True), junk=False)
+    entry = SimpleNamespace(answer=object())
+
+    def row(slipped: int, wrong: int) -> list[Graded]:
+        return [
+            Graded(step, 0, j, entry, "wrong", slips=(slip,) if j < slipped else ())
+            for j in range(wrong)
+        ]
+
+    def named(cells: list[Graded]) -> int:
+        return sum(bool(g.slips) for g in named_fairly(near, cells))  # type: ignore[arg-type]
+
+    assert named(row(3, 4)) == 3  # three of four wrong cells follow it: it stands
+    assert named(row(2, 4)) == 0  # two of four: half is not most, each is a pen slip
+    assert named(row(1, 3)) == 0  # one of three: a pen slip
