@@ -561,9 +561,11 @@ def _reap(cwd: str) -> None:
     environment names the child's own working folder, which no other process has a reason to."""
     import os
     import signal
+    import time
 
     mark = cwd.encode()
-    for _ in range(3):  # what one round ends may have forked in the meantime
+    quiet = 0  # rounds in a row that found nothing: a process mid-fork may show up late
+    for _ in range(40):  # what one round ends may have forked in the meantime (at most ~1 s)
         found = []
         for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
             if not pid.isdigit() or int(pid) == os.getpid():
@@ -578,11 +580,13 @@ def _reap(cwd: str) -> None:
                 continue
             if named:
                 found.append(int(pid))
-        if not found:
+        quiet = 0 if found else quiet + 1
+        if quiet == 2:
             return
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+        time.sleep(0.025)
 
 
 def _remove(folder: str) -> None:
