@@ -12,6 +12,7 @@ import pytest
 
 from tests import lessongen, students
 from tutor.assess.grade import grade
+from tutor.assess.judge import judge_for
 from tutor.assess.sheet import read_sheet
 from tutor.core.engine import Derivation, derive
 from tutor.core.errors import AnswerError
@@ -129,3 +130,32 @@ def test_a_junk_sheet_is_charged_with_no_misconception(tmp_path: Path) -> None:
     for kind in ("zeros", "ones", "random"):
         cells = lost(path, d, students.junk(d, kind, seed=3))
         assert cells and all(not slips for *_, slips in cells), (kind, cells)
+
+
+class _DropsATerm(students.Student):
+    """Leaves one term out of every cell of the scores (a habit, not one slip of the pen), then
+    works every later step honestly from those numbers."""
+
+    def _slip(self, step, i, j, v):  # type: ignore[no-untyped-def]
+        if step.name != "scores":
+            return None
+        alt = students.PEN["dropped-term"](self, step, i, j, students.dec(v, self.places))
+        return None if alt is None else students.text(alt)
+
+
+def test_a_term_dropped_all_over_a_step_is_an_attempt_and_is_followed(tmp_path: Path) -> None:
+    """Each wrong score is a sum with a term left out, a recognisable attempt (Judge.pen_slip):
+    the step is read as worked, so the honest steps after it earn follow-through. Were the
+    dropped terms not recognised, the scores would read as no attempt and every later cell
+    would be judged against the true scores."""
+    for seed in (1, 3):  # random one-head lessons whose dropped terms move scores by more
+        path = tmp_path / f"single{seed}.yaml"  # than one digit
+        path.write_text(lessongen.kind_text(random.Random(seed), "single", 2))
+        d = derive(load_lesson(path))
+        written = _DropsATerm(d, "exact").work()
+        cells = lost(path, d, written)
+        assert len(cells) >= 4 and {c[0] for c in cells} == {"scores"}, (seed, cells)
+        judge, scores = judge_for(d), d.step("scores")
+        for _, i, j, *_ in cells:
+            assert judge.pen_slip(scores, i, j, read_answer(written["scores"][i][j])), (i, j)
+        assert not judge.pen_slip(scores, 0, 0, read_answer("77.77"))

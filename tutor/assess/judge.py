@@ -534,6 +534,12 @@ class Judge:
                 ):
                     continue
             r = self.range(step, i, j) if r is None else r
+            term = x * y  # type: ignore[operator]
+            if term.lo == term.hi == 0 or not isinstance(r, Interval):
+                continue
+            if self.honest(answer, r - term) or self.honest(answer, r - term.scaled(2)):
+                return True
+        return False
 
 
 def _units(answer: Answer, cell, q: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
