@@ -100,6 +100,8 @@ def _at(step: Step, i: int, j: int, remap: Remap | None = None) -> Alternative:
     """Cell (i, j) of ``step`` by its own rule, reading the cells ``remap`` says instead."""
 
     def alt(judge: Judge, base: Lookup, answer: Answer | None = None) -> Range | None:
+        if remap is not None and base == judge.carried:  # the same for every sheet: once
+            return judge.remembered(alt, answer, step, i, j, remap)
         true = remap is None and base == judge.carried
         window = None if answer is None else judge.reach(answer)
         if window is not None:
@@ -121,6 +123,26 @@ def _swap_step(old: Step, new: Step) -> Remap:
 def _transposed(old: Step) -> Remap:
     """Read ``old`` across where the rule reads down (and the reverse)."""
     return lambda ref: Ref(old, ref.j, ref.i) if ref.step is old else ref
+
+
+_VARIANTS: weakref.WeakKeyDictionary[Step, dict[tuple[tuple[str, object], ...], Step]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _changed(step: Step, **fields: object) -> Step:
+    """``step`` with ``fields`` changed (another divisor, no bias), made once per step and
+    change: the judge remembers a cell's range by its step, so a slip's step made anew for
+    each cell of each sheet would be worked anew every time, and kept for the judge's life."""
+    made = _VARIANTS.setdefault(step, {})
+    key = tuple(sorted(fields.items()))
+    got = made.get(key)
+    if got is None:
+        got = made[key] = dataclasses.replace(step, **fields)  # type: ignore[arg-type]
+    return got
+
+
+_ZERO = Interval(QQ(0))  # one object: a row's ranges are remembered by their ids (``hn.Honest``)
 
 
 def _hidden_as(mask: Step, value: Range) -> Remap:
@@ -245,7 +267,7 @@ def _scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip, 
     for n, slip_id in by:
         if n not in seen:  # one divisor, one slip: where d_k = √d_model the advice is said once
             seen.add(n)
-            other = dataclasses.replace(step, divisor=n)
+            other = _changed(step, divisor=n)
             out.append((Slip(slip_id, says[slip_id]), _at(other, i, j)))
     if math.isqrt(d_k) ** 2 != d_k:
         shown = fmt.sqrt_rounded(d_k, lesson.precision)
@@ -278,16 +300,16 @@ def _own_scale_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Sl
     lesson = d.lesson
     d_k = len(lesson.heads[(step.head or 1) - 1].W_K[0])
     own = f"√{step.of} = √{step.divisor}" if step.by is None else wk.divisor_text(step)  # type: ignore[attr-defined]
-    plain = dataclasses.replace(step, by=None, of="d_k")
+    plain = _changed(step, by=None, of="d_k")
     out: list[tuple[Slip, Alternative]] = [
         (
             Slip("not-scaled", f"that is the raw score; this lesson divides it by {own}"),
-            _at(dataclasses.replace(plain, divisor=1), i, j),
+            _at(_changed(plain, divisor=1), i, j),
         )
     ]
     if step.by is not None or step.divisor != d_k:
         slip = Slip("usual-scale", f"that divides by √d_k = √{d_k}; this lesson divides by {own}")
-        out.append((slip, _at(dataclasses.replace(plain, divisor=d_k), i, j)))
+        out.append((slip, _at(_changed(plain, divisor=d_k), i, j)))
     return out
 
 
@@ -373,7 +395,7 @@ def _softmax_slips(d: Derivation, step: Step, i: int, j: int) -> list[tuple[Slip
                     "that takes −∞ as 0, so each hidden score adds e^0 = 1 to the total; "
                     "e^−∞ is 0: the hidden ones add nothing",
                 ),
-                _at(step, i, j, _hidden_as(src, Interval(QQ(0)))),
+                _at(step, i, j, _hidden_as(src, _ZERO)),
             ),
             (FORGOT_MASK, _at(step, i, j, _swap_step(src, scaled))),
         ]
@@ -416,10 +438,22 @@ PRODUCT_SLIPS: dict[str, Slips] = {
 SLIP_RULES: dict[str, Slips] = {**PRODUCT_SLIPS, "scale": _scale_slips, "softmax": _softmax_slips}
 
 
+_ALTERNATIVES: weakref.WeakKeyDictionary[
+    Derivation, dict[tuple[int, int, int], tuple[Step, SlipList]]
+] = weakref.WeakKeyDictionary()
+
+
 def alternatives(d: Derivation, step: Step, i: int, j: int) -> SlipList:
     """The classic slips for cell (i, j), each a computation by a step's own rule: another
-    cell, other cells read in place of the right ones, or another divisor (``rule_slips``)."""
-    return rule_slips(step, d, i, j)
+    cell, other cells read in place of the right ones, or another divisor (``rule_slips``).
+    Made once per derivation and cell (a class's sheets ask the same cells), so that the
+    judge can remember what each works out from the true inputs (``Judge.remembered``)."""
+    made = _ALTERNATIVES.setdefault(d, {})
+    key = (id(step), i, j)
+    got = made.get(key)
+    if got is None or got[0] is not step:  # (the step kept beside its slips: its id stays its)
+        got = made[key] = (step, rule_slips(step, d, i, j))
+    return got[1]
 
 
 @functools.singledispatch
@@ -443,7 +477,7 @@ def _declared(step: Step, slip: rules.RuleSlip, i: int, j: int) -> Alternative:
     first source's own cell written unchanged (the step left out)."""
     if slip.skipped:
         return _at(step.args[0], i, j)
-    return _at(dataclasses.replace(step, **dict(slip.changed)), i, j)
+    return _at(_changed(step, **dict(slip.changed)), i, j)
 
 
 @rule_slips.register
@@ -461,7 +495,7 @@ def _product(step: rules.Product, d: Derivation, i: int, j: int) -> SlipList:
             f"that is {A.key}·{B.key} alone; add the bias: {step.bias.key}'s entry "
             f"{step.cols[j]} is added to every row",
         )
-        out.append((slip, _at(dataclasses.replace(step, bias=None), i, j)))
+        out.append((slip, _at(_changed(step, bias=None), i, j)))
     return out + _other_group(d, step, i, j) + _old_query(d, step, i, j)
 
 
@@ -551,7 +585,7 @@ def _rotate(step: rules.Rotate, d: Derivation, i: int, j: int) -> SlipList:
                 f"that turns {row_of} as if it stood at position {i + by} ({why}); "
                 f"positions count from 0, so its angle is {i} × θ",
             )
-            out.append((slip, _at(dataclasses.replace(step, shift=step.shift + by), i, j)))
+            out.append((slip, _at(_changed(step, shift=step.shift + by), i, j)))
     if i + step.shift:
         out += [
             (
@@ -568,7 +602,7 @@ def _rotate(step: rules.Rotate, d: Derivation, i: int, j: int) -> SlipList:
                     "that turns the pair the wrong way (sin with the other sign): "
                     "(a, b) → (a·cos − b·sin, a·sin + b·cos)",
                 ),
-                _at(dataclasses.replace(step, angles=tuple(-a for a in step.angles)), i, j),
+                _at(_changed(step, angles=tuple(-a for a in step.angles)), i, j),
             ),
         ]
     return out

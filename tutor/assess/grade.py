@@ -51,7 +51,7 @@ VERDICTS = ("correct", "follow-through", "wrong", "blank")
 EARNS = ("correct", "follow-through")  # verdicts that earn the point
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Graded:
     """One cell's verdict and what it was judged against."""
 
@@ -390,13 +390,10 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
     where the true values mostly are not that number: no step of it is an attempt."""
     places = d.lesson.precision
     seen: dict[object, int] = {}
-    true_share: dict[object, int] = {}
     written = 0
     for step in fill_steps(d):
         for i, j in d.asked(step):
             answer = sheet.entry(step, i, j).answer
-            shown = fmt.as_shown(step.cells[i][j], places)
-            true_share[shown] = true_share.get(shown, 0) + 1
             if answer is not None and answer.value.is_Rational:
                 value = rounded(answer.value, places)
                 seen[value] = seen.get(value, 0) + 1
@@ -404,8 +401,26 @@ def junk_sheet(d: Derivation, sheet: Sheet) -> bool:
     if written < 4 or not seen:
         return False
     value, n = max(seen.items(), key=lambda kv: kv[1])
+    true_share = _true_share(d)
     cells = sum(true_share.values())
     return n >= JUNK_SHARE * written and true_share.get(value, 0) < cells / 2
+
+
+_TRUE_SHARE: weakref.WeakKeyDictionary[Derivation, dict[object, int]] = weakref.WeakKeyDictionary()
+
+
+def _true_share(d: Derivation) -> dict[object, int]:
+    """How many asked cells show each number, as the tables show them (once per derivation:
+    every sheet of a class asks it)."""
+    got = _TRUE_SHARE.get(d)
+    if got is None:
+        got = {}
+        for step in fill_steps(d):
+            for i, j in d.asked(step):
+                shown = fmt.as_shown(step.cells[i][j], d.lesson.precision)
+                got[shown] = got.get(shown, 0) + 1
+        _TRUE_SHARE[d] = got
+    return got
 
 
 def rounded(x: sympy.Rational, places: int) -> Decimal:

@@ -422,6 +422,18 @@ def rounded_to(r: Range, places: int | None) -> Range:
     return Interval(lo, hi)
 
 
+def _way_param(name: str) -> property:
+    """A parameter of a ``Way`` whose every read is logged (``Way.log``): a cell's value depends
+    on the parameters its working read, and on no others."""
+
+    def get(self: Way) -> object:
+        if self.log:
+            self.log[-1].add(name)
+        return self.params[name]
+
+    return property(get)
+
+
 class Way(Enclosure):
     """The ``Kit`` of one way of working by hand, each number a tight range (an enclosure, or
     two roundings at a tie): √d_k, each e^x and every sin or cos exactly or rounded to
@@ -429,7 +441,20 @@ class Way(Enclosure):
     (``shifted``, as ``attn-tutor softmax`` teaches). What each written intermediate is
     carried as (``carry`` places) is the caller's (``Judge.way_value``): the kit works one cell.
     One way follows each shared input once (the same √d_k in every scaled score, the same e^x
-    in a weight's numerator and its row's total), where ``Honest`` widens each on its own."""
+    in a weight's numerator and its row's total), where ``Honest`` widens each on its own.
+
+    Every read of a parameter is logged in the innermost set of ``log`` while the judge works a
+    cell (``Judge.way_value``): two ways that agree on the parameters a cell's working read give
+    that cell the same value (a product of given numbers reads none; Q·Kᵀ reads only how Q and K
+    were carried), so it is worked once for all of them."""
+
+    carry = _way_param("carry")
+    rounds = _way_param("rounds")
+    shifted = _way_param("shifted")
+    roots = _way_param("roots")  # √d_k rounded with the e^x (False: the e^x alone)
+    # ``table``: the cell's inputs read off the walk's tables (their exact values rounded to
+    # ``carry`` places); else each carried from the student's own work, step by step
+    table = _way_param("table")
 
     def __init__(
         self,
@@ -440,11 +465,18 @@ class Way(Enclosure):
         roots: bool = True,
     ) -> None:
         super().__init__()
-        self.carry, self.rounds, self.shifted = carry, rounds, shifted
-        self.roots = roots  # √d_k rounded with the e^x (False: the e^x alone)
-        # ``table``: the cell's inputs read off the walk's tables (their exact values rounded
-        # to ``carry`` places); else each carried from the student's own work, step by step
-        self.table = table
+        self.log: list[set[str]] = []
+        self.params: dict[str, object] = {
+            "carry": carry,
+            "rounds": rounds,
+            "shifted": shifted,
+            "roots": roots,
+            "table": table,
+        }
+
+    def reading(self, names: frozenset[str]) -> tuple[tuple[str, object], ...]:
+        """The values of the parameters ``names``, as a key (not logged)."""
+        return tuple((n, self.params[n]) for n in sorted(names))
 
     def given(self, cell) -> Range:  # type: ignore[no-untyped-def]
         return rounded_to(enclosed(cell), self.rounds) if cell.q is None else Interval(cell.q)

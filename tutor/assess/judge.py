@@ -26,6 +26,7 @@ slip catalogue (``tutor.assess.catalogue``). Their names are also read from here
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from dataclasses import dataclass
@@ -61,6 +62,9 @@ from tutor.core.engine import Derivation, Product, Ref, Scale, Softmax, Step
 from tutor.core.numbers import Answer
 from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
+
+_UNSET = object()  # not yet worked
+MINUS_INF = sympy.S.NegativeInfinity  # a singleton: ``is`` asks what ``==`` asks, without sympify
 
 # ---------------------------------------------------------------------------------------------
 # verdicts
@@ -112,8 +116,14 @@ class Judge:
         self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self._ways = hn.ways(places)  # every way of working by hand, simplest first
-        self._way_values: dict[tuple[int, int, int, int], Range | None] = {}
+        # a cell worked one way, by the way's parameters its working read (``way_value``)
+        self._way_values: dict[tuple[object, ...], tuple[Range | None, frozenset[str]]] = {}
+        self._way_read: dict[tuple[int, int, int], frozenset[str]] = {}
         self._exp_only: dict[int, hn.Way] = {}  # a way with √d_k exact, by the way's id
+        # a slip's coarse enclosure and range from the true inputs, by its computation (kept
+        # alive here and in the catalogue's memory of a derivation's slips)
+        self._remembered: dict[object, list[object]] = {}
+        self._terms: dict[tuple[int, int, int], list[tuple[Range, Range, hn.Fixed | None]]] = {}
 
     def hides(self, step: Step, i: int, j: int) -> bool:
         """A scaled score the causal mask turns into −∞ (the walk shows −∞ there): the mask's
@@ -145,6 +155,8 @@ class Judge:
         """A lookup for ``combine``: inputs as the lesson gives them, the mask applied by its
         own rule, ``remap`` (a slip) first, and ``base`` for every other cell."""
 
+        given = self._given  # (the judge's hottest path: every input of every cell it works)
+
         def value(ref: Ref) -> Range:
             if remap is not None:
                 got = remap(ref)
@@ -153,8 +165,9 @@ class Judge:
                 ref = got
             step = ref.step
             if step.given:
-                return self.given(ref)
-            if step.reads_through(ref.i, ref.j):  # not written: read through to what it copies
+                return given.get((id(step), ref.i, ref.j)) or self.given(ref)
+            # not written: read through to what it copies
+            if step.reads_through_any and step.reads_through(ref.i, ref.j):
                 return step.combine(ref.i, ref.j, value, self.kit)
             return base(ref)
 
@@ -184,6 +197,25 @@ class Judge:
         except ZeroDivisionError:
             return None
 
+    def remembered(
+        self, alt: object, answer: Answer | None, step: Step, i: int, j: int, remap: Remap
+    ) -> Range | None:
+        """A slip's range from the true inputs, read through ``remap`` (``catalogue._at``),
+        worked once per judge: its coarse enclosure first, its exact range only when an answer's
+        window meets that (None: the window misses it)."""
+        got = self._remembered.get(alt)
+        if got is None:
+            got = self._remembered[alt] = [_UNSET, _UNSET]
+        window = None if answer is None else self.reach(answer)
+        if window is not None:
+            if got[0] is _UNSET:
+                got[0] = self.coarse(step, i, j, self.carried, remap)
+            if got[0] is not None and not got[0].meets(*window):  # type: ignore[union-attr]
+                return None
+        if got[1] is _UNSET:
+            got[1] = self.combined(step, i, j, self.resolved(self.carried, remap))
+        return got[1]  # type: ignore[return-value]
+
     # -- a cheap screen before the exact range ----------------------------------------------------
 
     def coarse(
@@ -191,9 +223,10 @@ class Judge:
     ) -> hn.Fixed | None:
         """An integer enclosure of cell (i, j)'s range from ``base`` (the true inputs when None,
         remembered), read through ``remap``: a product's sum in a few integer operations, where
-        its exact range costs hundreds of big rationals. None for other steps (not screened)."""
-        if not isinstance(step, Product):
-            return None
+        its exact range costs hundreds of big rationals. For another rule, the bounds every cell
+        of it keeps (``Step.bounds``: a weight lies in [0, 1]), or None (not screened)."""
+        if not isinstance(step, Product):  # the rule's own bounds, when it has them
+            return None if step.bounds is None else _bounds(step.bounds)
         key = (id(step), i, j)
         memo = None
         if remap is None:
@@ -292,7 +325,7 @@ class Judge:
     def _judge(self, step: Step, i: int, j: int, answer: Answer) -> Verdict:
         cell = step.cells[i][j]
         p = self.places
-        if answer.value == -sympy.oo:
+        if answer.value is MINUS_INF:
             if self.hides(step, i, j) or cell.masked:
                 return Verdict(True, True, "exact", "right: the causal mask makes it −∞")
             return Verdict(False, False, "wrong", "−∞ only where the causal mask hides a score")
@@ -336,29 +369,44 @@ class Judge:
 
     def way_value(self, way: hn.Way, step: Step, i: int, j: int) -> Range | None:
         """Cell (i, j) worked one way from the lesson's inputs: each intermediate as the way
-        carries it, the cell itself unrounded (None: the way cannot work it)."""
-        key = (id(way), id(step), i, j)
-        if key not in self._way_values:
-            self._steps[id(step)] = step
+        carries it, the cell itself unrounded (None: the way cannot work it). Remembered by the
+        way's parameters the cell's working read (``hn.Way``): ways that differ only in what the
+        cell never reads share one working."""
+        cell = (id(step), i, j)
+        read = self._way_read.get(cell)
+        if read is not None:
+            got = self._way_values.get((cell, way.reading(read)))
+            if got is not None:
+                if way.log:
+                    way.log[-1] |= got[1]
+                return got[0]
+        self._steps[id(step)] = step
 
-            def value(ref: Ref) -> Range:
-                s = ref.step
-                if s.given:
-                    return way.given(s.cells[ref.i][ref.j])
-                if way.table:  # read off the walk's table
-                    return hn.rounded_to(hn.enclosed(s.cells[ref.i][ref.j]), way.carry)
-                got = self.way_value(way, s, ref.i, ref.j)
-                if got is None:
-                    raise ZeroDivisionError("an input this way cannot work")
-                if s.reads_through(ref.i, ref.j):
-                    return got
-                return hn.rounded_to(got, way.carry)
+        def value(ref: Ref) -> Range:
+            s = ref.step
+            if s.given:
+                return way.given(s.cells[ref.i][ref.j])
+            if way.table:  # read off the walk's table
+                return hn.rounded_to(hn.enclosed(s.cells[ref.i][ref.j]), way.carry)
+            got = self.way_value(way, s, ref.i, ref.j)
+            if got is None:
+                raise ZeroDivisionError("an input this way cannot work")
+            if s.reads_through(ref.i, ref.j):
+                return got
+            return hn.rounded_to(got, way.carry)
 
-            try:
-                self._way_values[key] = step.combine(i, j, value, way)
-            except ZeroDivisionError:
-                self._way_values[key] = None
-        return self._way_values[key]
+        way.log.append(set())
+        try:
+            r: Range | None = step.combine(i, j, value, way)
+        except ZeroDivisionError:
+            r = None
+        finally:
+            read = frozenset(way.log.pop())
+        if way.log:
+            way.log[-1] |= read
+        self._way_read[cell] = read
+        self._way_values[(cell, way.reading(read))] = (r, read)
+        return r
 
     def way_for(self, step: Step, i: int, j: int, lo: object, hi: object) -> hn.Way | None:
         """The simplest way of working whose cell (i, j) meets [lo, hi] (None: no way does);
@@ -440,7 +488,7 @@ class Judge:
 
     def follows(self, step: Step, i: int, j: int, answer: Answer, own: Lookup) -> bool:
         """Whether the answer is honest for the student's own inputs (``own``)."""
-        if answer.value == -sympy.oo:
+        if answer.value is MINUS_INF:
             return self.hides(step, i, j)
         return self.honest_at(answer, step, i, j, own)
 
@@ -453,7 +501,7 @@ class Judge:
         cells ``base`` gives), when the true computation is not: one is the explanation;
         several explain it equally well."""
         base = base or self.carried
-        if answer.value == -sympy.oo or self.honest_at(answer, step, i, j, base):
+        if answer.value is MINUS_INF or self.honest_at(answer, step, i, j, base):
             return []
         if self._truncated(step, i, j, answer, base):  # the right value, cut off: that is all
             return [TRUNCATED]
@@ -491,10 +539,30 @@ class Judge:
         answer at least as well as a misconception that happens to land there."""
         cell = step.cells[i][j]
         q = written_places(answer)
-        if q is None or cell.masked or answer.value == -sympy.oo:
+        if q is None or cell.masked or answer.value is MINUS_INF:
             return False
         mine, true = _units(answer, cell, q)
         return abs(mine - true) == 1 or _one_digit(mine, true, q)
+
+    def _products(self, step: Step, i: int, j: int) -> list[tuple[Range, Range, hn.Fixed | None]]:
+        """The products of cell (i, j)'s sum from the true inputs (a bias term, last among the
+        sources, is not one of them), each with its coarse enclosure: the same for every sheet,
+        made once per cell."""
+        key = (id(step), i, j)
+        got = self._terms.get(key)
+        if got is None:
+            self._steps[id(step)] = step
+            value = self.resolved(self.carried)
+            got = []
+            for a_ref, b_ref in (step.pair(i, j, k) for k in range(len(step.args[0].cols))):
+                x, y = value(a_ref), value(b_ref)
+                try:
+                    t: hn.Fixed | None = hn.fixed(x) * hn.fixed(y)
+                except hn.Unscreened:
+                    t = None
+                got.append((x, y, t))
+            self._terms[key] = got
+        return got
 
     def pen_slip(self, step: Step, i: int, j: int, answer: Answer) -> bool:
         """A slip of the pen, still a recognisable attempt at the cell: a digit or the sign
@@ -521,18 +589,15 @@ class Judge:
         else:
             coarse = None
         r = None
-        value = self.resolved(self.carried)
-        # the products of the sum (a bias term, last among the sources, is not one of them)
-        for a_ref, b_ref in (step.pair(i, j, k) for k in range(len(step.args[0].cols))):
-            x, y = value(a_ref), value(b_ref)
-            if coarse is not None:  # rule the term (and twice the term) out cheaply first
-                t = hn.fixed(x) * hn.fixed(y)
-                if (
-                    t.shift == coarse.shift
-                    and not (t.lo <= t_hi and t.hi >= t_lo)
-                    and not (2 * t.lo <= t_hi and 2 * t.hi >= t_lo)
-                ):
-                    continue
+        for x, y, t in self._products(step, i, j):
+            if (  # rule the term (and twice the term) out cheaply first
+                coarse is not None
+                and t is not None
+                and t.shift == coarse.shift
+                and not (t.lo <= t_hi and t.hi >= t_lo)
+                and not (2 * t.lo <= t_hi and 2 * t.hi >= t_lo)
+            ):
+                continue
             r = self.range(step, i, j) if r is None else r
             term = x * y  # type: ignore[operator]
             if term.lo == term.hi == 0 or not isinstance(r, Interval):
@@ -540,6 +605,11 @@ class Judge:
             if self.honest(answer, r - term) or self.honest(answer, r - term.scaled(2)):
                 return True
         return False
+
+
+@functools.cache
+def _bounds(ends: tuple[int, int]) -> hn.Fixed:
+    return hn.fixed(Interval(QQ(ends[0]), QQ(ends[1])))
 
 
 def _units(answer: Answer, cell, q: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ own answers through them (``Lookup``) to work the next step from them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -25,6 +26,7 @@ Remap = Callable[[Ref], "Ref | Range"]  # a slip: which cell is read instead (or
 _PLAIN = re.compile(r"[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
 
 
+@functools.lru_cache(maxsize=8192)  # asked of each answer by every slip the judge tries
 def written_places(answer: Answer) -> int | None:
     """The decimal places of a written number (``0.50`` has 2, ``2e-3`` has 3, ``2`` has 0);
     None for a fraction, another exact form or an expression."""
@@ -36,9 +38,10 @@ def written_places(answer: Answer) -> int | None:
     return max(0, len(m[2] or "") - int(m[3] or 0))
 
 
+@functools.lru_cache(maxsize=8192, typed=True)  # (typed: 1/2 and 0.5 are not one key)
 def answer_range(value: sympy.Expr) -> Range:
     """An answer's exact value as a range: a point, −∞, or a tight range around it."""
-    if value == -sympy.oo:
+    if value is sympy.S.NegativeInfinity:
         return HIDDEN
     if value.is_Rational:
         return Interval(QQ(int(value.p), int(value.q)))

@@ -51,7 +51,7 @@ NULLS = ("", "~", "null", "Null", "NULL")
 HEADER_KEYS = ("lesson", "fingerprint", "variant", "student", "student_id")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One cell as the student wrote it."""
 

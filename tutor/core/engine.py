@@ -106,7 +106,7 @@ class Cell:
     def value(self) -> float:
         """The value as a double (−inf for a masked score), correctly rounded."""
         if self.q is not None:  # int / int true division rounds correctly, no mpf needed
-            return self.q.numerator / self.q.denominator
+            return int(self.q.numerator) / int(self.q.denominator)
         return float(self.approx)
 
     @property
@@ -278,6 +278,9 @@ class Step:
     # the rule's classic slips, as data the slip catalogue works (their words are in the words
     # table, ``tutor.text.steps``, under the step's name: core says no sentence)
     slips: ClassVar[tuple[RuleSlip, ...]] = ()
+    # the least and most any cell of the rule can be, whatever its inputs (a softmax's weights
+    # lie in [0, 1]), or None: an answer outside them is no rounding of any way of working it
+    bounds: ClassVar[tuple[int, int] | None] = None
 
     @property
     def key(self) -> str:
@@ -365,10 +368,24 @@ class Step:
         unchanged or fills in itself (the mask's cells, a cache's rows): its value is the
         rule's, read through to what it copies. A copy a sheet asks (concat) is what the
         student wrote (the kinds table says where a sheet has a step)."""
-        kind = kinds.BY_NAME.get(self.name)
-        if kind is not None and kind.sheet is not None:
-            return False
-        return self.hides(i, j) or self.copy_of(i, j) is not None
+        through = self._through
+        got = through.get((i, j))
+        if got is None:  # asked of every input the judge reads: worked once a cell
+            kind = kinds.BY_NAME.get(self.name)
+            got = kind is None or kind.sheet is None
+            got = through[(i, j)] = got and (self.hides(i, j) or self.copy_of(i, j) is not None)
+        return got
+
+    @functools.cached_property
+    def _through(self) -> dict[tuple[int, int], bool]:
+        return {}
+
+    @functools.cached_property
+    def reads_through_any(self) -> bool:
+        """Whether any cell of the step reads through (``reads_through``): most steps' none."""
+        return any(
+            self.reads_through(i, j) for i in range(len(self.rows)) for j in range(len(self.cols))
+        )
 
 
 class RuleSlip(NamedTuple):
@@ -425,8 +442,16 @@ class Product(Step):
         return Ref(A, i, k), (Ref(B, j, k) if self.transpose else Ref(B, k, j))
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        pairs = tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
-        return pairs if self.bias is None else (*pairs, Ref(self.bias, 0, j))
+        got = self._sources.get((i, j))
+        if got is None:  # made once a cell: the judge asks a cell's sources again and again
+            pairs = tuple(r for k in range(len(self.args[0].cols)) for r in self.pair(i, j, k))
+            got = pairs if self.bias is None else (*pairs, Ref(self.bias, 0, j))
+            self._sources[(i, j)] = got
+        return got
+
+    @functools.cached_property
+    def _sources(self) -> dict[tuple[int, int], tuple[Ref, ...]]:
+        return {}
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
         refs = self.sources(i, j)
@@ -547,6 +572,7 @@ class Softmax(Step):
     """Each row through softmax: e^x over the row's total (a hidden score's weight is 0)."""
 
     helper: ClassVar[str | None] = SOFTMAX_HELPER
+    bounds: ClassVar[tuple[int, int] | None] = (0, 1)
 
     def hidden(self, i: int, j: int) -> bool:
         return self.args[0].cells[i][j].masked

@@ -137,7 +137,7 @@ def _tidy(text: str) -> str:
     return s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Answer:
     """A typed answer, read: its exact value and how it was written."""
 

@@ -40,6 +40,7 @@ def decimal_places(q: int) -> int | None:
     return max(twos, fives) if q == 1 else None
 
 
+@functools.lru_cache(maxsize=256)  # √d_k, asked by every scaled cell's slips
 def sqrt_rounded(n: int, places: int) -> Decimal:
     """√n rounded to ``places``, ties away from zero (a 40-digit root cannot sit on a tie)."""
     from tutor.core.engine import MP
@@ -64,7 +65,7 @@ def number(cell: Cell, places: int, whole: bool = False) -> str:
     if cell.masked:
         return NEG_INF_TEXT
     if whole and is_integer(cell):
-        return decimal_text(Decimal(cell.q.numerator))
+        return decimal_text(Decimal(int(cell.q.numerator)))
     return decimal_text(round_half_up(cell, places))
 
 
@@ -86,7 +87,7 @@ def operand(cell: Cell, places: int) -> str:
 def as_shown(cell: Cell, places: int) -> Decimal:
     """The value a student reads off the table: integers as they are, others rounded."""
     if is_integer(cell):
-        return Decimal(cell.q.numerator)
+        return Decimal(int(cell.q.numerator))
     return round_half_up(cell, places)
 
 

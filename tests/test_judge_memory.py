@@ -1,0 +1,109 @@
+"""What the judge remembers changes no verdict (issue 39 item 9, issue 43 item 4: the speed-ups).
+
+* A way of working (``Judge.way_value``) is remembered by the parameters a cell's working read:
+  every way's value of every cell equals the value a judge that has worked no other way gives.
+* A derivation's slips are made once and what they give from the true inputs is remembered by
+  the judge (``catalogue.alternatives``, ``Judge.remembered``), so a class's sheets share it: a
+  sheet graded after others gets the very report a fresh derivation gives it.
+* A rule's ``bounds`` (a weight lies in [0, 1]) screen answers before any exact range: every
+  cell's honest range, from the true inputs and from a sheet's own, lies inside them.
+
+Over random lessons of every kind (tests/lessongen.py).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests import lessongen, students
+from tutor.assess import honest as hn
+from tutor.assess.grade import grade, report_json
+from tutor.assess.judge import Judge
+from tutor.assess.sheet import fill_steps, read_sheet
+from tutor.core.engine import Derivation, derive
+from tutor.core.lessonfile import load_lesson
+
+KINDS = lessongen.KINDS
+
+
+def _lesson(tmp_path: Path, kind: str, seed: int) -> tuple[Path, Derivation]:
+    path = tmp_path / f"{kind}{seed}.yaml"
+    path.write_text(lessongen.kind_text(random.Random(seed * 97 + KINDS.index(kind)), kind, 2))
+    return path, derive(load_lesson(path))
+
+
+def _cells(d: Derivation, rng: random.Random, per_step: int = 2) -> list[tuple]:  # type: ignore[type-arg]
+    out = []
+    for step in fill_steps(d):
+        asked = list(d.asked(step))
+        out += [(step, i, j) for i, j in rng.sample(asked, min(per_step, len(asked)))]
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_way_gives_what_it_gives_alone(tmp_path: Path, kind: str) -> None:
+    _, d = _lesson(tmp_path, kind, 1)
+    places = d.lesson.precision
+    shared = Judge(d, places)
+    cells = _cells(d, random.Random(5))
+    ways = hn.ways(places)
+    # every way through one judge (sharing what the cells read), in the judge's own order
+    together = {(w, id(s), i, j): shared.way_value(w, s, i, j) for w in ways for s, i, j in cells}
+    for w in ways[:: max(1, len(ways) // 30)]:  # about 30 ways, each worked by a fresh judge
+        alone = Judge(d, places)
+        fresh = hn.Way(*(w.params[k] for k in ("carry", "rounds", "shifted", "table", "roots")))
+        for s, i, j in cells:
+            a, b = together[(w, id(s), i, j)], alone.way_value(fresh, s, i, j)
+            if isinstance(a, hn.Interval) and isinstance(b, hn.Interval):
+                assert (a.lo, a.hi) == (b.lo, b.hi), (kind, w.params, s.key, i, j)
+            else:
+                assert a is b or (a is None) == (b is None), (kind, w.params, s.key, i, j)
+
+
+def _sheet_of(path: Path, d: Derivation, written: dict, name: str) -> Path:  # type: ignore[type-arg]
+    sheet = path.with_name(f"{path.stem}-{name}.sheet.yaml")
+    sheet.write_text(students.sheet_text(d, written, student=name))
+    return sheet
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_sheet_graded_after_others_gets_the_report_it_gets_alone(
+    tmp_path: Path, kind: str
+) -> None:
+    path, d = _lesson(tmp_path, kind, 2)
+    sheets = [
+        _sheet_of(path, d, students.junk(d, "random", seed=1), "junk1"),
+        _sheet_of(path, d, students.Student(d, "carry1", "not-scaled").work(), "slip"),
+        _sheet_of(path, d, students.junk(d, "random", seed=2), "junk2"),
+        _sheet_of(path, d, students.Student(d, "round", "softmax-column").work(), "column"),
+    ]
+    for k, sheet in enumerate(sheets):
+        for before in sheets[:k]:  # the same derivation, and so the same judge, first
+            grade(d, read_sheet(before, d))
+        after = report_json(grade(d, read_sheet(sheet, d)))
+        fresh = derive(load_lesson(path))
+        alone = report_json(grade(fresh, read_sheet(sheet, fresh)))
+        assert after == alone, (kind, sheet.name)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_range_lies_within_its_rules_bounds(tmp_path: Path, kind: str) -> None:
+    path, d = _lesson(tmp_path, kind, 3)
+    bounded = [s for s in fill_steps(d) if s.bounds is not None]
+    if not bounded:
+        pytest.skip("no rule with bounds in this lesson")
+    written = students.junk(d, "random", seed=3)
+    sheet = read_sheet(_sheet_of(path, d, written, "junk"), d)
+    report = grade(d, sheet)
+    own = report.usable.__self__.own  # type: ignore[attr-defined]
+    judge = Judge(d, d.lesson.precision)
+    for step in bounded:
+        lo, hi = step.bounds
+        for i, j in d.asked(step):
+            for base in (None, own):
+                r = judge.range(step, i, j, base)
+                if isinstance(r, hn.Interval):
+                    assert lo <= r.lo and r.hi <= hi, (kind, step.key, i, j, r.lo, r.hi)
