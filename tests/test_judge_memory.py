@@ -17,6 +17,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests import lessongen, students
 from tutor.assess import honest as hn
@@ -24,7 +26,9 @@ from tutor.assess.grade import grade, report_json
 from tutor.assess.judge import Judge
 from tutor.assess.sheet import fill_steps, read_sheet
 from tutor.core.engine import Derivation, derive
+from tutor.core.errors import AnswerError
 from tutor.core.lessonfile import load_lesson
+from tutor.core.numbers import read_answer
 
 KINDS = lessongen.KINDS
 
@@ -107,3 +111,32 @@ def test_every_range_lies_within_its_rules_bounds(tmp_path: Path, kind: str) -> 
                 r = judge.range(step, i, j, base)
                 if isinstance(r, hn.Interval):
                     assert lo <= r.lo and r.hi <= hi, (kind, step.key, i, j, r.lo, r.hi)
+
+
+# a lone decimal is read without building its syntax tree (``numbers.read_answer``'s shortcut):
+# it reads as the same number, written the same way, as the tree gives for it in brackets
+
+
+@given(
+    st.from_regex(
+        r"\s{0,2}[-+]?(0|[1-9][0-9]{0,33}|0[0-9]{1,3})(\.[0-9]{0,33})?\s{0,2}", fullmatch=True
+    )
+    | st.from_regex(r"[-+]?\.[0-9]{1,33}", fullmatch=True)
+    | st.decimals(allow_nan=False, allow_infinity=False, places=4).map(str)
+)
+@settings(max_examples=400, deadline=None)
+def test_a_lone_decimal_reads_as_its_syntax_tree_reads_it(text: str) -> None:
+    try:
+        short = read_answer(text)
+    except AnswerError:
+        short = None
+    try:
+        tree = read_answer(f"({text.strip()})")  # brackets: the whole tree is built
+    except AnswerError:
+        tree = None
+    if short is None or tree is None:
+        assert short is None and tree is None, (text, short, tree)
+        return
+    assert short.text == text.strip()
+    assert (short.value, type(short.value)) == (tree.value, type(tree.value)), text
+    assert (short.exact_form, short.plain) == (tree.exact_form, tree.plain), text

@@ -119,6 +119,9 @@ class Judge:
         # a cell worked one way, by the way's parameters its working read (``way_value``)
         self._way_values: dict[tuple[object, ...], tuple[Range | None, frozenset[str]]] = {}
         self._way_read: dict[tuple[int, int, int], frozenset[str]] = {}
+        # a cell as a way reads it: off the walk's table, or its worked value carried (by places)
+        self._shown: dict[tuple[int | None, int, int, int], Range] = {}
+        self._kept: dict[tuple[int | None, int], tuple[Range, Range]] = {}
         self._exp_only: dict[int, hn.Way] = {}  # a way with √d_k exact, by the way's id
         # a slip's coarse enclosure and range from the true inputs, by its computation (kept
         # alive here and in the catalogue's memory of a derivation's slips)
@@ -386,14 +389,24 @@ class Judge:
             s = ref.step
             if s.given:
                 return way.given(s.cells[ref.i][ref.j])
-            if way.table:  # read off the walk's table
-                return hn.rounded_to(hn.enclosed(s.cells[ref.i][ref.j]), way.carry)
+            if way.table:  # read off the walk's table (each cell at each carry, once)
+                key = (way.carry, id(s), ref.i, ref.j)
+                shown = self._shown.get(key)
+                if shown is None:
+                    self._steps[id(s)] = s
+                    cell = s.cells[ref.i][ref.j]
+                    shown = self._shown[key] = hn.rounded_to(hn.enclosed(cell), key[0])
+                return shown
             got = self.way_value(way, s, ref.i, ref.j)
             if got is None:
                 raise ZeroDivisionError("an input this way cannot work")
             if s.reads_through(ref.i, ref.j):
                 return got
-            return hn.rounded_to(got, way.carry)
+            carry = way.carry
+            kept = self._kept.get((carry, id(got)))  # (got is remembered: its id stays its)
+            if kept is None:
+                kept = self._kept[(carry, id(got))] = (got, hn.rounded_to(got, carry))
+            return kept[1]
 
         way.log.append(set())
         try:

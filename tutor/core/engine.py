@@ -578,8 +578,15 @@ class Softmax(Step):
         return self.args[0].cells[i][j].masked
 
     def sources(self, i: int, j: int) -> tuple[Ref, ...]:
-        (src,) = self.args
-        return tuple(Ref(src, i, k) for k in range(len(src.cols)))
+        got = self._row_sources.get(i)
+        if got is None:  # a row's cells, made once (every weight of the row reads them all)
+            (src,) = self.args
+            got = self._row_sources[i] = tuple(Ref(src, i, k) for k in range(len(src.cols)))
+        return got
+
+    @functools.cached_property
+    def _row_sources(self) -> dict[int, tuple[Ref, ...]]:
+        return {}
 
     def combine(self, i: int, j: int, value: Callable[[Ref], T], kit: Kit[T]) -> T:
         row = [value(r) for r in self.sources(i, j)]

@@ -150,6 +150,11 @@ class Answer:
 NEG_INF_SPELLINGS = ("-inf", "-oo", "-∞")  # after the unicode minus becomes "-"
 
 
+# a lone decimal as Python reads one (no leading zeros, no exponent, no underscores):
+# ``read_answer``'s shortcut
+_PLAIN_DECIMAL = re.compile(r"\s*(?P<sign>[-+]?)(?P<number>(?:0|[1-9]\d*)(?:\.\d*)?|\.\d+)\s*")
+
+
 def read_answer(text: str) -> Answer:
     """``parse_answer`` plus how the answer was written (for judging and for echoing it).
 
@@ -159,6 +164,18 @@ def read_answer(text: str) -> Answer:
         import sympy
 
         return Answer(text.strip(), -sympy.oo, True, True)
+    if (plain := _PLAIN_DECIMAL.fullmatch(text)) is not None and len(text) <= MAX_ANSWER_CHARS:
+        # a lone decimal (nearly every entry of a sheet): what the tree below gives for it,
+        # without building the tree (one literal, its sign, at most MAX_DIGITS digits)
+        import sympy
+
+        try:
+            p, q = parse_entry(plain["number"])
+        except AnswerError:  # too many digits: said as the tree below says it
+            pass
+        else:
+            value = sympy.Rational(-p if plain["sign"] == "-" else p, q)
+            return Answer(text.strip(), value, "." not in plain["number"], True)
     value, src, tree = _parse(text)
     decimals = any(
         re.search(r"[.eE]", ast.get_source_segment(src, node) or "")
