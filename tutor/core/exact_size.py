@@ -71,12 +71,12 @@ def _size(step: Step, i: int, j: int) -> Size:
     return _of_sources(step, i, j, NONE)
 
 
-@_size.register
+@_size.register(Given)
 def _(step: Given, i: int, j: int) -> Size:
     return Size(0, 0, 1)  # a sinusoidal position holds one sine or cosine
 
 
-@_size.register
+@_size.register(Rotate)
 def _(step: Rotate, i: int, j: int) -> Size:
     return _of_sources(step, i, j, Size(0, 0, 1))  # a turned pair, and its sine and cosine
 
@@ -101,12 +101,12 @@ def _(step: Step, i: int, j: int) -> Size:
     return NONE if ref is None else exact_size(ref.step, ref.i, ref.j)
 
 
-@_size.register
+@_size.register(Softmax)
 def _(step: Softmax, i: int, j: int) -> Size:
     return _row_size(step, i)
 
 
-@_size.register
+@_size.register(Product)
 def _(step: Product, i: int, j: int) -> Size:
     return _matmul_size(step, i, j)
 

@@ -240,7 +240,7 @@ def rule_work(
     return out
 
 
-@rule_work.register
+@rule_work.register(rules.Product)
 def work_matmul(
     step: rules.Product, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -318,7 +318,7 @@ def blend_working(step: Step, i: int, places: int) -> list[RenderableType]:
     return out
 
 
-@rule_work.register
+@rule_work.register(rules.Scale)
 def work_scale(
     step: rules.Scale, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -327,7 +327,7 @@ def work_scale(
     return _each_cell(step, f"÷ {wk.divisor_text(step)} =", note, places, width, exact, cell)
 
 
-@rule_work.register
+@rule_work.register(rules.Times)
 def work_times(
     step: rules.Times, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -386,7 +386,7 @@ def softmax_table(
     return t, list(r.notes)
 
 
-@rule_work.register
+@rule_work.register(rules.Softmax)
 def work_softmax(
     step: rules.Softmax, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -405,7 +405,7 @@ def work_softmax(
     return out
 
 
-@rule_work.register
+@rule_work.register(rules.Concat)
 def work_concat(
     step: rules.Concat, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -424,7 +424,7 @@ def work_concat(
     return [side_by_side(parts, width), line]
 
 
-@rule_work.register
+@rule_work.register(rules.Mask)
 def work_mask(
     step: rules.Mask, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -447,7 +447,7 @@ def work_mask(
     ]
 
 
-@rule_work.register
+@rule_work.register(rules.Append)
 def work_append(
     step: rules.Append, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -481,7 +481,7 @@ def _pick_position_cell(step: Step) -> tuple[int, int]:
     return (1 if len(step.rows) > 1 else 0), 0
 
 
-@rule_work.register
+@rule_work.register(rules.Sum)
 def work_add(
     step: rules.Sum, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -535,7 +535,7 @@ def work_sinusoidal(step: Step, places: int, width: int, exact: bool) -> list[Re
     ]
 
 
-@rule_work.register
+@rule_work.register(rules.Rotate)
 def work_rotate(
     step: rules.Rotate, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -571,7 +571,7 @@ def work_rotate(
     return out
 
 
-@rule_work.register
+@rule_work.register(rules.Given)
 def work_given(
     step: rules.Given, d: Derivation, places: int, width: int, exact: bool, cell: tuple[int, int]
 ) -> list[RenderableType]:
@@ -599,7 +599,7 @@ def rule_shape_line(step: Step) -> str:
     return f"{m} × {n}" if TURNED.get() else f"{n} × {m}"
 
 
-@rule_shape_line.register
+@rule_shape_line.register(rules.Product)
 def _(step: rules.Product) -> str:
     n, m = step.shape
     if TURNED.get():  # every shape on its side, and the product's factors swapped
@@ -614,7 +614,7 @@ def _(step: rules.Product) -> str:
     return words.matmul_shape(step) + turned
 
 
-@rule_shape_line.register
+@rule_shape_line.register(rules.Concat)
 def _(step: rules.Concat) -> str:
     n, m = step.shape
     if TURNED.get():

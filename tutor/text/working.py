@@ -278,12 +278,12 @@ def _refs(step: Step, i: int, j: int, refs: Refs) -> tuple[Ref, ...]:
     return step.sources(i, j) if refs is None else refs
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Given)
 def _(step: en.Given, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     return ()  # given: nothing to work
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Product)
 def _(
     step: en.Product, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
 ) -> Stages:
@@ -297,7 +297,7 @@ def _(
     return (Sum(shown),)
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Scale)
 def _(step: en.Scale, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     score = Num(operand(_refs(step, i, j, refs)[0]))
     if step.by is not None:  # the lesson's own number: divided by as it is
@@ -307,14 +307,14 @@ def _(step: en.Scale, i: int, j: int, operand: Operand, terms: Elide | None, ref
     return (Div(score, Root(step.divisor)), *whole)
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Times)
 def _(step: en.Times, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     score = Num(operand(_refs(step, i, j, refs)[0]))
     t = factor_text(step)
     return (Prod(score, Num(t if step.factor[1] == 1 else f"({t})")),)  # 1.41·(3/2)
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Softmax)
 def _(
     step: en.Softmax, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs
 ) -> Stages:
@@ -332,12 +332,12 @@ def _(step: Step, i: int, j: int, operand: Operand, terms: Elide | None, refs: R
     return tuple(Name(*r) for r in _refs(step, i, j, refs))  # a copy: the cell it copies
 
 
-@rule_numbers.register
+@rule_numbers.register(en.Sum)
 def _(step: en.Sum, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     return (Sum(tuple(Num(factor(operand(r))) for r in _refs(step, i, j, refs))),)
 
 
-@rule_numbers.register
+@rule_numbers.register(Rotate)
 def _(step: Rotate, i: int, j: int, operand: Operand, terms: Elide | None, refs: Refs) -> Stages:
     a, b = (Num(operand(r)) for r in _refs(step, i, j, refs))
     cos, sin = turn_texts(step, i, j // 2)
@@ -473,7 +473,7 @@ def _table(
     return numbers(step, i, j, table_operand(places), terms, src)
 
 
-@rule_working.register
+@rule_working.register(en.Given)
 def _(step: en.Given, i: int, j: int, places: int, terms: Elide | None) -> Working:
     # (a lesson's numbers are fractions: a given step with others is the sinusoidal P)
     if any(c.q is None for row in step.cells for c in row):
@@ -481,7 +481,7 @@ def _(step: en.Given, i: int, j: int, places: int, terms: Elide | None) -> Worki
     return _made(step, i, j, places, (), how="given in the lesson")
 
 
-@rule_working.register
+@rule_working.register(en.Product)
 def _(step: en.Product, i: int, j: int, places: int, terms: Elide | None) -> Working:
     hand = None
     # the trap of rounding early: say so, so it is not taken for a slip (whole operands
@@ -502,7 +502,7 @@ def _(step: en.Product, i: int, j: int, places: int, terms: Elide | None) -> Wor
     )
 
 
-@rule_working.register
+@rule_working.register(en.Scale)
 def _(step: en.Scale, i: int, j: int, places: int, terms: Elide | None) -> Working:
     src = step.sources(i, j)
     score = fmt.operand(step.args[0].cells[i][j], places)
@@ -524,7 +524,7 @@ def factor_text(step: en.Times) -> str:
     return str(p) if q == 1 else f"{p}/{q}"
 
 
-@rule_working.register
+@rule_working.register(en.Times)
 def _(step: en.Times, i: int, j: int, places: int, terms: Elide | None) -> Working:
     src = step.sources(i, j)
     return _made(
@@ -538,7 +538,7 @@ def _(step: en.Times, i: int, j: int, places: int, terms: Elide | None) -> Worki
     )
 
 
-@rule_working.register
+@rule_working.register(en.Softmax)
 def _(step: en.Softmax, i: int, j: int, places: int, terms: Elide | None) -> Working:
     if step.hidden(i, j):
         src = step.sources(i, j)
@@ -551,7 +551,7 @@ def _(step: en.Softmax, i: int, j: int, places: int, terms: Elide | None) -> Wor
     return _made(step, i, j, places, work, how=how, blanks="__ / __")
 
 
-@rule_working.register
+@rule_working.register(en.Mask)
 def _(step: en.Mask, i: int, j: int, places: int, terms: Elide | None) -> Working:
     work = _table(step, i, j, places, terms)
     if step.hides(i, j):
@@ -561,19 +561,19 @@ def _(step: en.Mask, i: int, j: int, places: int, terms: Elide | None) -> Workin
     return _made(step, i, j, places, work, how="", aside=aside)
 
 
-@rule_working.register
+@rule_working.register(en.Concat)
 def _(step: en.Concat, i: int, j: int, places: int, terms: Elide | None) -> Working:
     aside = f"column {j + 1} of {len(step.cols)} side by side"
     return _made(step, i, j, places, _table(step, i, j, places, terms), how="", aside=aside)
 
 
-@rule_working.register
+@rule_working.register(Append)
 def _(step: Append, i: int, j: int, places: int, terms: Elide | None) -> Working:
     where = "from the cache" if step.reused(i) else "the new row"  # the KV cache
     return _made(step, i, j, places, _table(step, i, j, places, terms), how="", aside=where)
 
 
-@rule_working.register
+@rule_working.register(en.Sum)
 def _(step: en.Sum, i: int, j: int, places: int, terms: Elide | None) -> Working:
     src = step.sources(i, j)
     by_hand = sum((fmt.as_shown(r.step.cells[r.i][r.j], places) for r in src), Decimal(0))
@@ -590,7 +590,7 @@ def _(step: en.Sum, i: int, j: int, places: int, terms: Elide | None) -> Working
     )
 
 
-@rule_working.register
+@rule_working.register(Rotate)
 def _(step: Rotate, i: int, j: int, places: int, terms: Elide | None) -> Working:
     cos, sin = turn_texts(step, i, j // 2)
     return _made(
@@ -631,12 +631,12 @@ def rule_shape(step: Step) -> str:
     return f"{n} × {m}"
 
 
-@rule_shape.register
+@rule_shape.register(en.Product)
 def _(step: en.Product) -> str:
     return matmul_shape(step)
 
 
-@rule_shape.register
+@rule_shape.register(en.Concat)
 def _(step: en.Concat) -> str:
     n, m = step.shape
     parts = " + ".join(str(s.shape[1]) for s in step.args)
@@ -847,12 +847,12 @@ def _shown(ref: Ref, places: int) -> Decimal:
     return fmt.as_shown(ref.step.cells[ref.i][ref.j], places)
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Given)
 def _(step: en.Given, i: int, j: int, places: int) -> str:
     return f"{cell_name(step, i, j)} is given: read it off its table"
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Product)
 def _(step: en.Product, i: int, j: int, places: int) -> str:
     a, b = step.pair(i, j, 0)
     value = fmt.decimal_text(_shown(a, places) * _shown(b, places))
@@ -863,7 +863,7 @@ def _(step: en.Product, i: int, j: int, places: int) -> str:
     return f"{dot_phrase(step, i, j)}: the first term is {first} = {value}{rest}"
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Scale)
 def _(step: en.Scale, i: int, j: int, places: int) -> str:
     import sympy
 
@@ -878,13 +878,13 @@ def _(step: en.Scale, i: int, j: int, places: int) -> str:
     )
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Times)
 def _(step: en.Times, i: int, j: int, places: int) -> str:
     score = fmt.operand(step.args[0].cells[i][j], places)
     return f"the score is {score}; multiply it by t = {factor_text(step)}"
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Softmax)
 def _(step: en.Softmax, i: int, j: int, places: int) -> str:
     row = step.args[0].cells[i]
     if row[j].masked:
@@ -906,7 +906,7 @@ def _(step: Step, i: int, j: int, places: int) -> str:
     return f"{cell_name(step, i, j)} copies {cell_name(*ref)}: read it off its table"
 
 
-@rule_first_term.register
+@rule_first_term.register(en.Sum)
 def _(step: en.Sum, i: int, j: int, places: int) -> str:
     a, *rest = step.sources(i, j)
     more = " + ".join(cell_name(*r) for r in rest)
@@ -914,7 +914,7 @@ def _(step: en.Sum, i: int, j: int, places: int) -> str:
     return f"the first term is {cell_name(*a)} = {value}; then add {more}"
 
 
-@rule_first_term.register
+@rule_first_term.register(Rotate)
 def _(step: Rotate, i: int, j: int, places: int) -> str:
     a, b = step.sources(i, j)
     cos, sin = turn_texts(step, i, j // 2)
