@@ -122,6 +122,10 @@ def test_every_range_lies_within_its_rules_bounds(tmp_path: Path, kind: str) -> 
         r"\s{0,2}[-+]?(0|[1-9][0-9]{0,33}|0[0-9]{1,3})(\.[0-9]{0,33})?\s{0,2}", fullmatch=True
     )
     | st.from_regex(r"[-+]?\.[0-9]{1,33}", fullmatch=True)
+    | st.from_regex(
+        r"[-+]?[0-9\u0660-\u0669\uff10-\uff19]{1,4}(\.[0-9\u0660-\u0669\uff10-\uff19]{0,4})?",
+        fullmatch=True,
+    )
     | st.decimals(allow_nan=False, allow_infinity=False, places=4).map(str)
 )
 @settings(max_examples=400, deadline=None)
@@ -140,3 +144,50 @@ def test_a_lone_decimal_reads_as_its_syntax_tree_reads_it(text: str) -> None:
     assert short.text == text.strip()
     assert (short.value, type(short.value)) == (tree.value, type(tree.value)), text
     assert (short.exact_form, short.plain) == (tree.exact_form, tree.plain), text
+
+
+@pytest.mark.parametrize("text", ["1.\u0665", "0.\u0665", "1\u0663", "2.\uff15", "\uff11"])
+def test_digits_of_other_scripts_are_not_read_as_a_number(text: str) -> None:
+    """Arabic-Indic and full-width digits (what ``int`` and a Unicode ``\\d`` accept) are refused,
+    as the syntax tree refuses them: the shortcut once read ``1.٥`` as 3/2."""
+    with pytest.raises(AnswerError):
+        read_answer(text)
+
+
+def test_a_graded_derivation_is_freed_with_its_judge(tmp_path: Path) -> None:
+    """A judge, its memos and its derivation go when the derivation is no longer used (a judge
+    kept in a weak dictionary keyed by its own derivation kept both for good)."""
+    import gc
+    import weakref
+
+    def graded() -> weakref.ref[Derivation]:
+        path, d = _lesson(tmp_path, "causal", 4)
+        sheet = _sheet_of(path, d, students.junk(d, "random", seed=4), "junk")
+        grade(d, read_sheet(sheet, d))
+        return weakref.ref(d)
+
+    gone = graded()
+    gc.collect()
+    assert gone() is None
+
+
+def test_sympys_own_rationals_grade_as_gmpy2s_do(tmp_path: Path) -> None:
+    """With SYMPY_GROUND_TYPES=python (sympy's rationals in Python while mpmath still uses
+    gmpy2), a sheet grades to the same JSON as with gmpy2's rationals."""
+    import os
+    import subprocess
+    import sys
+
+    path, d = _lesson(tmp_path, "single", 5)
+    sheet = _sheet_of(path, d, students.Student(d, "carry1", "not-scaled").work(), "slip")
+    root = Path(__file__).resolve().parent.parent
+    outs = []
+    for types in ("python", "gmpy"):
+        env = {**os.environ, "SYMPY_GROUND_TYPES": types, "PYTHONPATH": str(root)}
+        done = subprocess.run(
+            [sys.executable, "-m", "tutor", "grade", str(path), str(sheet), "--json"],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, (types, done.stderr)
+        outs.append(done.stdout)
+    assert outs[0] == outs[1]

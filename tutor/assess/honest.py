@@ -178,7 +178,7 @@ def point(x) -> Interval:  # type: ignore[no-untyped-def]
 def from_mpf(x: mpmath.mpf):  # type: ignore[no-untyped-def]
     """An mpmath number as an exact rational (its binary value)."""
     sign, man, exp, _ = x._mpf_
-    man = -man if sign else man
+    man = -int(man) if sign else int(man)  # (mpmath's mantissa is gmpy2's mpz where it can be)
     return QQ(man * 2**exp) if exp >= 0 else QQ(man, 2**-exp)
 
 

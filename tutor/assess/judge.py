@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import re
-import weakref
 from dataclasses import dataclass
 
 import sympy
@@ -660,14 +659,12 @@ def _places(q: int) -> str:
     return f"{q} place" if q == 1 else f"{q} places"
 
 
-_JUDGES: weakref.WeakKeyDictionary[Derivation, dict[int, Judge]] = weakref.WeakKeyDictionary()
-
-
 def judge_for(d: Derivation, places: int | None = None) -> Judge:
     """The judge of ``d`` at ``places`` (the lesson's by default), made once per derivation
-    and dropped with it."""
+    and dropped with it: kept on the derivation itself (a judge refers to its derivation, so a
+    weak dictionary keyed by the derivation would keep both alive for good)."""
     places = d.lesson.precision if places is None else places
-    judges = _JUDGES.setdefault(d, {})
+    judges: dict[int, Judge] = d.__dict__.setdefault("_judges", {})
     if places not in judges:
         judges[places] = Judge(d, places)
     return judges[places]

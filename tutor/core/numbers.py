@@ -150,9 +150,11 @@ class Answer:
 NEG_INF_SPELLINGS = ("-inf", "-oo", "-∞")  # after the unicode minus becomes "-"
 
 
-# a lone decimal as Python reads one (no leading zeros, no exponent, no underscores):
-# ``read_answer``'s shortcut
-_PLAIN_DECIMAL = re.compile(r"\s*(?P<sign>[-+]?)(?P<number>(?:0|[1-9]\d*)(?:\.\d*)?|\.\d+)\s*")
+# a lone decimal as Python reads one (ASCII digits only, no leading zeros, no exponent, no
+# underscores): ``read_answer``'s shortcut
+_PLAIN_DECIMAL = re.compile(
+    r"\s*(?P<sign>[-+]?)(?P<number>(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)\s*"
+)
 
 
 def read_answer(text: str) -> Answer:
