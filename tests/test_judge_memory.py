@@ -154,16 +154,20 @@ def test_digits_of_other_scripts_are_not_read_as_a_number(text: str) -> None:
         read_answer(text)
 
 
-def test_a_graded_derivation_is_freed_with_its_judge(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_graded_derivation_is_freed_with_its_judge(tmp_path: Path, kind: str) -> None:
     """A judge, its memos and its derivation go when the derivation is no longer used (a judge
     kept in a weak dictionary keyed by its own derivation kept both for good)."""
     import gc
     import weakref
 
     def graded() -> weakref.ref[Derivation]:
-        path, d = _lesson(tmp_path, "causal", 4)
-        sheet = _sheet_of(path, d, students.junk(d, "random", seed=4), "junk")
-        grade(d, read_sheet(sheet, d))
+        path, d = _lesson(tmp_path, kind, 4)
+        for name, written in (
+            ("junk", students.junk(d, "random", seed=4)),
+            ("slip", students.Student(d, "carry1", "not-scaled").work()),
+        ):
+            grade(d, read_sheet(_sheet_of(path, d, written, name), d))
         return weakref.ref(d)
 
     gone = graded()

@@ -171,10 +171,6 @@ class Coarse:
 COARSE = Coarse()
 
 
-def point(x) -> Interval:  # type: ignore[no-untyped-def]
-    return Interval(QQ(x) if isinstance(x, int) else x)
-
-
 def from_mpf(x: mpmath.mpf):  # type: ignore[no-untyped-def]
     """An mpmath number as an exact rational (its binary value)."""
     sign, man, exp, _ = x._mpf_
