@@ -75,9 +75,9 @@ def test_the_pool_writes_what_the_serial_grading_writes(run, tmp_path, blank, mo
     pooled: list[int] = []
     grade_all = classpool.grade_all
 
-    def counting(jobs):  # type: ignore[no-untyped-def]
+    def counting(jobs, *rest):  # type: ignore[no-untyped-def]
         pooled.append(classpool.workers(len(jobs)))
-        return grade_all(jobs)
+        return grade_all(jobs, *rest)
 
     monkeypatch.setattr(classpool, "grade_all", counting)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
@@ -146,3 +146,110 @@ def test_ctrl_c_ends_the_pool_with_exit_130_and_no_worker_left(tmp_path, blank) 
     while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [w for w in workers if Path(f"/proc/{w}").exists()]
+
+
+# -- memory flat in the class size (issue 39, item 9): what a class keeps of each sheet --------
+
+
+def _reachable(root: object, stop: tuple[type, ...]) -> list[object]:
+    """Every object ``root`` refers to, directly or not, not looking inside ``stop``'s types
+    (the lesson's derivation, shared by the class, holds no sheet)."""
+    import gc
+
+    seen, out, todo = {id(root)}, [], [root]
+    while todo:
+        for x in gc.get_referents(todo.pop()):
+            if id(x) in seen or isinstance(x, type) or type(x).__name__ == "module":
+                continue
+            seen.add(id(x))
+            out.append(x)
+            if not isinstance(x, stop):
+                todo.append(x)
+    return out
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_graded_class_keeps_no_sheet_entry_or_cell(tmp_path, blank, monkeypatch, cores) -> None:  # type: ignore[no-untyped-def]
+    from tutor.assess import grade as gr
+    from tutor.assess.classgrade import Lessons, grade_class
+    from tutor.assess.sheet import Entry, Sheet, read_sheet
+    from tutor.core.engine import Derivation, Step
+    from tutor.core.lesson import Lesson
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    folder = a_class(tmp_path / "class", blank, 12)
+    grades = grade_class(Lessons([load_lesson(LESSON)], "cats"), sorted(folder.iterdir()))
+    assert len(grades.graded) == 13 and not grades.bad
+    kept = _reachable(grades, (Derivation, Step, Lesson))
+    held = {type(x).__name__ for x in kept if isinstance(x, Sheet | Entry | gr.Graded | gr.Report)}
+    assert not held  # the marks only: a byte a cell
+    # what the outputs read is what grading the sheet alone gives: points step by step, each
+    # cell's verdict, slips, carried and attempt; and the whole report, rebuilt on demand
+    d = grades.graded[0].d
+    kinds = set()
+    for m in grades.graded:
+        alone = gr.grade(d, read_sheet(m.file, d))
+        cells = [(g.step, g.i, g.j, g.verdict, g.carried, g.slips, g.attempt) for g in alone.cells]
+        assert [tuple(g) for g in m.cells] == cells
+        assert [(s, [tuple(g) for g in c]) for s, c in m.steps()] == [
+            (s, [c for c in cells if c[0] is s]) for s, _ in alone.steps()
+        ]
+        assert m.points_by_step() == alone.points_by_step()
+        assert (m.points, m.out_of) == (alone.points, alone.out_of)
+        alone.flags = m.flags
+        again = m.report()
+        assert gr.report_json(again) == gr.report_json(alone)
+        # (the steps read as attempts too: a weight written over the mask's 0 follows from them)
+        assert again.usable.__self__._attempts == alone.usable.__self__._attempts
+        kinds |= {g.verdict for g in alone.cells}
+        kinds |= {
+            k for k in ("carried", "attempt", "slips") if any(getattr(g, k) for g in alone.cells)
+        }
+    assert kinds >= {"correct", "follow-through", "wrong", "blank", "carried", "attempt", "slips"}
+
+
+def test_a_sheet_changed_after_it_was_graded_is_named_not_misreported(tmp_path, blank) -> None:  # type: ignore[no-untyped-def]
+    from tutor.assess.classgrade import Lessons, grade_class
+    from tutor.core.errors import TutorError
+
+    folder = a_class(tmp_path / "class", blank, 2)
+    grades = grade_class(Lessons([load_lesson(LESSON)], "cats"), sorted(folder.iterdir()))
+    changed = Path(grades.graded[0].file)
+    changed.write_text(changed.read_text().replace("Student 00", "Student 0O"))
+    with pytest.raises(TutorError, match=r"s00\.yaml changed while the class was being graded"):
+        grades.graded[0].report()
+    assert grades.graded[1].report().sheet.student == "Student 01"  # the others read as graded
+
+
+def test_the_judge_remembers_a_bounded_number_of_verdicts_and_judges_the_same(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A class of guesses repeats no answer: the judge's memory of verdicts starts afresh at
+    its bound, and the verdicts are those of a judge that forgets nothing."""
+    from tutor.assess import grade as gr
+    from tutor.assess.judge import judge_for
+    from tutor.assess.sheet import read_sheet
+
+    folder = tmp_path / "guesses"
+    wrong_sheets(folder, 6)
+    bounded, free = derive(load_lesson(LESSON)), derive(load_lesson(LESSON))
+    judge = judge_for(bounded)
+    judge._verdicts_kept = 40  # a few sheets' worth (cats-chase-mice asks 51 cells)
+    sizes = []
+    for path in sorted(folder.iterdir()):
+        a, b = gr.grade(bounded, read_sheet(path, bounded)), gr.grade(free, read_sheet(path, free))
+        sizes.append(len(judge._verdicts))
+        assert gr.report_json(a) == gr.report_json(b)
+    assert max(sizes) <= 40 and len(judge_for(free)._verdicts) > 40
+
+
+def wrong_sheets(folder: Path, count: int) -> None:
+    """``count`` sheets of random numbers (every cell wrong, none repeated)."""
+    blank_text = subprocess.run(
+        [sys.executable, "-m", "tutor", "export", str(LESSON), "--format", "sheet"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout  # fmt: skip
+    folder.mkdir()
+    for k in range(count):
+        rng = random.Random(k)
+        text = re.sub(r"\bnull\b(?=[,\]])", lambda _, r=rng: f"{r.uniform(-9, 9):.2f}", blank_text)
+        (folder / f"g{k}.yaml").write_text(text)

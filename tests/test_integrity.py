@@ -128,3 +128,33 @@ def test_a_class_of_honest_sheets_on_one_lesson_is_not_flagged(run, tmp_path) ->
     result = run("grade", str(path), str(tmp_path), "--json")
     assert result.exit_code == 0, result.stderr
     assert all(not s["flags"] for s in json.loads(result.stdout)["sheets"])
+
+
+def test_identical_answers_are_matched_cell_for_cell_from_three_written(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 39, item 9 keeps a digest of each sheet's answers, not the answers: the sheets it
+    calls identical are still exactly those with the same answer (or the same unreadable text)
+    in every cell, three written at least, one of them wrong."""
+    lesson = LESSONS / "cats-chase-mice.yaml"
+    blank = run("export", str(lesson), "--format", "sheet").stdout
+    folder = tmp_path / "class"
+    folder.mkdir()
+    sheets = {
+        "a3": [["2", "0"], ["9", None], [None, None]],  # three written, one wrong: as b3
+        "b3": [["2", "0"], ["9", None], [None, None]],
+        "c2": [["2", None], ["9", None], [None, None]],  # two written: too few to say
+        "d2": [["2", None], ["9", None], [None, None]],
+        "e?": [["2", "0"], ["9", "abc"], [None, None]],  # unreadable text, as g? writes it
+        "f?": [["2", "0"], ["9", "xyz"], [None, None]],  # another text: not the same sheet
+        "g?": [["2", "0"], ["9", "abc"], [None, None]],
+        "h3": [["2", "0"], [None, "9"], [None, None]],  # a3's answers in other cells
+    }
+    for name, q in sheets.items():
+        (folder / f"{name[0]}.yaml").write_text(fill(blank, {"Q": q}, student=name))
+    result = run("grade", str(lesson), str(folder), "--json")
+    flagged = {
+        s["student"]: s["flags"][0]["message"]
+        for s in json.loads(result.stdout)["sheets"]
+        if s["flags"]
+    }
+    assert sorted(flagged) == ["a3", "b3", "e?", "g?"], flagged
+    assert flagged["a3"].endswith("b.yaml") and flagged["e?"].endswith("g.yaml")

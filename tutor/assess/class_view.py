@@ -20,6 +20,7 @@ from tutor.assess import grade as gr
 from tutor.assess.classgrade import ClassGrades
 from tutor.assess.classreport import CellShare, ClassSummary, StepShare
 from tutor.assess.items import index_text, percent_text
+from tutor.assess.marked import Marked
 from tutor.text import theme
 from tutor.text.words import visible
 
@@ -36,7 +37,7 @@ PAGE, MUTED, RULE = "#ffffff", "#4a4a4a", "#d0d0d0"
 CONTRAST_PAIRS = ((INK, PAGE), (MUTED, PAGE), *((INK, bg) for _, bg, _ in BANDS))
 
 
-def _flag_word(r: gr.Report) -> str:
+def _flag_word(r: Marked) -> str:
     return ", ".join(FLAG_WORDS.get(f.kind, f.kind) for f in r.flags)
 
 

@@ -4,9 +4,11 @@ gradebook (CSV) an LMS imports.
 Each sheet says what it is for (``tutor.assess.sheet.Header``: lesson name, fingerprint, variant,
 student); the sheet's variant is found by its id, else its fingerprint, else its lesson's name.
 One derivation (and so one judge, ``judge.judge_for``) per lesson serves every sheet of it, so
-a class costs little more than its sheets; the sheets are read here, in order, and graded on
-every core (``classpool``). A sheet that cannot be graded is set aside with its
-reason; the rest are graded. No printing here (``tutor.cli`` does that).
+a class costs little more than its sheets; the sheets are read and checked here, in order, and
+graded on every core (``classpool``). A sheet that cannot be graded is set aside with its
+reason; the rest are graded, and the class keeps each as its marks (``marked.Marked``: about a
+byte a cell), not its entries, so its memory stays flat in the class size. No printing here
+(``tutor.cli`` does that).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.assess import grade as gr
-from tutor.assess.sheet import HEADER_KEYS, Header, Sheet, read_header, read_sheet
+from tutor.assess.classpool import Job
+from tutor.assess.marked import Head, Marked, digest
+from tutor.assess.sheet import HEADER_KEYS, Header, read_header, read_sheet, sheet_text
 from tutor.core.catalog import is_dir
 from tutor.core.engine import Derivation, derive
 from tutor.core.errors import LessonError, TutorError
@@ -48,7 +52,7 @@ class Bad:
 class ClassGrades:
     """Every sheet given: graded, or set aside."""
 
-    graded: list[gr.Report] = field(default_factory=list)
+    graded: list[Marked] = field(default_factory=list)  # ``Marked.report()``: the whole report
     bad: list[Bad] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # said once each, in order
     # submissions as downloaded (``submissions.bind``): a sheet's path -> the roster row the
@@ -208,7 +212,7 @@ def grade_class(
     out.bad += skipped or []
     files: dict[Path, Path] = {}  # each file once, however often it is given
     ids: dict[str, Path] = {}  # a student id: the sheet that gave it first
-    jobs: list[tuple[Derivation, Sheet]] = []  # read and matched: graded below, in order
+    jobs: list[Job] = []  # read, checked and matched: graded below, in order (not kept)
     for path in paths:
         same = files.setdefault(_resolved(path), path)
         if same is not path:
@@ -217,7 +221,8 @@ def grade_class(
             continue
         header = None
         try:
-            header, root = read_header(path)
+            text = sheet_text(path)
+            header, root = read_header(path, text)
             d = lessons.derived(lessons.pick(header))
             sheet = read_sheet(path, d, force, root)
             # after reading: a broken sheet says what is wrong with it, and takes no id
@@ -252,13 +257,14 @@ def grade_class(
                 f"graded wrong (line {first.line}: {first.message}"
                 + (f"; and {n - 1} more)" if n > 1 else ")")
             )
-        jobs.append((d, sheet))
+        head = Head(sheet.path, sheet.student, sheet.header)
+        jobs.append(Job(d, str(path), digest(text), head, force))
+        del sheet, root, text  # read to check it: it is read again where it is graded
     from tutor.assess.classpool import grade_all
     from tutor.assess.integrity import flag_class
 
-    out.graded += grade_all(jobs)  # on every core when the class is large enough to pay
-
     variants = [lessons.derived(v) for v in lessons.lessons] if len(lessons.lessons) > 1 else []
+    out.graded += grade_all(jobs, variants)  # on every core when the class is large enough
     flag_class(out.graded, variants)
     return out
 

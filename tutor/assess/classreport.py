@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.assess.grade import Report, percent, points_text
+from tutor.assess.grade import percent, points_text
 from tutor.assess.items import Item, items, reading
+from tutor.assess.marked import Marked
 
 # what each named slip of the judge (``judge.alternatives``) means, said of a student
 SLIP_SUMMARY = {
@@ -138,7 +139,7 @@ class ClassSummary:
     reading: str = ""  # the item analysis in one line for the instructor
 
 
-def named_slips(r: Report) -> list[str]:
+def named_slips(r: Marked) -> list[str]:
     """The slips named on a sheet (each cell one slip alone explains), none for a sheet worked
     on another variant's numbers (they say nothing of a misconception)."""
     if any(f.kind == "other-variant" for f in r.flags):
@@ -146,7 +147,7 @@ def named_slips(r: Report) -> list[str]:
     return sorted({g.slip.name for g in r.cells if g.slip is not None})
 
 
-def student_line(r: Report) -> StudentLine:
+def student_line(r: Marked) -> StudentLine:
     h = r.sheet.header
     named = named_slips(r)
     return StudentLine(
@@ -161,13 +162,13 @@ def student_line(r: Report) -> StudentLine:
     )
 
 
-def _who(r: Report) -> str:
+def _who(r: Marked) -> str:
     h = r.sheet.header
     return r.sheet.student or (h.student_id if h else "") or r.sheet.path
 
 
 def summarize(
-    reports: list[Report], set_aside: tuple[tuple[str, str], ...] = (), hold: bool = False
+    reports: list[Marked], set_aside: tuple[tuple[str, str], ...] = (), hold: bool = False
 ) -> ClassSummary:
     """The class's summary; the cells of variants are matched by step, row and column. With
     ``hold``, each flagged sheet is listed as a grade held (who, and the flags' words)."""
@@ -270,7 +271,7 @@ def summarize(
     )
 
 
-def held_lines(reports: list[Report]) -> list[tuple[str, str]]:
+def held_lines(reports: list[Marked]) -> list[tuple[str, str]]:
     """``(who, why)`` for each flagged sheet, whose grade ``--hold-flagged`` leaves blank."""
     out = []
     for r in reports:

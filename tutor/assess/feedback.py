@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tutor.assess import grade as gr
 from tutor.assess.classreport import said_of
+from tutor.assess.marked import Marked
 from tutor.assess.report import lost_working
 from tutor.assess.slips import REMINDERS
 from tutor.text.words import visible
@@ -65,7 +66,7 @@ def slip_sentence(slip: str) -> str:
     return f"You {what}" + (f"; {right}." if right else ".")
 
 
-def blank_sheet(r: gr.Report) -> bool:
+def blank_sheet(r: gr.Report | Marked) -> bool:
     """Every cell of the sheet left blank: nothing was handed in."""
     return bool(r.cells) and all(g.verdict == "blank" for g in r.cells)
 
@@ -115,7 +116,7 @@ def feedback(r: gr.Report, key: bool = False) -> Feedback:
     )
 
 
-def feedback_line(r: gr.Report) -> str:
+def feedback_line(r: Marked) -> str:
     """One short line for a gradebook's feedback column: the cells lost, the slips named."""
     lost = [g.name for g in r.cells if g.verdict in LOST]
     if r.flags:  # a sheet that may not be the student's own: no praise, no cells
@@ -134,7 +135,7 @@ def feedback_line(r: gr.Report) -> str:
     return visible(line)
 
 
-def file_stems(reports: list[gr.Report]) -> list[str]:
+def file_stems(reports: list[Marked]) -> list[str]:
     """A file name (without suffix) per sheet, after its student: ``ann-lee``, ``zoe-muller``
     (transliterated to ASCII letters and digits), else the id, else the sheet's name; two
     students of one name get their ids (or a number) added."""
@@ -150,7 +151,7 @@ def file_stems(reports: list[gr.Report]) -> list[str]:
     return out
 
 
-def _sid(r: gr.Report) -> str:
+def _sid(r: Marked) -> str:
     return r.sheet.header.student_id if r.sheet.header else ""
 
 

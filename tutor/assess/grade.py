@@ -32,6 +32,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import sympy
 
@@ -46,6 +47,9 @@ from tutor.core.engine import Cell, Derivation, Exact, Kit, Ref, Step, T
 from tutor.core.rounding import scaled_half_up
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name
+
+if TYPE_CHECKING:
+    from tutor.assess.marked import Marked
 
 VERDICTS = ("correct", "follow-through", "wrong", "blank")
 EARNS = ("correct", "follow-through")  # verdicts that earn the point
@@ -532,7 +536,7 @@ def points_text(x: sympy.Expr) -> str:
     return f"{points_number(x):g}"
 
 
-def percent(report: Report) -> float:
+def percent(report: Report | Marked) -> float:
     """The share of the points earned, in percent, to one decimal place (0 when out of 0)."""
     if not report.out_of:
         return 0.0

@@ -21,6 +21,7 @@ from tutor.assess import grade as gr
 from tutor.assess.classgrade import Bad, ClassGrades, csv_text, gradebook_csv, gradebook_rows
 from tutor.assess.classgrade import safe_cell as _cell
 from tutor.assess.feedback import feedback_line
+from tutor.assess.marked import Marked
 from tutor.core.errors import TutorError
 from tutor.core.roster import RosterTable, Student, students_of
 
@@ -38,7 +39,7 @@ class Book:
     problems: list[str] = field(default_factory=list)  # a graded sheet that has no row: exit 1
 
 
-def scaled(r: gr.Report, out_of: sympy.Rational | None) -> int | float:
+def scaled(r: Marked, out_of: sympy.Rational | None) -> int | float:
     """The sheet's points on the assignment's scale (two places, half up), or as they are."""
     if out_of is None or not r.out_of:
         return gr.points_number(r.points)
@@ -76,8 +77,8 @@ def name_keys(name: str) -> set[str]:
 
 
 def match(
-    reports: list[gr.Report], students: list[Student], owners: dict[str, Student] | None = None
-) -> tuple[dict[int, gr.Report], list[str]]:
+    reports: list[Marked], students: list[Student], owners: dict[str, Student] | None = None
+) -> tuple[dict[int, Marked], list[str]]:
     """Each roster row's sheet (by the row's line): the row the platform says handed it in
     (``owners``: a sheet's path to its row, for submissions as downloaded), else by an id the
     sheet carries (any of the row's ID, SIS User ID, SIS Login ID, email…), else by name when
@@ -89,7 +90,7 @@ def match(
             by_id.setdefault(x, []).append(s)
         for k in name_keys(s.name):
             by_name.setdefault(k, []).append(s)
-    rows: dict[int, gr.Report] = {}
+    rows: dict[int, Marked] = {}
     problems: list[str] = []
     for r in reports:
         h = r.sheet.header
@@ -119,7 +120,7 @@ def match(
     return rows, problems
 
 
-def _who(r: gr.Report) -> str:
+def _who(r: Marked) -> str:
     h = r.sheet.header
     sid = h.student_id if h else ""
     name = r.sheet.student or "a sheet with no name"
@@ -164,7 +165,7 @@ def assignment_column(header: list[str], name: str | None, path: str) -> int:
 
 def canvas_export(
     table: RosterTable,
-    reports: list[gr.Report],
+    reports: list[Marked],
     assignment: str | None,
     out_of: sympy.Rational | None,
     set_aside: list[Bad] | tuple[Bad, ...] = (),
@@ -247,7 +248,7 @@ def decimal_comma(table: RosterTable, possible_row: list[str] | None) -> bool:
 _DECIMAL = re.compile(r"^-?\d+([.,])\d+$")
 
 
-def held(r: gr.Report, hold: bool) -> bool:
+def held(r: Marked, hold: bool) -> bool:
     """Whether ``--hold-flagged`` keeps this sheet's grade out of the gradebook."""
     return hold and bool(r.flags)
 
@@ -263,7 +264,7 @@ def _sent(student: Student, set_aside: list[Bad] | tuple[Bad, ...]) -> bool:
 
 
 def canvas_minimal(
-    reports: list[gr.Report], assignment: str, out_of: sympy.Rational | None, hold: bool = False
+    reports: list[Marked], assignment: str, out_of: sympy.Rational | None, hold: bool = False
 ) -> Book:
     """Canvas's minimal import: the five columns it requires, then the assignment's."""
     rows = [[*CANVAS_FIRST, assignment]]
@@ -281,7 +282,7 @@ MOODLE_IDS = ("ID number", "Email address", "Email")  # Gradescope writes Email
 
 
 def moodle(
-    reports: list[gr.Report],
+    reports: list[Marked],
     table: RosterTable | None,
     item: str,
     out_of: sympy.Rational | None,
@@ -372,7 +373,7 @@ def flags_csv(grades: ClassGrades, hold: bool) -> str | None:
     return _write(rows) if len(rows) > 1 else None
 
 
-def _id_column(table: RosterTable, sheets: dict[int, gr.Report]) -> tuple[str, int] | None:
+def _id_column(table: RosterTable, sheets: dict[int, Marked]) -> tuple[str, int] | None:
     """Moodle's id column: the first of ``MOODLE_IDS`` with an id in every row that has a sheet
     (in some row, when none has), never a column of blanks."""
     with_sheet = [f for line, f in table.rows if line in sheets]

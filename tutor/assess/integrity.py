@@ -10,17 +10,24 @@ Three flags, each said in one sentence that names what was found:
   own (worked on a neighbour's numbers); its named slips are then no evidence of a
   misconception, and the class report leaves them out.
 
-Pure: reports in, flags out (``grade.Report.flags``); the flags change no verdict or point.
+Pure: a class's marks in (``marked.Marked``: what each sheet wrote is kept as a digest, and how
+well it fits each variant as counts, both made where the sheet was graded), flags out
+(``Marked.flags``); the flags change no verdict or point.
 """
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tutor.assess import grade as gr
 from tutor.core.engine import Derivation
 from tutor.text import format as fmt
+
+if TYPE_CHECKING:
+    from tutor.assess.marked import Marked
 
 FIT_MARGIN = 0.2  # another variant fits "clearly better": this share of the cells more, and
 FIT_LEAST = 3  # at least this many cells more
@@ -39,7 +46,7 @@ def _same_person(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def roster_flag(r: gr.Report) -> Flag | None:
+def roster_flag(r: Marked) -> Flag | None:
     """The sheet's student against the student its variant was made for."""
     variant = r.d.lesson.variant
     header = r.sheet.header
@@ -64,19 +71,23 @@ def roster_flag(r: gr.Report) -> Flag | None:
     )
 
 
-def _answers(r: gr.Report) -> tuple[object, ...]:
-    return tuple(
-        (g.step.key, g.i, g.j, g.entry.answer.value if g.entry.answer else g.entry.text)
-        for g in r.cells
-    )
+def answers_digest(r: gr.Report) -> bytes:
+    """What a sheet wrote in every cell, as a digest: two sheets share it when they wrote the
+    same (each cell's step, place and value, or its text when it cannot be read)."""
+    h = hashlib.sha256()
+    for g in r.cells:
+        a = g.entry.answer
+        written = f"={a.value}" if a is not None else f"~{g.entry.text}"
+        h.update(f"{g.step.key}\0{g.i}\0{g.j}\0{written}\0".encode("utf-8", "surrogatepass"))
+    return h.digest()
 
 
-def identical_flags(reports: list[gr.Report]) -> dict[int, Flag]:
+def identical_flags(reports: list[Marked]) -> dict[int, Flag]:
     """Sheets with the same answers everywhere, where honest work would not make them so."""
-    groups: dict[tuple[object, ...], list[gr.Report]] = {}
+    groups: dict[bytes, list[Marked]] = {}
     for r in reports:
-        if sum(g.entry.answer is not None for g in r.cells) >= 3:
-            groups.setdefault(_answers(r), []).append(r)
+        if r.got.written >= 3:
+            groups.setdefault(r.got.answers, []).append(r)
     out: dict[int, Flag] = {}
     for same in groups.values():
         if len(same) < 2:
@@ -109,17 +120,19 @@ def fit(d: Derivation, r: gr.Report) -> int:
     return count
 
 
-def variant_flag(r: gr.Report, others: list[Derivation]) -> Flag | None:
-    """Another variant's numbers that the answers fit clearly better than the sheet's own."""
-    written = sum(g.entry.answer is not None for g in r.cells)
+def variant_flag(r: Marked, others: list[Derivation]) -> Flag | None:
+    """Another variant's numbers that the answers fit clearly better than the sheet's own
+    (``others``: the class's variants, whose fits the sheet's marks hold, ``Got.fits``)."""
+    written = r.got.written
     if written < 2 * FIT_LEAST:
         return None
-    own = fit(r.d, r)
+    fits = dict(zip((id(d.lesson) for d in others), r.got.fits, strict=True))
+    own = fits[id(r.d.lesson)]
     best, where = own, None
     for d in others:
         if d.lesson is r.d.lesson:
             continue
-        n = fit(d, r)
+        n = fits[id(d.lesson)]
         if n > best:
             best, where = n, d
     if where is None or best - own < max(FIT_LEAST, FIT_MARGIN * written):
@@ -132,7 +145,7 @@ def variant_flag(r: gr.Report, others: list[Derivation]) -> Flag | None:
     )
 
 
-def flag_class(reports: list[gr.Report], variants: list[Derivation]) -> None:
+def flag_class(reports: list[Marked], variants: list[Derivation]) -> None:
     """Set every report's ``flags`` (in place): roster, identical answers, another variant."""
     same = identical_flags(reports)
     for r in reports:

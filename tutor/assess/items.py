@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from tutor.assess.grade import Report
+from tutor.assess.marked import Marked
 
 UNDEFINED = "—"
 TOO_FEW = 3  # a correlation of fewer sheets says nothing
@@ -58,7 +58,7 @@ def point_biserial(
     return sxy / sympy.sqrt(sxx * syy), ""
 
 
-def items(reports: list[Report], slips: dict[str, str] | None = None) -> list[Item]:
+def items(reports: list[Marked], slips: dict[str, str] | None = None) -> list[Item]:
     """The steps in the order the sheets have them, then each named slip (``slips``: its id and
     words, most frequent first, as the class report lists them)."""
     from tutor.assess.classreport import named_slips

@@ -98,6 +98,9 @@ class Remembered:
         return self.lookup(ref)
 
 
+VERDICTS_KEPT = 20_000  # a judge's verdicts remembered (at least 4 a cell of its lesson)
+
+
 class Judge:
     """The judge of one derivation at one precision; remembers the ranges it works out."""
 
@@ -113,6 +116,10 @@ class Judge:
         self._coarse: dict[tuple[int, int, int], hn.Fixed | None] = {}
         self._given: dict[tuple[int, int, int], Interval] = {}
         self._verdicts: dict[tuple[int, int, int, Answer], Verdict] = {}
+        # how many it keeps: a class's answers repeat (honest work agrees), so a few per cell
+        # serve it; a class of random guesses repeats none, and would grow it by ~300 bytes
+        # an answer for good (memory flat in the class size: issue 39, item 9)
+        self._verdicts_kept = max(VERDICTS_KEPT, 4 * sum(len(d.asked(s)) for s in d.steps))
         self._reached: tuple[Answer, int | None, tuple[object, object] | None] | None = None
         self._ways = hn.ways(places)  # every way of working by hand, simplest first
         # a cell worked one way, by the way's parameters its working read (``way_value``)
@@ -321,6 +328,8 @@ class Judge:
         got = self._verdicts.get(key)
         if got is None:
             self._steps[id(step)] = step
+            if len(self._verdicts) >= self._verdicts_kept:  # a class of guesses: start afresh
+                self._verdicts.clear()
             got = self._verdicts[key] = self._judge(step, i, j, answer)
         return got
 

@@ -157,16 +157,21 @@ def identity(header: Header, lesson: Lesson) -> Identity:
 # reading the filled sheet
 
 
-def read_header(path: str | Path) -> tuple[Header, yaml.Node]:
+def read_header(path: str | Path, text: str | None = None) -> tuple[Header, yaml.Node]:
     """What a sheet says about itself, read before its lesson is known (to pick a variant),
     and its node tree (for ``read_sheet``); raise ``LessonError`` for a file that is no sheet
-    (bad YAML, not a mapping)."""
-    root = _root(str(path))
+    (bad YAML, not a mapping). ``text``: the file's text, when already read (``sheet_text``)."""
+    root = _root(str(path), text)
     return _header(root, str(path)), root
 
 
-def _root(shown: str) -> yaml.Node:
-    root = compose(read_text(shown, "answer sheet"), shown)
+def sheet_text(path: str | Path) -> str:
+    """A sheet file's text (``read_text``'s checks: a regular file of at most 1 MiB, UTF-8)."""
+    return read_text(str(path), "answer sheet")
+
+
+def _root(shown: str, text: str | None = None) -> yaml.Node:
+    root = compose(sheet_text(shown) if text is None else text, shown)
     if root is None:
         raise LessonError.at(shown, 1, 1, "the sheet is empty; make one with attn-tutor export")
     if not isinstance(root, yaml.MappingNode):  # named, never quoted: it may be any file

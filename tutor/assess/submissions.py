@@ -446,12 +446,12 @@ def _participant(owner: Student) -> str | None:
     return None
 
 
-def feedback_zip(pages: list[tuple[str, str]]) -> bytes:
-    """The upload zip: each (name, HTML page), UTF-8 names."""
+def feedback_zip(pages: list[tuple[str, Path]]) -> bytes:
+    """The upload zip: each (name, the HTML page's file, read as it is zipped), UTF-8 names."""
     import io
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, page in pages:
-            z.writestr(name, page.encode("utf-8"))
+            z.writestr(name, page.read_bytes())
     return buf.getvalue()

@@ -251,9 +251,10 @@ def _grade_handover(  # type: ignore[no-untyped-def]
         grades = cg.grade_class(lessons, handed.files, force, handed.bad)
         grades.notes[:0] = handed.notes
         sub.bind(grades, handed)
-    _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment, scale,
-                   feedback_dir, hold_flagged, items_out, inputs, flags_out,
-                   feedback_key)  # fmt: skip
+        # inside: the JSON and the feedback read each sheet again from the unpacked files
+        _class_outputs(grades, json_out, csv_out, report, output, kind, lms, table, assignment,
+                       scale, feedback_dir, hold_flagged, items_out, inputs, flags_out,
+                       feedback_key)  # fmt: skip
 
 
 def _grade_options(  # type: ignore[no-untyped-def]
@@ -317,11 +318,14 @@ def _print_class(grades, json_out: bool) -> None:  # type: ignore[no-untyped-def
 
         for b in grades.bad:
             err.print(Text(visible(b.reason)), soft_wrap=True)
-        doc = {
-            "sheets": [report_json(r) for r in grades.graded],
-            "bad": [{"sheet": b.path, "reason": b.reason} for b in grades.bad],
-        }
-        sys.stdout.write(escape_c1(json.dumps(doc, ensure_ascii=False)) + "\n")
+        # {"sheets": [...], "bad": [...]}, written a sheet at a time: each report is rebuilt
+        # (``Marked.report``), written and let go
+        sys.stdout.write('{"sheets": [')
+        for k, m in enumerate(grades.graded):
+            one = escape_c1(json.dumps(report_json(m.report()), ensure_ascii=False))
+            sys.stdout.write(one if k == 0 else ", " + one)
+        bad = [{"sheet": b.path, "reason": b.reason} for b in grades.bad]
+        sys.stdout.write('], "bad": ' + escape_c1(json.dumps(bad, ensure_ascii=False)) + "}\n")
     else:
         from tutor.assess.class_view import class_table
 
@@ -433,13 +437,12 @@ def _write_feedback(  # type: ignore[no-untyped-def]
     for stem in stems:
         for suffix in (".md", ".html"):
             _not_an_input(folder / f"{stem}{suffix}", "--feedback", inputs)
-    pages = []
-    for r, stem in zip(grades.graded, stems, strict=True):
-        f = fb.feedback(r, key)
+    pages = []  # each sheet's marks and its page's file: the zip reads them back
+    for m, stem in zip(grades.graded, stems, strict=True):
+        f = fb.feedback(m.report(), key)  # rebuilt, written and let go, a sheet at a time
         write_output(fb.markdown(f), folder / f"{stem}.md", force=True)
-        page = fb.html_page(f)
-        write_output(page, folder / f"{stem}.html", force=True)
-        pages.append((r, page))
+        write_output(fb.html_page(f), folder / f"{stem}.html", force=True)
+        pages.append((m, folder / f"{stem}.html"))
     if lms in ("canvas", "moodle"):
         _feedback_zip(grades, pages, folder, lms, table, inputs)
 
@@ -483,7 +486,7 @@ def _feedback_zip(grades, pages, folder: Path, lms: str, table, inputs) -> None:
     err = make_console(stderr=True)
     if named:
         _not_an_input(target, "--feedback", inputs)
-        write_output(feedback_zip(named), target, force=True)
+        write_output(feedback_zip(named), target, force=True)  # (the pages read as zipped)
         upload = UPLOADS[lms]
         err.print(Text(f"wrote {target}: {len(named)} feedback page(s), for {upload}"),
                   soft_wrap=True)  # fmt: skip
