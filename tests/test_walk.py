@@ -156,6 +156,29 @@ def test_the_entry_point_runs_one_command_as_the_app_does(args: list[str]) -> No
     assert app_for(["--help"]) is app and app_for([]) is app and app_for(["wlak"]) is app
 
 
+def test_a_run_imports_only_its_commands_module_and_leaves_the_collector_as_it_was() -> None:
+    """The console script imports the module of the command it runs, not every command's
+    (start-up, bench/README.md); importing the command line turns the collector off only while
+    typer loads."""
+    code = (
+        "import gc, sys; from tutor.cli import main; print(gc.isenabled(), file=sys.stderr)\n"
+        "sys.argv = ['attn-tutor', 'walk', 'cats-chase-mice', '--step', 'Q']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tutor.cli.')), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **PLAIN_ENV},
+    )
+    assert "Q[cats, 1]" in out.stdout
+    enabled, modules = out.stderr.splitlines()
+    assert enabled == "True"
+    assert modules == "['tutor.cli.common', 'tutor.cli.exits', 'tutor.cli.teach']"
+
+
 def test_list_prints_without_a_rich_console(tmp_path: Path) -> None:
     """``list`` is plain columns: Rich's console and text (about 20 ms of imports) stay out."""
     code = (
