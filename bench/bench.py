@@ -62,6 +62,15 @@ def timed(cmd: list[str], extra: dict[str, str] | None = None) -> tuple[float, i
     return elapsed, usage.ru_maxrss
 
 
+def _code_of(env: dict[str, str]) -> str:
+    """The folder of the tutor package a command run with ``env`` imports."""
+    probe = "import os, tutor; print(os.path.dirname(tutor.__file__))"
+    found = subprocess.run(
+        [PY, "-c", probe], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+    )
+    return found.stdout.strip() or f"(none: {found.stderr.strip()[-200:]})"
+
+
 def growth(folder: Path) -> list[tuple[int, float, float, float]]:
     """In-process load, derive and render times for N = 4 … 32 (d_model = d_k = d_v = 16: the
     largest legal single-head lessons; the N=32 rows used d_model 64 before the limits fell).
@@ -198,7 +207,11 @@ def main() -> None:
         ("walk cats-chase-mice (against)", dep_floor, dep_gc, "dependency floor", 1.0),
     ]
     print(f"median of {args.rounds} interleaved runs, Python {sys.version.split()[0]}")
-    print(f"against: {args.against}" if args.against else "", end="\n" if args.against else "")
+    # the code each row runs: the console script imports tutor as its interpreter finds it
+    # (PYTHONPATH first, then the editable install), so name it rather than assume it
+    print(f"code timed: {_code_of(os.environ)}")
+    if args.against:
+        print(f"against: {_code_of({**os.environ, 'PYTHONPATH': str(args.against.resolve())})}")
     print()
     print(
         f"floors: import typer {typer_floor * 1000:.0f}ms ({typer_gc * 1000:.0f}ms collector off); "

@@ -156,6 +156,42 @@ def test_the_entry_point_runs_one_command_as_the_app_does(args: list[str]) -> No
     assert app_for(["--help"]) is app and app_for([]) is app and app_for(["wlak"]) is app
 
 
+def run_main(*args: str) -> tuple[str, list[str]]:
+    """Run the console script's ``main`` in a fresh process: its output, and the lines its
+    probe wrote (whether the collector was on after importing the command line, the command
+    modules imported, and whether sympy was imported before the command's module)."""
+    code = (
+        "import gc, sys; from tutor.cli import main; print(gc.isenabled(), file=sys.stderr)\n"
+        f"sys.argv = ['attn-tutor', *{list(args)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "names = list(sys.modules)\n"
+        "print(sorted(m for m in names if m.startswith('tutor.cli.')), file=sys.stderr)\n"
+        "print('sympy' in names and names.index('sympy') < names.index('tutor.cli.teach'), "
+        "file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **PLAIN_ENV},
+    )
+    return out.stdout, out.stderr.splitlines()
+
+
+def test_a_run_imports_its_commands_module_alone_and_sympy_first() -> None:
+    """The console script imports the module of the command it runs, not every command's, and
+    sympy before it, at the bottom of the stack (start-up, bench/README.md); importing the
+    command line turns the collector off only while typer loads."""
+    out, (enabled, modules, sympy_first) = run_main("walk", "cats-chase-mice", "--step", "Q")
+    assert "Q[cats, 1]" in out
+    assert enabled == "True"
+    assert modules == "['tutor.cli.common', 'tutor.cli.exits', 'tutor.cli.teach']"
+    assert sympy_first == "True"
+    out, (_, _, sympy_first) = run_main("walk", "--help")  # help stays without sympy
+    assert "--step" in out and sympy_first == "False"
+
+
 def test_list_prints_without_a_rich_console(tmp_path: Path) -> None:
     """``list`` is plain columns: Rich's console and text (about 20 ms of imports) stay out."""
     code = (

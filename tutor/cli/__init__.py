@@ -9,15 +9,26 @@ Heavy modules (sympy, numpy, the engine) are imported inside the commands that n
 ``attn-tutor --help`` and ``attn-tutor list`` start quickly.
 """
 
+import functools
 import gc
+import importlib
 import sys
+from typing import Any
 
-import typer
-import typer.core
+# Importing typer and click makes tens of thousands of objects that the cyclic collector walks
+# for nothing (about 5 ms of a command's start-up): it is off while they load, as it is for the
+# whole run when the console script runs (``main``), and back as it was afterwards.
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    import typer
+    import typer.core
 
-from tutor.cli import author, classroom, export, quiz, teach
-from tutor.cli.common import make_console
-from tutor.cli.exits import run_command, tolerant_streams
+    from tutor.cli.common import make_console
+    from tutor.cli.exits import run_command, tolerant_streams
+finally:
+    if _collecting:
+        gc.enable()
 
 __all__ = ["app", "main", "make_console"]
 
@@ -27,38 +38,47 @@ SETTINGS = {
     "pretty_exceptions_enable": False,
     "rich_markup_mode": None,
 }
-app = typer.Typer(
-    help="Learn the arithmetic of self-attention by working it by hand.\n\n"
+HELP = (
+    "Learn the arithmetic of self-attention by working it by hand.\n\n"
     "\b\n"  # (click: keep these lines as they are, so no command is broken at a hyphen)
     "New here? Start with:  attn-tutor learn\n"
     "  the course, stage by stage, from one dot product to grouped heads\n"
-    "A walk one step a screen:  attn-tutor walk --pause",
-    no_args_is_help=True,
-    **SETTINGS,  # type: ignore[arg-type]
+    "A walk one step a screen:  attn-tutor walk --pause"
 )
 
-# every command, in the order --help lists them: (its function, app.command's settings)
-COMMANDS = {
-    "walk": (teach.walk, {}),
-    "list": (teach.list_lessons, {}),
-    "export": (export.export, {}),
-    "quiz": (quiz.quiz, {}),
-    "learn": (quiz.learn, {}),
-    "progress": (quiz.progress, {}),
-    "grade": (classroom.grade, {}),
-    "autograder": (classroom.autograder, {}),
-    "explain": (teach.explain, {}),
-    "code": (export.code, {}),
-    "check-code": (classroom.check_code, {}),
-    "explore": (teach.explore, {}),
-    "softmax": (teach.softmax, {"context_settings": {"ignore_unknown_options": True}}),
-    "schema": (author.schema, {}),
-    "check": (author.check, {}),
-    "new": (author.new, {}),
-    "variants": (author.variants, {}),
+# every command, in the order --help lists them: (its module in tutor.cli, its function there,
+# app.command's settings). A run imports only its command's module (``app_for``).
+COMMANDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "walk": ("teach", "walk", {}),
+    "list": ("teach", "list_lessons", {}),
+    "export": ("export", "export", {}),
+    "quiz": ("quiz", "quiz", {}),
+    "learn": ("quiz", "learn", {}),
+    "progress": ("quiz", "progress", {}),
+    "grade": ("classroom", "grade", {}),
+    "autograder": ("classroom", "autograder", {}),
+    "explain": ("teach", "explain", {}),
+    "code": ("export", "code", {}),
+    "check-code": ("classroom", "check_code", {}),
+    "explore": ("teach", "explore", {}),
+    "softmax": ("teach", "softmax", {"context_settings": {"ignore_unknown_options": True}}),
+    "schema": ("author", "schema", {}),
+    "check": ("author", "check", {}),
+    "new": ("author", "new", {}),
+    "variants": ("author", "variants", {}),
 }
-for _name, (_command, _settings) in COMMANDS.items():
-    app.command(_name, **_settings)(_command)
+
+
+# the commands that work a lesson's arithmetic, and so import sympy (``list``, ``schema`` and
+# ``progress`` do not): the console script imports it before it runs them (``main``)
+EXACT = frozenset(COMMANDS) - {"list", "schema", "progress"}
+
+
+def _register(app: typer.Typer, name: str) -> None:
+    """Add the command ``name`` to ``app``, importing its module."""
+    module, function, settings = COMMANDS[name]
+    command = getattr(importlib.import_module(f"tutor.cli.{module}"), function)
+    app.command(name, **settings)(command)
 
 
 class TutorGroup(typer.core.TyperGroup):
@@ -75,22 +95,35 @@ class TutorGroup(typer.core.TyperGroup):
         sys.exit(code)
 
 
-app.info.cls = TutorGroup
-
-
 def app_for(args: list[str]) -> typer.Typer:
     """The app to run ``args`` (``sys.argv[1:]``): when they start with a command's name, a
     group of that command alone. Typer turns every registered command into a click command
     before it parses anything (16 ms of 60 for ``list`` on a quiet machine, bench/README.md);
     a run needs one. Anything else (``--help``, no command, a misspelt one) gets the app."""
     if not args or args[0] not in COMMANDS:
-        return app
-    command, settings = COMMANDS[args[0]]
+        return _whole_app()
     one = typer.Typer(**SETTINGS)  # type: ignore[arg-type]
     one.callback()(_group)  # a group, as the app is: ``attn-tutor walk …``, not ``attn-tutor …``
-    one.command(args[0], **settings)(command)
+    _register(one, args[0])
     one.info.cls = TutorGroup
     return one
+
+
+@functools.cache
+def _whole_app() -> typer.Typer:
+    """The app with every command (``tutor.cli.app``): made, and its modules imported, when
+    first asked for."""
+    app = typer.Typer(help=HELP, no_args_is_help=True, **SETTINGS)  # type: ignore[arg-type]
+    for name in COMMANDS:
+        _register(app, name)
+    app.info.cls = TutorGroup
+    return app
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":  # ``from tutor.cli import app``: the whole app, made on first use
+        return _whole_app()
+    raise AttributeError(f"module 'tutor.cli' has no attribute {name!r}")
 
 
 def _group() -> None:
@@ -101,6 +134,17 @@ def _quiet_exit() -> None:
     """At interpreter exit: no collector pass over what sympy left alive."""
     gc.disable()
     gc.freeze()
+
+
+def _import_sympy() -> None:
+    """Import sympy here, near the bottom of the stack, as ``import sympy`` at a prompt does.
+
+    CPython 3.11 keeps its frames in chunks of 16 KiB and frees a chunk as soon as the call
+    that opened it returns. sympy's import nests some 150 frames deep; started from inside
+    the command, a dozen frames of click further down, one of those boundaries fell where
+    the import goes up and down all the time: about 740 chunks mapped and unmapped (28 from
+    here), about 30 ms of CPU of ``walk cats-chase-mice`` (bench/README.md)."""
+    import sympy  # noqa: F401
 
 
 def main() -> None:
@@ -122,8 +166,11 @@ def main() -> None:
     was_enabled = gc.isenabled()
     gc.disable()
     atexit.register(_quiet_exit)
+    args = sys.argv[1:]
+    if args and args[0] in EXACT and "--help" not in args:
+        _import_sympy()
     try:
-        app_for(sys.argv[1:])()
+        app_for(args)()
     finally:
         if was_enabled:
             gc.enable()

@@ -22,7 +22,7 @@ arrived yet), so row s is what step s alone would give.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 
 from tutor.core.engine import (
@@ -39,12 +39,13 @@ from tutor.core.engine import (
 from tutor.core.errors import AnswerError, UsageError
 from tutor.core.lesson import Entry, Lesson, NextToken, unique_labels
 from tutor.core.numbers import EXPECTED_ARGUMENT, LESSON_NUMBERS, read_rational
+from tutor.core.records import record
 from tutor.core.spec import MAX_DIM, NEXT_STEP_NAMES, refused
 
 NEXT_STEPS = NEXT_STEP_NAMES  # named in cells like head1.q_new[it, 1]
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Append(Step):
     """The cache with the new rows below it: rows 1…N are copied from the cache (``args[0]``),
     the rest are the new tokens' (``args[1]``)."""
@@ -123,7 +124,7 @@ def next_steps(d: Derivation, tokens: Sequence[NextToken]) -> list[Step]:
 # what the cache saves
 
 
-@dataclass(frozen=True)
+@record
 class Saving:
     """Multiplications of one decoding step against working all N+1 tokens again."""
 

@@ -25,7 +25,6 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar, NamedTuple, Protocol, TypeVar
 
@@ -36,6 +35,7 @@ from sympy.polys.domains import QQ
 
 from tutor.core import kinds
 from tutor.core.lesson import Lesson, Matrix
+from tutor.core.records import record
 from tutor.core.rounding import half_up
 
 MP = mpmath.MPContext()
@@ -255,7 +255,7 @@ class Exact:
         return sympy.Integer(n)
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Step:
     """A named matrix of the derivation. The class of a step is its rule of arithmetic: each
     subclass (``Given``, ``Product``, ``Sum``, ``Scale``, ``Times``, ``Mask``, ``Softmax``,
@@ -399,7 +399,7 @@ class RuleSlip(NamedTuple):
     skipped: bool = False
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Given(Step):
     """A matrix the lesson gives (X, W_Q, …), or one worked from a formula (sinusoidal P)."""
 
@@ -415,7 +415,7 @@ class Given(Step):
         raise ValueError(f"{self.name} is given: its line is the matrix itself")
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Product(Step):
     """``A · B`` (or ``A · Bᵀ``): every cell is a dot product of a row of A and a column of B
     (a row of B when it is transposed)."""
@@ -467,7 +467,7 @@ class Product(Step):
         return sum(not _zero(a) and not _zero(b) for a, b in self.terms(i, j))
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Sum(Step):
     """``E + P``, cell by cell."""
 
@@ -484,7 +484,7 @@ class Sum(Step):
         return source in self.args
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Scale(Step):
     """Every cell of one step divided by √divisor (``scaled = scores / √d_k``)."""
 
@@ -513,7 +513,7 @@ class Scale(Step):
         return f"{args[0]} / np.sqrt({self.divisor})"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Times(Step):
     """Every cell of one step times a constant p/q (the explorer's ``tempered = scaled × t``)."""
 
@@ -531,7 +531,7 @@ class Times(Step):
         return f"{args[0]} * {p}" if q == 1 else f"{args[0]} * ({p} / {q})"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Mask(Step):
     """The causal mask: row i sees the columns up to i + shift, the rest become −∞. ``shift``
     is 0 for a lesson's own tokens; for new tokens stacked after a cache of N rows it is N
@@ -567,7 +567,7 @@ SOFTMAX_HELPER = '''def softmax(x):
 '''
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Softmax(Step):
     """Each row through softmax: e^x over the row's total (a hidden score's weight is 0)."""
 
@@ -614,7 +614,7 @@ class Softmax(Step):
         return f"softmax({args[0]})"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Concat(Step):
     """The heads' outputs side by side: row i is [Z₁[i] | Z₂[i] | …]."""
 
@@ -640,7 +640,7 @@ class Concat(Step):
         return f"np.hstack([{', '.join(args)}])"
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Derivation:
     """Every step of one lesson, in the order they are computed."""
 
@@ -1043,7 +1043,7 @@ def by_rule(rule: Step) -> Step:
 # the whole derivation
 
 
-@dataclass(frozen=True)
+@record
 class Options:
     """What the explorer varies in the computation (the defaults are the lesson's own):
     ``mask`` on or off (None: the lesson's), the divisor of the scores (``lesson``: the lesson's

@@ -12,14 +12,15 @@ Import-free: ``spec`` (and so ``attn-tutor --help`` and ``schema``) reads it wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from tutor.core.records import record
 
 if TYPE_CHECKING:
     from tutor.core.engine import Derivation, Step
 
 
-@dataclass(frozen=True)
+@record
 class Kind:
     """One kind of step. The flags say which consumers take it; the table's order is the order
     the engine works the steps in, and so the order every list read from it keeps."""
@@ -106,7 +107,7 @@ del K, WORKED, HEAD, NEW
 BY_NAME = {k.name: k for k in KINDS}
 
 
-@dataclass(frozen=True)
+@record
 class Tab:
     """One of the explorer's tabs: rows of steps side by side (a step the lesson lacks is left
     out, or shown as its ``instead``), and the steps it is home to: following a cell of theirs

@@ -7,16 +7,17 @@ engine needs only this module.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
+from tutor.core.records import record
 from tutor.core.spec import BIASES
 
 Entry = tuple[int, int]  # exact value as (numerator, denominator), denominator > 0
 Matrix = tuple[tuple[Entry, ...], ...]
 
 
-@dataclass(frozen=True)
+@record
 class Focus:
     """The cell a lesson works by default (``focus:``): a token's row, and optionally a step
     and a column (a token for the N × N steps, a 1-based number for the others)."""
@@ -26,7 +27,7 @@ class Focus:
     col: str | None = None  # ``cake``, or ``2`` in ``Q[it, 2]``
 
 
-@dataclass(frozen=True)
+@record
 class Head:
     """One attention head's learned matrices."""
 
@@ -41,7 +42,7 @@ class Head:
     b_V: tuple[Entry, ...] | None = None
 
 
-@dataclass(frozen=True)
+@record
 class NextToken:
     """One decoding step: the token that comes next and its row of X (``next:`` or
     ``walk --next-token``)."""
@@ -50,7 +51,7 @@ class NextToken:
     x: tuple[Entry, ...]
 
 
-@dataclass(frozen=True)
+@record
 class QuizDefaults:
     """The lesson's ``quiz:`` settings; the command line's ``--steps`` and ``--count`` win."""
 
@@ -58,7 +59,7 @@ class QuizDefaults:
     count: int = 8  # how many cells to ask
 
 
-@dataclass(frozen=True)
+@record
 class VariantOf:
     """What a variant file says about itself (its ``variant:`` key): for a sheet to copy."""
 
@@ -68,7 +69,7 @@ class VariantOf:
     student_id: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Lesson:
     """A validated lesson: exact inputs and the instructor's words."""
 

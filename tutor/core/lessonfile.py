@@ -578,11 +578,9 @@ def _quiz(c: Checker, node: yaml.Node) -> QuizDefaults:
     return out
 
 
-_FOCUS = re.compile(
-    r"""^\s*(?:(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],]+?)\s*,\s*(?P<col>[^\[\],]+?)\s*\]
-    |(?P<token>[^\[\],]+?))\s*$""",
-    re.VERBOSE,
-)
+# (as text, compiled by re on first use: a lesson without focus: compiles none)
+_FOCUS = r"""^\s*(?:(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],]+?)\s*,\s*(?P<col>[^\[\],]+?)\s*\]
+    |(?P<token>[^\[\],]+?))\s*$"""
 FOCUS_STEPS, N_BY_N = kinds.FOCUS_STEPS, kinds.SQUARE  # what focus: may name; a column per token
 MAX_FOCUS_CHARS = 200
 
@@ -607,7 +605,7 @@ def _focus(
         return None
     labels = unique_labels(tokens)
     example = f"{labels[-1]} or weights[{labels[-1]}, {labels[0]}]"
-    m = _FOCUS.match(text) if len(text) <= MAX_FOCUS_CHARS else None
+    m = re.match(_FOCUS, text, re.VERBOSE) if len(text) <= MAX_FOCUS_CHARS else None
     if m is None:
         c.error(node, f"{where} is {describe(node)}; expected a token or a cell, like {example}")
         return None
@@ -856,7 +854,7 @@ def _layers(c: Checker, keys: dict, heads: int, qkv: bool) -> int | None:
 
 
 # an angle of theta as a course writes it: a number, then a unit or none (theta_unit's, degrees)
-_ANGLE = re.compile(r"^(?P<number>.*?)(?:(?<=[\d\s.])(?P<unit>rad|radians?|deg|degrees?|°))?$")
+_ANGLE = r"^(?P<number>.*?)(?:(?<=[\d\s.])(?P<unit>rad|radians?|deg|degrees?|°))?$"  # (as _FOCUS)
 
 
 def _theta(
@@ -915,7 +913,7 @@ def _angle(c: Checker, node: yaml.Node, k: int, unit: str) -> tuple[Entry, str] 
         not node.style and node.value in ("", "~", "null", "Null", "NULL")
     ):
         return c.number(node, f"theta entry {k}")  # type: ignore[return-value]  # its error
-    m = _ANGLE.match(node.value.strip())
+    m = re.match(_ANGLE, node.value.strip())
     expected = (
         'an angle: a number of degrees (60, 57.5, "45/2") or of radians with rad '
         "(1 rad, 0.5 rad); write no π or formulas: 180/π degrees is 1 rad"

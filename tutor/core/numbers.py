@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tutor.core.errors import AnswerError
+from tutor.core.records import record
 
 if TYPE_CHECKING:
     import sympy
@@ -137,7 +137,7 @@ def _tidy(text: str) -> str:
     return s
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Answer:
     """A typed answer, read: its exact value and how it was written."""
 

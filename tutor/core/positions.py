@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import mpmath
@@ -27,6 +26,7 @@ import sympy
 from sympy.polys.domains import QQ
 
 from tutor.core.engine import GUARD, MP, Cell, Kit, Ref, Step, Sum, T, mag10
+from tutor.core.records import record
 
 # ---------------------------------------------------------------------------------------------
 # exact values with an approximation good to any number of places
@@ -108,7 +108,7 @@ ROTATE_HELPER = '''def rotate(M, angles, shift=0):
 '''
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Rotate(Step):
     """RoPE: each row's columns (1, 2), (3, 4), … turned by position × θ of their pair,
     ``(a, b) → (a·cos − b·sin, a·sin + b·cos)``; row i is at position i + ``shift``."""

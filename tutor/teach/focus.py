@@ -14,11 +14,12 @@ largest weight. Pure: no printing, no colour.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tutor.core import kinds
 from tutor.core.errors import UsageError
+from tutor.core.records import record
 from tutor.text.cells import parse_place
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ N_BY_N, TOKEN_ROWS = kinds.SQUARE, kinds.TOKEN_ROWS  # a column per token; a row
 KEY_ROWS = kinds.KEY_ROWS  # a row per key (the tokens a query looks at)
 
 
-@dataclass(frozen=True)
+@record
 class Focus:
     """A row (token index), a key (token index) and one step's pinned column, each optional.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -22,6 +21,7 @@ from rich.text import Text
 
 from tutor.core import exact_size, kinds, rules
 from tutor.core.engine import Cell, Derivation, Step
+from tutor.core.records import record
 from tutor.teach import focus as fc
 from tutor.teach.colours import COLOURS, PLAIN
 from tutor.text import format as fmt
@@ -48,7 +48,7 @@ ROW_MAX = Style(bold=True, underline=True)  # a row's largest weight, with or wi
 BOLD = Style(bold=True)
 
 
-@dataclass
+@record(frozen=False)
 class WalkOptions:
     """What the walk shows."""
 

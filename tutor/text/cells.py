@@ -19,16 +19,15 @@ if TYPE_CHECKING:
 MAX_NAME_CHARS = 200
 MAX_LISTED = 12  # labels listed in an error message before "…"
 
-_CELL = re.compile(
-    r"""^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?   # head2.
+# (patterns as text, compiled by re on first use: a walk without --cell compiles neither)
+_CELL = r"""^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?   # head2.
     (?P<step>[A-Za-z_]\w*)\s*                         # Z
     \[\s*(?P<row>[^\[\],]+?)\s*,\s*(?P<col>[^\[\],]+?)\s*\]\s*$  # [cats, 1]
-    """,
-    re.VERBOSE,
-)
+    """
 # a row, as the walk prints a worked one: ``Z[cats] = …``
-_ROW = re.compile(
-    r"^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],\s]+)\s*\]\s*$"
+_ROW = (
+    r"^\s*(?:head\s*(?P<head>\d{1,3})\s*\.\s*)?"  # head2.
+    r"(?P<step>[A-Za-z_]\w*)\s*\[\s*(?P<row>[^\[\],\s]+)\s*\]\s*$"  # Z[cats]
 )
 
 
@@ -113,7 +112,7 @@ def parse_place(d: Derivation, text: str) -> tuple[Step, int, int | None]:
     example = cell_name(d.steps[-1], 0, 0)
     if len(text) > MAX_NAME_CHARS:
         raise UsageError(f"a cell name is at most {MAX_NAME_CHARS} characters, like {example}")
-    m = _CELL.match(text) or _ROW.match(text)
+    m = re.match(_CELL, text, re.VERBOSE) or re.match(_ROW, text)
     if not m:
         raise UsageError(
             f"cannot read {text.strip()!r} as a cell; write STEP[ROW, COL], like {example}; "

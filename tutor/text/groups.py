@@ -3,8 +3,9 @@ sharing saves in parameters and in the KV cache. Plain text, shared by the walk 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from tutor.core.records import record
 
 if TYPE_CHECKING:
     from tutor.core.lesson import Lesson
@@ -34,7 +35,7 @@ def reads(lesson: Lesson, head: int) -> str | None:
     )
 
 
-@dataclass(frozen=True)
+@record
 class KVCount:
     """One way of sharing keys and values at a lesson's width: multi-head (a K/V head per
     query head), grouped (G groups) or multi-query (one K/V head)."""

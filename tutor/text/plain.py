@@ -24,37 +24,39 @@ from rich.tree import Tree
 
 from tutor.text.tables import Beside, MatrixGrid
 
-BOX = re.compile("[\u2500-\u257f\u2580-\u259f]+")  # box drawing and block elements
+# patterns as text: re compiles (and keeps) each on first use, so a walk that is not plain
+# compiles none of them at start-up
+BOX = "[\u2500-\u257f\u2580-\u259f]+"  # box drawing and block elements
 # signs a speech synthesizer skips or spells out (espeak-ng reads "2·2 + 0·1" as "two two
 # plus zero one", Kᵀ as a code point's name, e^x as "e x" and ✓ not at all), in words
 SPOKEN = (
     # learn --status: "✓  3. Scores": the mark before a numbered stage, in words
-    (re.compile(r"^(\s*)[✓✔](?=\s+\d+\.)"), r"\1passed:"),
-    (re.compile(r"^(\s*)[✗✘](?=\s+\d+\.)"), r"\1tried:"),
-    (re.compile(r"^(\s*)—(?=\s+\d+\.)"), r"\1not yet:"),
-    (re.compile(r" · (?=(?:Enter|[a-z]):)"), "; "),  # "Enter: next · b: back": keys, not a product
-    (re.compile(r"\s*·\s*"), " times "),
-    (re.compile("ᵀ"), " transposed"),
-    (re.compile(r"\^"), " to the "),  # e^x, e^1.41, e^(x − m): a power
-    (re.compile(r"[✓✔](?=\s+\w)|[✗✘](?=\s+\w)"), ""),  # "✓ Right": the word says it
-    (re.compile("[✓✔]"), "(checks)"),
-    (re.compile("[✗✘]"), "(does not check)"),
-    (re.compile("▸"), "(marked)"),  # the lesson's own row of a comparison, said
+    (r"^(\s*)[✓✔](?=\s+\d+\.)", r"\1passed:"),
+    (r"^(\s*)[✗✘](?=\s+\d+\.)", r"\1tried:"),
+    (r"^(\s*)—(?=\s+\d+\.)", r"\1not yet:"),
+    (r" · (?=(?:Enter|[a-z]):)", "; "),  # "Enter: next · b: back": keys, not a product
+    (r"\s*·\s*", " times "),
+    ("ᵀ", " transposed"),
+    (r"\^", " to the "),  # e^x, e^1.41, e^(x − m): a power
+    (r"[✓✔](?=\s+\w)|[✗✘](?=\s+\w)", ""),  # "✓ Right": the word says it
+    ("[✓✔]", "(checks)"),
+    ("[✗✘]", "(does not check)"),
+    ("▸", "(marked)"),  # the lesson's own row of a comparison, said
 )
 
 
 OPERATORS = {"times", "=", "+", "→"}  # between two tables: a line of their own
-BAR = re.compile(r"\[[█░]+\] ?")  # a progress bar: the count after it says it
+BAR = r"\[[█░]+\] ?"  # a progress bar: the count after it says it
 
 
 def words_of(text: str) -> str:
     """A line in words: box drawing left in it (a rule drawn by hand) taken out, and the
     signs a screen reader would skip said as words."""
-    text = BAR.sub("", text)
-    if BOX.search(text):
-        text = BOX.sub(" ", text).strip()
+    text = re.sub(BAR, "", text)
+    if re.search(BOX, text):
+        text = re.sub(BOX, " ", text).strip()
     for sign, said in SPOKEN:
-        text = sign.sub(said, text)
+        text = re.sub(sign, said, text)
     return text.lstrip() if text[:1] == " " and not text.startswith("  ") else text
 
 

@@ -17,10 +17,11 @@ Pure data: no Rich, no sympy.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING
 
 from tutor.core.kinds import NEXT_STEP_NAMES
+from tutor.core.records import record
 from tutor.text import theme
 from tutor.text.theme import PALETTE
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from tutor.core.lesson import Lesson
 
 
-@dataclass(frozen=True)
+@record
 class Words:
     """What is said of a step (None: the base words, or nothing)."""
 
@@ -42,7 +43,7 @@ class Words:
     origin: str | None = None  # which sentence its rows come from (cross-attention)
 
 
-@dataclass(frozen=True)
+@record
 class StepWords:
     colour: str  # the step's colour wherever it is named (theme.PALETTE's families)
     words: Words

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import NamedTuple, Union
 
@@ -24,6 +23,7 @@ from tutor.core import engine as en
 from tutor.core.decode import Append
 from tutor.core.engine import Ref, Step
 from tutor.core.positions import Rotate
+from tutor.core.records import record
 from tutor.text import format as fmt
 from tutor.text.cells import cell_name, dot_phrase, said, the_row
 from tutor.text.words import matmul_shape
@@ -32,14 +32,14 @@ from tutor.text.words import matmul_shape
 # the pieces of a line of working
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Num:
     """A number as the student reads it off a table (``1.41``, ``−2``, ``−∞``)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Name:
     """A cell, by its name (``head1.Z[cats, 1]``)."""
 
@@ -48,19 +48,19 @@ class Name:
     j: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Gap:
     """The terms a long sum leaves out: ``(n more terms)``."""
 
     more: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Etc:
     """The rest of a sum that does not matter here: ``…``."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Prod:
     """``a·b``."""
 
@@ -68,28 +68,28 @@ class Prod:
     b: Num
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Exp:
     """``e^x``."""
 
     x: Num
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Root:
     """``√n``."""
 
     n: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Sum:
     """``t₁ + t₂ + …``."""
 
     terms: tuple[Node, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Div:
     """``a / b`` written on one line (a score over √d_k)."""
 
@@ -97,7 +97,7 @@ class Div:
     bottom: Node
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Frac:
     """A share: ``top / (bottom)`` on a line, a fraction bar where there is one."""
 
@@ -162,7 +162,7 @@ def stages_text(stages: Sequence[Node]) -> str:
 MAX_EXACT = 50  # characters of an exact form worth showing beside the rounded value
 
 
-@dataclass(frozen=True)
+@record
 class Working:
     """How one cell is made, as pieces for every dresser.
 
@@ -647,7 +647,7 @@ def _(step: en.Concat) -> str:
 # one row: Z as a blend of value rows, a concat row, a softmax row
 
 
-@dataclass(frozen=True)
+@record
 class Blend:
     """Row i of weights · V as a blend of V's rows: ``0.16 × [2, 1] + … = [0.49, 1.67]``."""
 
@@ -742,7 +742,7 @@ def times_note(step: en.Times) -> str:
 SHIFT_ABOVE, SHIFT_BELOW = 10, -2  # outside this range the largest x is subtracted first
 
 
-@dataclass(frozen=True)
+@record
 class SoftmaxRow:
     """One row of a softmax worked by hand: each key's score, e^x and share, the total, and
     the notes that explain what the rounded numbers shown do not."""
