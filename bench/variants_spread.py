@@ -15,6 +15,7 @@ back and measured:
 
     python bench/variants_spread.py                    # --count 30 --seed 7, every lesson
     python bench/variants_spread.py --count 120 --only the-cake
+    python bench/variants_spread.py --code /tmp/old   # the command of another copy (git archive)
 """
 
 from __future__ import annotations
@@ -42,13 +43,13 @@ def child_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def make(name: str, count: int, seed: int, out: Path) -> tuple[float, int, str]:
-    """Run the command; its CPU seconds, exit code and last line of output."""
+def make(name: str, count: int, seed: int, out: Path, code: Path) -> tuple[float, int, str]:
+    """Run the command (the package in ``code``); its CPU seconds, exit code and last line."""
     before = child_cpu()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(code)}
     argv = [sys.executable, "-m", "tutor", "variants", name, "--count", str(count)]
     argv += ["--seed", str(seed), "-o", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=code)
     lines = (done.stdout or done.stderr).strip().splitlines()
     return child_cpu() - before, done.returncode, lines[-1] if lines else ""
 
@@ -64,7 +65,7 @@ def shares(shown: list[tuple], against: tuple) -> tuple[list[float], list[float]
     return pairs, [1 - vr.differ(x, against) / n for x in shown]
 
 
-def measure(path: Path, count: int, seed: int) -> None:
+def measure(path: Path, count: int, seed: int, code: Path) -> None:
     original = load_lesson(path)
     try:
         vr.make_variants(original, None, 1, seed)  # supported at all?
@@ -72,9 +73,9 @@ def measure(path: Path, count: int, seed: int) -> None:
         print(f"{path.stem}: not supported by variants")
         return
     with tempfile.TemporaryDirectory() as tmp:
-        cpu, code, last = make(str(path), count, seed, Path(tmp) / "v")
-        if code != 0:
-            print(f"{path.stem:<22} exit {code} after {cpu:.1f} CPU s: {last}")
+        cpu, status, last = make(str(path), count, seed, Path(tmp) / "v", code)
+        if status != 0:
+            print(f"{path.stem:<22} exit {status} after {cpu:.1f} CPU s: {last}")
             return
         lessons = [load_lesson(p) for p in sorted((Path(tmp) / "v").glob("*.yaml"))]
     d = derive(original)
@@ -106,11 +107,14 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--only", help="only the lessons whose name contains this")
+    parser.add_argument(
+        "--code", type=Path, default=ROOT, help="run the command from this copy (the code before)"
+    )
     args = parser.parse_args()
     for path in sorted((ROOT / "lessons").glob("*.yaml")):
         if args.only and args.only not in path.stem:
             continue
-        measure(path, args.count, args.seed)
+        measure(path, args.count, args.seed, args.code.resolve())
 
 
 if __name__ == "__main__":
