@@ -62,7 +62,7 @@ STEPS = 60  # changes proposed in one walk (each kept only if every constraint s
 # alike in over 80 % of their cells with 60 proposals, 32 with 200; 78 before the price held)
 STEPS_MOST = 200
 WALK_PRODUCTS = 9000  # walk_steps: proposals × the original's products, at STEPS_MOST
-EXTRA = 60  # then up to this many more, until the walk stands where it may end (``end_faults``)
+EXTRA = 120  # then up to this many more, until the walk stands where it may end (``end_faults``)
 WORK_SPREAD = 0.10  # a variant's products, and each classic slip's cost, within this share
 # on the way, a change that takes a slip's cost further outside its range is refused this
 # often (at the end, always): a walk drifts back to the range without being held inside it,
