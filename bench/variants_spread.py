@@ -106,13 +106,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--only", help="only the lessons whose name contains this")
+    parser.add_argument("--only", help="only these lessons (a,b: names, or parts of names)")
     parser.add_argument(
         "--code", type=Path, default=ROOT, help="run the command from this copy (the code before)"
     )
     args = parser.parse_args()
     for path in sorted((ROOT / "lessons").glob("*.yaml")):
-        if args.only and args.only not in path.stem:
+        parts = args.only.split(",") if args.only else []
+        exact = [p for p in parts if (ROOT / "lessons" / f"{p}.yaml").exists()]
+        if (
+            parts
+            and path.stem not in exact
+            and not any(p in path.stem for p in parts if p not in exact)
+        ):
             continue
         measure(path, args.count, args.seed, args.code.resolve())
 
