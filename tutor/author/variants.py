@@ -13,11 +13,19 @@ original (``faults``):
   uniform row, no more than 0.9 on one key, no row mostly 0.00 and no |scaled| above 4, each
   unless the original has it);
 * the non-zero products a student works by hand stay within ±10 % of the original's (``work``);
-  what each classic slip costs (``slip_costs``: forgetting √d_k, softmax down the columns) is
-  said for every variant, not bounded: bounding it to ±10 % too left the-cake's variants sharing
-  81 % of their shown cells (two of 14 shared 310 of 320), so a neighbour's sheet would pass as
-  one's own;
-* no matrix gains a row of zeros, and no two different words gain equal rows of X or X_src.
+* no two different words gain equal rows of X or X_src, and no matrix a row of zeros.
+
+A walk ends only where two more hold (``end_faults``), which it may break on the way:
+
+* what each classic slip costs (``slip_costs``: forgetting √d_k, softmax down the columns) is
+  within ±10 % of the original's (never narrower than ±1 cell), so no student's variant makes a
+  slip cheaper or dearer than a classmate's. Held inside that range all the way, walks stayed
+  near the original (the-cake's variants shared 81 % of their shown cells, pair by pair; two of
+  14 shared 310 of 320), so a neighbour's sheet would pass as one's own. Walked through, drawn
+  back to the range (``PULL``) and ended in it, they share 64 % (61 % unbounded);
+* at least ``DISTINCT`` of the shown cells (``shown_cells``) differ from the original's, whose
+  every cell ``walk`` shows. Not checked between variants: a student's variant depends only on
+  the seed and their id, and a check against classmates' would make it depend on the class.
 
 The file is the original's own text with the changed entries written in place, so the
 instructor's comments, ``focus:``, ``quiz:``, ``points:`` and every key of the lesson stay;
@@ -49,7 +57,25 @@ TRIES = 40  # walks for one variant before saying which constraints could not be
 # under 0.8 s, and at the README's limits (seconds a variant) the search gives up by 25 s
 BUDGET_VARIANTS = 30
 STEPS = 60  # changes proposed in one walk (each kept only if every constraint still holds)
-WORK_SPREAD = 0.10  # a variant's products stay within this share of the original's
+# a small lesson walks longer (``walk_steps``): its changes cost little, and its few ways to keep
+# a slip's price make short walks meet (cats-chase-mice, 30 variants: 169 of 435 pairs alike in
+# over 80 % of their shown cells with 60 proposals, 79 with 200; 78 before the price held)
+STEPS_MOST = 200
+WALK_PRODUCTS = 9000  # walk_steps: proposals × the original's products, at STEPS_MOST
+EXTRA = 120  # then up to this many more, until the walk stands where it may end (``end_faults``)
+WORK_SPREAD = 0.10  # a variant's products, and each classic slip's cost, within this share
+# on the way, a change that takes a slip's cost further outside its range is refused this
+# often (at the end, always): a walk drifts back to the range without being held inside it,
+# which kept the-cake's variants near the original (81 % of shown cells shared, pairs' mean);
+# 0.8 made the-cake's pairs share 68 %, 0.5 64 %, none 60 % but twice the CPU (bench/README)
+PULL = 0.5
+# a variant shows at least this share of its shown cells (and DISTINCT_LEAST of them) otherwise
+# than the original, whose every cell the walk shows: the share (and count) by which integrity's
+# other-variant flag calls a sheet another's numbers (its FIT_MARGIN, FIT_LEAST). Before, the
+# original and a variant shared up to 90-100 % of the cells; 35 % apart ran the-cake-two-heads
+# out of its budget (bench/README.md)
+DISTINCT = 0.2
+DISTINCT_LEAST = 3
 N_BY_N = kinds.SQUARE  # the steps whose columns are tokens
 
 
@@ -229,6 +255,20 @@ def slip_costs(d: Derivation) -> dict[str, int]:
     return out
 
 
+def shown_cells(d: Derivation) -> tuple:
+    """Every cell a sheet asks of ``d``, as its table shows it at the lesson's places (in the
+    steps' order): what a copied sheet carries over from its variant."""
+    from tutor.text.format import as_shown
+
+    places = d.lesson.precision
+    return tuple(
+        as_shown(step.cells[i][j], places)
+        for step in kinds.fill_steps(d)
+        for i, j in d.asked(step)
+        if not step.cells[i][j].masked
+    )
+
+
 @dataclass(frozen=True)
 class Work:
     """One lesson's work, for the table ``variants`` prints."""
@@ -341,6 +381,61 @@ def faults(original: Lesson) -> Callable[[Lesson], list[str]]:
     return found
 
 
+def apart(cells: int) -> int:
+    """How many of its ``cells`` shown cells a variant shows otherwise than any other."""
+    return max(DISTINCT_LEAST, -(-cells * int(DISTINCT * 100) // 100))
+
+
+def differ(a: tuple, b: tuple) -> int:
+    """How many cells two variants (``shown_cells``) show otherwise."""
+    return sum(x != y for x, y in zip(a, b, strict=True))
+
+
+def walk_steps(products: int) -> int:
+    """The changes one walk proposes before it may end, for a lesson of so many products:
+    ``STEPS``, and up to ``STEPS_MOST`` where each change costs little."""
+    return min(STEPS_MOST, max(STEPS, WALK_PRODUCTS // max(products, 1)))
+
+
+def _outside(costs: dict[str, int], ranges: dict[str, tuple[int, int]]) -> int:
+    """How many cells the slips' costs lie outside their ranges, in all."""
+    return sum(max(ranges[k][0] - c, c - ranges[k][1], 0) for k, c in costs.items())
+
+
+def end_faults(original: Lesson) -> Callable[[Derivation], list[str]]:
+    """What keeps a lesson that meets ``faults`` from being where a walk ends, named: a classic
+    slip that costs more or fewer cells than ``work_range`` of the original's cost, or fewer
+    than ``apart`` of its shown cells shown otherwise than the original's."""
+    from tutor.core.engine import derive
+
+    d = derive(original)
+    costs = slip_costs(d)
+    own = shown_cells(d)
+    need = apart(len(own))
+
+    def found(worked: Derivation) -> list[str]:
+        out = []
+        for slip, cost in slip_costs(worked).items():
+            low, high = work_range(costs[slip])
+            if not low <= cost <= high:
+                out.append(
+                    f"{SLIPS[slip]} costs {cost} cells, outside {low}–{high} "
+                    f"(±{WORK_SPREAD:.0%} of the original's {costs[slip]})"
+                )
+        if out:
+            return out
+        cells = shown_cells(worked)
+        n = differ(cells, own)
+        if n < need:
+            out.append(
+                f"it shows {len(cells) - n} of its {len(cells)} cells as the original does, "
+                f"more than {len(cells) - need}"
+            )
+        return out
+
+    return found
+
+
 def _shown(name: str, lesson: Lesson) -> str:
     """A ``numbers_of`` name as the lesson's reader knows it."""
     key, _, n = name.partition(".")
@@ -407,7 +502,10 @@ def make_variants(
     from tutor.author.check import _derived
 
     unmet = faults(lesson)
+    unfit = end_faults(lesson)
     base = work(_derived(lesson))
+    steps = walk_steps(base)
+    ranges = {k: work_range(c) for k, c in slip_costs(_derived(lesson)).items()}
     start = numbers_of(lesson)
     seen = {_key(start), *taken}
     keys = [student_key(s) for s in students] if students else [str(k) for k in range(1, total + 1)]
@@ -419,14 +517,26 @@ def make_variants(
         left: list[str] = []
         for attempt in range(TRIES):
             rng = random.Random(f"{seed}:{keys[k]}:{attempt}")  # str seeds: stable across runs
-            numbers, away = start, 0
-            for _ in range(STEPS):  # a walk that never leaves the lessons that meet them all
+            numbers, away, checked, strays = start, 0, start, 0
+            # a walk never leaves the lessons that meet ``faults``; it may pass through ones
+            # where a slip costs more or less than ``ranges`` allow, but ends only where none
+            # does and the cells are the original's no more (``end_faults``): after ``steps``
+            # proposals, at the first such lesson of up to EXTRA more, else it walks again
+            for step in range(steps + EXTRA):
                 budget.check(
                     f"variants of {lesson.name}: the search for {total} variants "
                     f"({len(chosen)} found)",
                     "ask for fewer variants at a time (--count, or --add with part of the "
                     "roster), or make variants of a smaller lesson",
                 )
+                if step >= steps and numbers is not checked:
+                    checked = numbers
+                    worked = _derived(with_numbers(lesson, numbers))
+                    strays = _outside(slip_costs(worked), ranges)
+                    left = unfit(worked)
+                    if not left and _key(numbers) not in seen:
+                        found = with_numbers(lesson, numbers)
+                        break
                 candidate = _tweak(rng, lesson, numbers, values)
                 if candidate is numbers:
                     continue
@@ -435,12 +545,15 @@ def make_variants(
                     continue
                 # a step further from the original's work is taken one time in five, so the
                 # class spreads around the original's work rather than drifting to a bound
-                further = abs(work(_derived(made)) - base)
+                worked = _derived(made)
+                further = abs(work(worked) - base)
                 if further > away and rng.random() < 0.8:
                     continue
-                numbers, away = candidate, further
-            if _key(numbers) not in seen:
-                found = with_numbers(lesson, numbers)
+                outside = _outside(slip_costs(worked), ranges)  # cells out, all slips
+                if outside > strays and (step >= steps or rng.random() < PULL):
+                    continue
+                numbers, away, strays = candidate, further, outside
+            if found is not None:
                 break
         if found is None:
             raise TutorError(_unmet(lesson, vid, left, values))
@@ -466,18 +579,25 @@ def _unmet(lesson: Lesson, vid: str, left: list[str], values: dict) -> str:
     shown = values_text(values["x"])
     if values["w"] != values["x"]:
         shown = f"{shown} (features) and {values_text(values['w'])} (W's)"
+    from tutor.author.check import _derived
+
+    slips = [SLIPS[k] for k in slip_costs(_derived(lesson))]
+    costs = f" and each classic slip's cost ({', '.join(slips)})" if slips else ""
+    last = f"; the last walk ended where {left[0]}" if left else ""
     return (
         f"could not make {vid} of {lesson.name} different from the variants before it in "
-        f"{TRIES} tries with entries {shown}, keeping every row's strongest key, calm scores "
-        f"and the work within ±{WORK_SPREAD:.0%} of the original's: "
-        "this lesson has too few "
-        "distinct variants for so many students; writing none. Widen the entries on purpose "
-        '(--entries "-1,0,1,2") or ask for fewer'
+        f"{TRIES} tries with entries {shown}, keeping every row's strongest key and calm "
+        f"scores, the work{costs} within ±{WORK_SPREAD:.0%} of the original's, and at least "
+        f"{DISTINCT:.0%} of the shown cells unlike the original's{last}. This lesson has too "
+        "few distinct variants for so many students; writing none. Widen the entries on "
+        'purpose (--entries "-1,0,1,2") or ask for fewer'
     )
 
 
 def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
-    """One line of work per variant, and a closing line with the spread of the products."""
+    """One line of work per variant (its products, what each classic slip costs, its scaled
+    scores and Z), and a closing line with the spread of the products and of each slip's cost,
+    each with the range allowed."""
     from tutor.core.engine import derive
 
     base = work_of(derive(original)).products
@@ -495,7 +615,8 @@ def spread(variants: list[Variant], original: Lesson) -> tuple[list[str], str]:
     )
     for slip, cost in slip_costs(derive(original)).items():
         spent = _span([w.slips[slip] for w in works])
-        tail += f"; {SLIPS[slip]} costs {spent} cells (the original's {cost})"
+        low, high = work_range(cost)
+        tail += f"; {SLIPS[slip]} costs {spent} cells (the original's {cost}; allowed {low}–{high})"
     return lines, tail
 
 

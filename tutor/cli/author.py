@@ -226,8 +226,8 @@ def variants(
     ] = None,
     lessons_dir: LessonsDirOpt = None,
 ) -> None:
-    """Write one variant of a lesson per student: new numbers, the same teaching intent and
-    the same amount of work."""
+    """Write one variant of a lesson per student: new numbers, the same teaching intent, the
+    same amount of work and the same price for a classic slip."""
     import random
     import shlex
 
